@@ -1,0 +1,236 @@
+"""``StreamExecutionEnvironment``: PyFlink's entry point, building transformations."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from flowc.errors import ApiError, ConfigError, Span
+from flowc.operators import (
+    CollectionSource,
+    SequenceSource,
+    SourceSpec,
+)
+from flowc.transformations import (
+    Config,
+    Program,
+    RuntimeExecutionMode,
+    SourceTransformation,
+    Transformation,
+)
+from flowc.windowing import WatermarkStrategy
+
+if TYPE_CHECKING:
+    from flowc.api.stream import DataStream
+    from flowc.chaining.execution_graph import ExecutionGraph
+    from flowc.chaining.job_graph import JobGraph
+    from flowc.planner.stream_graph import StreamGraph
+
+UPPER_BOUND_MAX_PARALLELISM = 1 << 15
+
+_FLOWC_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def validate_parallelism(p: Any, *, allow_default: bool = True) -> int:
+    if isinstance(p, bool) or not isinstance(p, int):
+        raise ApiError(f"parallelism must be an int, got {p!r}")
+    if p == -1 and allow_default:
+        return p
+    if p < 1:
+        raise ApiError("The parallelism of an operator must be at least 1, or "
+                       "ExecutionConfig.PARALLELISM_DEFAULT (use system default).")
+    return p
+
+
+def validate_max_parallelism(m: Any) -> int:
+    if isinstance(m, bool) or not isinstance(m, int):
+        raise ApiError(f"max parallelism must be an int, got {m!r}")
+    if m <= 0 or m > UPPER_BOUND_MAX_PARALLELISM:
+        raise ApiError(f"Maximum parallelism must be between 1 and "
+                       f"{UPPER_BOUND_MAX_PARALLELISM}. Found: {m}")
+    return m
+
+
+class StreamExecutionEnvironment:
+    """Collects transformations; ``get_stream_graph()`` and friends plan them.
+
+    Like a Flink cluster environment whose ``parallelism.default`` is 1: parallelism left
+    unset stays -1 in the StreamGraph and JobGraph and becomes 1 in the ExecutionGraph.
+    """
+
+    def __init__(self) -> None:
+        self._transformations: dict[int, Transformation] = {}
+        self._roots: list[int] = []
+        self._next_id = 1
+        self._config = Config()
+        self._span_stack: list[Span | None] = []
+
+    # ------------------------------------------------------------------ configuration
+
+    @staticmethod
+    def get_execution_environment(configuration: Any = None) -> StreamExecutionEnvironment:
+        return StreamExecutionEnvironment()
+
+    def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        self._config = dataclasses.replace(
+            self._config, parallelism=validate_parallelism(parallelism))
+        return self
+
+    def get_parallelism(self) -> int:
+        return self._config.parallelism
+
+    def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
+        self._config = dataclasses.replace(
+            self._config, max_parallelism=validate_max_parallelism(max_parallelism))
+        return self
+
+    def get_max_parallelism(self) -> int:
+        return self._config.max_parallelism
+
+    def disable_operator_chaining(self) -> StreamExecutionEnvironment:
+        self._config = dataclasses.replace(self._config, chaining_enabled=False)
+        return self
+
+    def is_chaining_enabled(self) -> bool:
+        return self._config.chaining_enabled
+
+    def set_runtime_mode(self, mode: RuntimeExecutionMode) -> StreamExecutionEnvironment:
+        if not isinstance(mode, RuntimeExecutionMode):
+            raise ApiError(f"runtime mode must be a RuntimeExecutionMode, got {mode!r}")
+        if mode is RuntimeExecutionMode.AUTOMATIC:
+            # All flowc sources are bounded, so AUTOMATIC resolves to BATCH as in Flink.
+            mode = RuntimeExecutionMode.BATCH
+        self._config = dataclasses.replace(self._config, mode=mode)
+        return self
+
+    def set_option(self, key: str, value: str) -> StreamExecutionEnvironment:
+        opts = dict(self._config.options)
+        opts[key] = value
+        self._config = dataclasses.replace(self._config, options=tuple(sorted(opts.items())))
+        return self
+
+    def set_job_name(self, name: str) -> StreamExecutionEnvironment:
+        self._config = dataclasses.replace(self._config, job_name=name)
+        return self
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    # ------------------------------------------------------------------ sources
+
+    def from_collection(self, collection: Iterable[Any], type_info: Any = None) -> DataStream:
+        values = tuple(collection)
+        t = self._new_source(CollectionSource(values), None, type_info, parallelism=1)
+        return self._stream(t.id)
+
+    def from_sequence(self, start: int, end: int) -> DataStream:
+        if start > end:
+            raise ApiError("'from' must be <= 'to'")
+        return self._stream(self._new_source(SequenceSource(int(start), int(end)), None, None).id)
+
+    def from_source(self, source: SourceSpec, watermark_strategy: WatermarkStrategy | None,
+                    source_name: str, type_info: Any = None) -> DataStream:
+        """Any :class:`SourceSpec`; a watermark strategy other than ``no_watermarks`` adds
+        Flink's timestamps/watermarks operator right after the source."""
+        if not isinstance(source, SourceSpec):
+            raise ApiError(f"from_source needs a flowc source, got {source!r}")
+        t = self._new_source(source, source_name, type_info)
+        stream = self._stream(t.id)
+        if watermark_strategy is not None and watermark_strategy.out_of_orderness is not None:
+            return stream.assign_timestamps_and_watermarks(watermark_strategy)
+        return stream
+
+    def _new_source(self, spec: SourceSpec, name: str | None, type_info: Any,
+                    parallelism: int | None = None) -> SourceTransformation:
+        t = SourceTransformation(
+            id=self._draw_id(), name=name or spec.default_name, source=spec,
+            parallelism=self._config.parallelism if parallelism is None else parallelism,
+            span=self._caller_span(), output_type=type_info)
+        self._transformations[t.id] = t
+        return t
+
+    # ------------------------------------------------------------------ registry (internal)
+
+    def _draw_id(self) -> int:
+        tid = self._next_id
+        self._next_id += 1
+        return tid
+
+    def _add(self, t: Transformation, *, register: bool) -> Transformation:
+        """Store a new transformation; ``register`` marks it as one Flink's environment
+        records (operators and sinks), which the planner translates from, in order."""
+        self._transformations[t.id] = t
+        if register:
+            self._roots.append(t.id)
+        return t
+
+    def _get(self, tid: int) -> Transformation:
+        return self._transformations[tid]
+
+    def _update(self, tid: int, **changes: Any) -> None:
+        self._transformations[tid] = dataclasses.replace(self._transformations[tid], **changes)
+
+    def _stream(self, tid: int) -> DataStream:
+        from flowc.api.stream import DataStream
+
+        return DataStream(self, tid)
+
+    @contextlib.contextmanager
+    def at(self, span: Span | None) -> Iterator[None]:
+        """Attribute transformations created inside to ``span`` (used by the .flow and SQL
+        front ends so planner errors point at script lines)."""
+        self._span_stack.append(span)
+        try:
+            yield
+        finally:
+            self._span_stack.pop()
+
+    def _caller_span(self) -> Span | None:
+        if self._span_stack:
+            return self._span_stack[-1]
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith(_FLOWC_PKG):
+            frame = frame.f_back
+        if frame is None:
+            return None
+        return Span(frame.f_code.co_filename, frame.f_lineno, 1)
+
+    # ------------------------------------------------------------------ graphs
+
+    def program(self) -> Program:
+        """The immutable snapshot of what was built so far."""
+        return Program(self._config, dict(self._transformations), tuple(self._roots))
+
+    def get_stream_graph(self) -> StreamGraph:
+        from flowc.planner import generate_stream_graph
+
+        return generate_stream_graph(self.program())
+
+    def get_job_graph(self) -> JobGraph:
+        from flowc.chaining import create_job_graph
+
+        return create_job_graph(self.get_stream_graph())
+
+    def get_execution_graph(self, default_parallelism: int = 1) -> ExecutionGraph:
+        from flowc.chaining import build_execution_graph
+
+        return build_execution_graph(self.get_job_graph(), default_parallelism)
+
+    def get_execution_plan(self) -> str:
+        from flowc.explain.plan_json import execution_plan_json
+
+        return execution_plan_json(self.get_stream_graph())
+
+    def execute(self, job_name: str | None = None) -> Any:
+        """Run the job on the Spark executor and return its result (collected outputs and
+        per-vertex counts)."""
+        try:
+            from flowc.executor import run_job_graph
+        except ImportError as e:  # pragma: no cover - only before the executor exists
+            raise ConfigError("no executor is available in this build of flowc") from e
+        return run_job_graph(self.get_job_graph(), job_name=job_name or self._config.job_name)

@@ -1,0 +1,50 @@
+"""PyFlink-shaped DataStream API: ``from flowc.datastream import StreamExecutionEnvironment``."""
+
+from flowc.api.environment import StreamExecutionEnvironment
+from flowc.api.functions import (
+    AggregateFunction,
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    FilterFunction,
+    FlatMapFunction,
+    JoinFunction,
+    KeyedCoProcessFunction,
+    KeyedProcessFunction,
+    KeySelector,
+    MapFunction,
+    Partitioner,
+    ProcessFunction,
+    ProcessJoinFunction,
+    ProcessWindowFunction,
+    ReduceFunction,
+)
+from flowc.api.stream import (
+    ConnectedStreams,
+    DataStream,
+    DataStreamSink,
+    KeyedStream,
+    WindowedStream,
+)
+from flowc.operators import CollectSink, DiscardingSink, FileSink, PrintSink
+from flowc.transformations import OutputTag, RuntimeExecutionMode
+from flowc.windowing import (
+    Duration,
+    EventTimeSessionWindows,
+    SlidingEventTimeWindows,
+    Time,
+    TimestampAssigner,
+    TumblingEventTimeWindows,
+    WatermarkStrategy,
+)
+
+__all__ = [
+    "AggregateFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",
+    "CollectSink", "ConnectedStreams", "DataStream", "DataStreamSink", "DiscardingSink",
+    "Duration", "EventTimeSessionWindows", "FileSink", "FilterFunction", "FlatMapFunction",
+    "JoinFunction", "KeySelector", "KeyedCoProcessFunction", "KeyedProcessFunction",
+    "KeyedStream", "MapFunction", "OutputTag", "Partitioner", "PrintSink", "ProcessFunction",
+    "ProcessJoinFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeExecutionMode",
+    "SlidingEventTimeWindows", "StreamExecutionEnvironment", "Time", "TimestampAssigner",
+    "TumblingEventTimeWindows", "WatermarkStrategy", "WindowedStream",
+]

@@ -1,0 +1,316 @@
+"""Typed operator, source and sink specifications carried by transformations.
+
+They say *what* an operator computes (its user function and settings); the planner only
+reads ``default_name``, ``keyed`` and the chaining default, and the executors interpret the
+rest. Each kind is its own frozen class, so executors dispatch on the type (``visit_<Kind>``)
+and reject unknown kinds by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flowc.windowing import WatermarkStrategy, WindowAssigner
+
+if TYPE_CHECKING:
+    from flowc.transformations import OutputTag
+
+
+@dataclass(frozen=True, eq=False)
+class CodeFn:
+    """A function given both as a callable and as Python source over named variables, so a
+    code-generating executor can inline it: ``source`` is an expression in ``params`` that may
+    use the names in ``env``. ``fn`` must compute the same thing."""
+
+    fn: Callable[..., Any]
+    source: str
+    params: tuple[str, ...]
+    env: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+@dataclass(frozen=True, eq=False)
+class OperatorSpec:
+    """Base class. ``fn`` is the user's function object (callable or PyFlink function)."""
+
+    @property
+    def default_name(self) -> str:
+        return type(self).__name__
+
+    keyed = False
+
+
+@dataclass(frozen=True, eq=False)
+class MapOp(OperatorSpec):
+    fn: Any
+
+    @property
+    def default_name(self) -> str:
+        return "Map"
+
+
+@dataclass(frozen=True, eq=False)
+class FilterOp(OperatorSpec):
+    fn: Any
+
+    @property
+    def default_name(self) -> str:
+        return "Filter"
+
+
+@dataclass(frozen=True, eq=False)
+class FlatMapOp(OperatorSpec):
+    fn: Any
+
+    @property
+    def default_name(self) -> str:
+        return "Flat Map"
+
+
+@dataclass(frozen=True, eq=False)
+class ProcessOp(OperatorSpec):
+    """A non-keyed ProcessFunction (may emit to side outputs)."""
+
+    fn: Any
+
+    @property
+    def default_name(self) -> str:
+        return "Process"
+
+
+@dataclass(frozen=True, eq=False)
+class KeyedProcessOp(OperatorSpec):
+    fn: Any
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return "KeyedProcess"
+
+
+@dataclass(frozen=True, eq=False)
+class ReduceOp(OperatorSpec):
+    """Rolling keyed reduce: emits the running value for every input record."""
+
+    fn: Any
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return "Keyed Reduce"
+
+
+@dataclass(frozen=True, eq=False)
+class AggregationOp(OperatorSpec):
+    """Rolling keyed ``sum``/``min``/``max``/``min_by``/``max_by`` over a field position/name."""
+
+    kind: str
+    position: int | str
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return "Keyed Aggregation"
+
+
+@dataclass(frozen=True, eq=False)
+class TimestampsAndWatermarksOp(OperatorSpec):
+    strategy: WatermarkStrategy
+
+    @property
+    def default_name(self) -> str:
+        return "Timestamps/Watermarks"
+
+
+@dataclass(frozen=True, eq=False)
+class WindowOp(OperatorSpec):
+    """A keyed event-time window. Exactly one of ``reduce_fn``/``aggregate_fn`` may be set;
+    ``window_fn`` (a ProcessWindowFunction: ``process(key, context, elements)``) then receives
+    the pre-aggregated value, or all elements when neither is set."""
+
+    assigner: WindowAssigner
+    allowed_lateness: int = 0
+    late_tag: OutputTag | None = None
+    reduce_fn: Any = None
+    aggregate_fn: Any = None
+    window_fn: Any = None
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        fn = self.reduce_fn or self.aggregate_fn
+        fn_name = type(fn).__name__ if fn is not None else "ListStateDescriptor"
+        wf = type(self.window_fn).__name__ if self.window_fn is not None else "PassThroughWindowFunction"
+        return f"Window({self.assigner.describe()}, EventTimeTrigger, {fn_name}, {wf})"
+
+
+@dataclass(frozen=True, eq=False)
+class CoMapOp(OperatorSpec):
+    fn: Any
+
+    @property
+    def default_name(self) -> str:
+        return "Co-Map"
+
+
+@dataclass(frozen=True, eq=False)
+class CoFlatMapOp(OperatorSpec):
+    fn: Any
+
+    @property
+    def default_name(self) -> str:
+        return "Co-Flat Map"
+
+
+@dataclass(frozen=True, eq=False)
+class CoProcessOp(OperatorSpec):
+    fn: Any
+
+    @property
+    def default_name(self) -> str:
+        return "Co-Process"
+
+
+@dataclass(frozen=True, eq=False)
+class KeyedCoProcessOp(OperatorSpec):
+    fn: Any
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return "KeyedCoProcess"
+
+
+@dataclass(frozen=True, eq=False)
+class IntervalJoinOp(OperatorSpec):
+    """``left.ts + lower <= right.ts <= left.ts + upper`` (bounds inclusive unless excluded);
+    ``fn`` is a ProcessJoinFunction ``process_element(left, right, ctx)``."""
+
+    lower: int
+    upper: int
+    fn: Any
+    lower_inclusive: bool = True
+    upper_inclusive: bool = True
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return "Interval Join"
+
+
+# ---------------------------------------------------------------- sources and sinks
+
+
+@dataclass(frozen=True, eq=False)
+class SourceSpec:
+    bounded = True
+
+    @property
+    def default_name(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(frozen=True, eq=False)
+class CollectionSource(SourceSpec):
+    values: tuple[Any, ...]
+
+    @property
+    def default_name(self) -> str:
+        return "Collection Source"
+
+
+@dataclass(frozen=True, eq=False)
+class SequenceSource(SourceSpec):
+    """Numbers ``start..end`` inclusive, like Flink's NumberSequenceSource."""
+
+    start: int
+    end: int
+
+    @property
+    def default_name(self) -> str:
+        return "Sequence Source"
+
+
+@dataclass(frozen=True, eq=False)
+class FileSource(SourceSpec):
+    """A csv / json-lines / parquet file or directory read with a declared schema.
+
+    ``schema`` is a sequence of (field name, type name) pairs; ``dead_letter`` names where
+    rows that do not parse go (None: fail the job naming the file and row)."""
+
+    path: str
+    format: str
+    schema: tuple[tuple[str, str], ...]
+    options: tuple[tuple[str, str], ...] = ()
+    dead_letter: str | None = None
+
+    @property
+    def default_name(self) -> str:
+        return f"{self.format} {self.path}"
+
+
+@dataclass(frozen=True, eq=False)
+class DatagenSource(SourceSpec):
+    """Rows generated on the executors: ``generator(index) -> record`` for index in
+    ``[0, rows)``; deterministic in the index so any subtask can generate its share."""
+
+    rows: int
+    generator: Callable[[int], Any]
+    description: str = "datagen"
+
+    @property
+    def default_name(self) -> str:
+        return "DataGen"
+
+
+@dataclass(frozen=True, eq=False)
+class SinkSpec:
+    @property
+    def default_name(self) -> str:
+        return "Sink"
+
+
+@dataclass(frozen=True, eq=False)
+class PrintSink(SinkSpec):
+    """Flink's print: ``<subtask+1>> record`` when parallelism > 1, else ``record``."""
+
+    sink_identifier: str | None = None
+    stderr: bool = False
+
+    @property
+    def default_name(self) -> str:
+        return "Print to Std. Out" if not self.stderr else "Print to Std. Err"
+
+
+@dataclass(frozen=True, eq=False)
+class DiscardingSink(SinkSpec):
+    @property
+    def default_name(self) -> str:
+        return "Sink"
+
+
+@dataclass(frozen=True, eq=False)
+class CollectSink(SinkSpec):
+    """Records returned to the driver (REPL, tests): ``env.execute()`` result by ``name``."""
+
+    name: str = "collect"
+
+    @property
+    def default_name(self) -> str:
+        return "Collect Sink"
+
+
+@dataclass(frozen=True, eq=False)
+class FileSink(SinkSpec):
+    path: str
+    format: str
+    columns: Sequence[str] = ()
+    options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def default_name(self) -> str:
+        return f"{self.format} {self.path}"

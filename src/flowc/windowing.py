@@ -1,0 +1,248 @@
+"""Event time: durations, watermark strategies and window assigners (Flink's semantics).
+
+Pure data plus the arithmetic Flink's assigners do; shared by the API, the planner's names
+and both executors. Times are integer milliseconds since the epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+LONG_MIN = -(2**63)
+LONG_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True, order=True)
+class Duration:
+    """A length of time in milliseconds (PyFlink's ``Duration`` / ``Time``)."""
+
+    millis: int
+
+    @staticmethod
+    def of_millis(ms: int) -> Duration:
+        return Duration(int(ms))
+
+    @staticmethod
+    def of_seconds(s: int | float) -> Duration:
+        return Duration(int(round(s * 1000)))
+
+    @staticmethod
+    def of_minutes(m: int | float) -> Duration:
+        return Duration(int(round(m * 60_000)))
+
+    @staticmethod
+    def of_hours(h: int | float) -> Duration:
+        return Duration(int(round(h * 3_600_000)))
+
+    @staticmethod
+    def of_days(d: int | float) -> Duration:
+        return Duration(int(round(d * 86_400_000)))
+
+    def to_milliseconds(self) -> int:
+        return self.millis
+
+
+class Time:
+    """Flink's legacy ``Time`` factory; returns :class:`Duration`."""
+
+    milliseconds = staticmethod(Duration.of_millis)
+    seconds = staticmethod(Duration.of_seconds)
+    minutes = staticmethod(Duration.of_minutes)
+    hours = staticmethod(Duration.of_hours)
+    days = staticmethod(Duration.of_days)
+
+
+def to_millis(d: Duration | int) -> int:
+    if isinstance(d, Duration):
+        return d.millis
+    if isinstance(d, bool) or not isinstance(d, int):
+        raise TypeError(f"expected a Duration or milliseconds, got {d!r}")
+    return d
+
+
+@dataclass(frozen=True, order=True)
+class TimeWindow:
+    start: int
+    end: int
+
+    def max_timestamp(self) -> int:
+        return self.end - 1
+
+    def intersects(self, other: TimeWindow) -> bool:
+        return self.start <= other.end and self.end >= other.start
+
+    def cover(self, other: TimeWindow) -> TimeWindow:
+        return TimeWindow(min(self.start, other.start), max(self.end, other.end))
+
+
+def window_start_with_offset(timestamp: int, offset: int, window_size: int) -> int:
+    """Flink's ``TimeWindow.getWindowStartWithOffset`` (Java ``%`` semantics)."""
+    remainder = _java_mod(timestamp - offset, window_size)
+    if remainder < 0:
+        return timestamp - (remainder + window_size)
+    return timestamp - remainder
+
+
+def _java_mod(a: int, b: int) -> int:
+    # Java's % truncates toward zero; Python's floors.
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+class WindowAssigner:
+    """Base for event-time assigners."""
+
+    is_merging = False
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class TumblingEventTimeWindows(WindowAssigner):
+    size: int
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        if abs(self.offset) >= self.size or self.size <= 0:
+            raise ValueError(
+                "TumblingEventTimeWindows parameters must satisfy abs(offset) < size")
+
+    @staticmethod
+    def of(size: Duration | int, offset: Duration | int = 0) -> TumblingEventTimeWindows:
+        return TumblingEventTimeWindows(to_millis(size), to_millis(offset))
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        start = window_start_with_offset(timestamp, self.offset, self.size)
+        return [TimeWindow(start, start + self.size)]
+
+    def describe(self) -> str:
+        return f"TumblingEventTimeWindows({self.size})"
+
+
+@dataclass(frozen=True)
+class SlidingEventTimeWindows(WindowAssigner):
+    size: int
+    slide: int
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        if abs(self.offset) >= self.slide or self.size <= 0 or self.slide <= 0:
+            raise ValueError(
+                "SlidingEventTimeWindows parameters must satisfy abs(offset) < slide and size > 0")
+
+    @staticmethod
+    def of(size: Duration | int, slide: Duration | int,
+           offset: Duration | int = 0) -> SlidingEventTimeWindows:
+        return SlidingEventTimeWindows(to_millis(size), to_millis(slide), to_millis(offset))
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        # Same order as Flink: latest window first.
+        windows = []
+        last_start = window_start_with_offset(timestamp, self.offset, self.slide)
+        start = last_start
+        while start > timestamp - self.size:
+            windows.append(TimeWindow(start, start + self.size))
+            start -= self.slide
+        return windows
+
+    def describe(self) -> str:
+        return f"SlidingEventTimeWindows({self.size}, {self.slide})"
+
+
+@dataclass(frozen=True)
+class EventTimeSessionWindows(WindowAssigner):
+    gap: int
+    is_merging = True
+
+    def __post_init__(self) -> None:
+        if self.gap <= 0:
+            raise ValueError("EventTimeSessionWindows parameters must satisfy 0 < size")
+
+    @staticmethod
+    def with_gap(gap: Duration | int) -> EventTimeSessionWindows:
+        return EventTimeSessionWindows(to_millis(gap))
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        return [TimeWindow(timestamp, timestamp + self.gap)]
+
+    def describe(self) -> str:
+        return f"EventTimeSessionWindows({self.gap})"
+
+
+def merge_windows(windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
+    """Flink's ``TimeWindow.mergeWindows``: sort by start, merge overlapping (intersecting)."""
+    ordered = sorted(windows)
+    merged: list[tuple[TimeWindow, list[TimeWindow]]] = []
+    current: tuple[TimeWindow, list[TimeWindow]] | None = None
+    for w in ordered:
+        if current is None:
+            current = (w, [w])
+        elif current[0].intersects(w):
+            current = (current[0].cover(w), current[1] + [w])
+        else:
+            merged.append(current)
+            current = (w, [w])
+    if current is not None:
+        merged.append(current)
+    return merged
+
+
+class TimestampAssigner:
+    """PyFlink's ``TimestampAssigner``: ``extract_timestamp(value, record_timestamp)``."""
+
+    def extract_timestamp(self, value: Any, record_timestamp: int) -> int:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class WatermarkStrategy:
+    """``for_bounded_out_of_orderness(d)``: watermark = max timestamp - d - 1 (Flink's
+    BoundedOutOfOrdernessWatermarks); monotonous = out-of-orderness 0; ``no_watermarks``."""
+
+    out_of_orderness: int | None  # None: no watermarks
+    timestamp_assigner: Callable[[Any, int], int] | None = None
+    idleness: int | None = None
+
+    @staticmethod
+    def for_monotonous_timestamps() -> WatermarkStrategy:
+        return WatermarkStrategy(0)
+
+    @staticmethod
+    def for_bounded_out_of_orderness(max_out_of_orderness: Duration | int) -> WatermarkStrategy:
+        ms = to_millis(max_out_of_orderness)
+        if ms < 0:
+            raise ValueError("maxOutOfOrderness cannot be negative")
+        return WatermarkStrategy(ms)
+
+    @staticmethod
+    def no_watermarks() -> WatermarkStrategy:
+        return WatermarkStrategy(None)
+
+    def with_timestamp_assigner(
+        self, assigner: TimestampAssigner | Callable[[Any, int], int]
+    ) -> WatermarkStrategy:
+        fn = assigner.extract_timestamp if isinstance(assigner, TimestampAssigner) else assigner
+        return WatermarkStrategy(self.out_of_orderness, fn, self.idleness)
+
+    def with_idleness(self, idle_timeout: Duration | int) -> WatermarkStrategy:
+        return WatermarkStrategy(self.out_of_orderness, self.timestamp_assigner,
+                                 to_millis(idle_timeout))
+
+    def watermark_for(self, max_timestamp: int) -> int:
+        """The watermark after seeing ``max_timestamp`` (Long.MIN_VALUE before any record)."""
+        if self.out_of_orderness is None:
+            return LONG_MIN
+        if max_timestamp == LONG_MIN:
+            return LONG_MIN
+        return max_timestamp - self.out_of_orderness - 1
+
+    def describe(self) -> str:
+        if self.out_of_orderness is None:
+            return "no watermarks"
+        return f"bounded out-of-orderness {self.out_of_orderness} ms"
