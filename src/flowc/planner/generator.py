@@ -1,0 +1,240 @@
+"""Transformations -> StreamGraph (Flink's StreamGraphGenerator), iteratively.
+
+Flink translates each registered transformation, inputs first, memoised. We do the same
+post-order walk with an explicit stack so 100,000-operator programs need no recursion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flowc.errors import InternalError, PlanError
+from flowc.operators import WindowOp
+from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
+from flowc.transformations import (
+    ChainingStrategy,
+    KeySelector,
+    OneInputTransformation,
+    OutputTag,
+    Partitioner,
+    PartitionerKind,
+    PartitionTransformation,
+    Program,
+    RuntimeExecutionMode,
+    SideOutputTransformation,
+    SinkTransformation,
+    SourceTransformation,
+    Transformation,
+    TwoInputTransformation,
+    UnionTransformation,
+)
+
+DEFAULT_SLOT_SHARING_GROUP = "default"
+
+
+@dataclass
+class _Virtual:
+    original: int
+    partitioner: Partitioner | None = None
+    tag: OutputTag | None = None
+
+
+@dataclass
+class _Builder:
+    """Mutable scratch state of one generation run; never escapes ``generate_stream_graph``."""
+
+    program: Program
+    nodes: dict[int, StreamNode] = field(default_factory=dict)
+    edges: list[StreamEdge] = field(default_factory=list)
+    out_edges: dict[int, list[StreamEdge]] = field(default_factory=dict)
+    in_edges: dict[int, list[StreamEdge]] = field(default_factory=dict)
+    pair_counts: dict[tuple[int, int], int] = field(default_factory=dict)
+    virtual: dict[int, _Virtual] = field(default_factory=dict)
+    next_virtual: int = -1
+    sources: list[int] = field(default_factory=list)
+    sinks: list[int] = field(default_factory=list)
+
+    # -------------------------------------------------------------- nodes
+
+    def add_node(self, node: StreamNode) -> None:
+        if node.id in self.nodes:
+            raise PlanError(f"Duplicate vertexID {node.id}", node.span,
+                            java_class="RuntimeException")
+        self.nodes[node.id] = node
+        self.out_edges[node.id] = []
+        self.in_edges[node.id] = []
+        if node.kind is NodeKind.SOURCE:
+            self.sources.append(node.id)
+        elif node.kind is NodeKind.SINK:
+            self.sinks.append(node.id)
+
+    def add_virtual(self, v: _Virtual) -> int:
+        vid = self.next_virtual
+        self.next_virtual -= 1
+        self.virtual[vid] = v
+        return vid
+
+    def slot_group_of(self, node_or_virtual: int) -> str:
+        while node_or_virtual in self.virtual:
+            node_or_virtual = self.virtual[node_or_virtual].original
+        return self.nodes[node_or_virtual].slot_sharing_group
+
+    def determine_slot_group(self, specified: str | None, input_ids: list[int]) -> str:
+        if specified is not None:
+            return specified
+        group: str | None = None
+        for iid in input_ids:
+            candidate = self.slot_group_of(iid)
+            if group is None:
+                group = candidate
+            elif group != candidate:
+                return DEFAULT_SLOT_SHARING_GROUP
+        return group if group is not None else DEFAULT_SLOT_SHARING_GROUP
+
+    # -------------------------------------------------------------- edges
+
+    def add_edge(self, upstream: int, downstream: int, type_number: int) -> None:
+        partitioner: Partitioner | None = None
+        tag: OutputTag | None = None
+        # Resolve virtual nodes; the partitioner / tag nearest the consumer wins.
+        while upstream in self.virtual:
+            v = self.virtual[upstream]
+            if v.partitioner is not None and partitioner is None:
+                partitioner = v.partitioner
+            if v.tag is not None and tag is None:
+                tag = v.tag
+            upstream = v.original
+        up = self.nodes[upstream]
+        down = self.nodes[downstream]
+        if partitioner is None:
+            kind = (PartitionerKind.FORWARD if up.parallelism == down.parallelism
+                    else PartitionerKind.REBALANCE)
+            partitioner = Partitioner(kind)
+        if partitioner.kind is PartitionerKind.FORWARD and up.parallelism != down.parallelism:
+            raise PlanError(
+                "Forward partitioning does not allow change of parallelism. Upstream operation: "
+                f"{up} parallelism: {up.parallelism}, downstream operation: {down} parallelism: "
+                f"{down.parallelism} You must use another partitioning strategy, such as "
+                "broadcast, rebalance, shuffle or global.",
+                down.span, java_class="UnsupportedOperationException")
+        pair = (upstream, downstream)
+        n = self.pair_counts.get(pair, 0)
+        self.pair_counts[pair] = n + 1
+        edge = StreamEdge(upstream, downstream, type_number, partitioner, tag, "UNDEFINED", n)
+        self.edges.append(edge)
+        self.out_edges[upstream].append(edge)
+        self.in_edges[downstream].append(edge)
+
+
+def _max_parallelism(t: Transformation, program: Program) -> int:
+    if t.max_parallelism > 0:
+        return t.max_parallelism
+    if program.config.max_parallelism > 0:
+        return program.config.max_parallelism
+    return -1
+
+
+def _chaining(t: Transformation, keyed: bool, program: Program) -> ChainingStrategy:
+    # Flink BATCH (BatchExecutionUtils.adjustChainingStrategy): keyed operators start chains.
+    if (program.config.mode is RuntimeExecutionMode.BATCH and keyed
+            and t.chaining in (ChainingStrategy.ALWAYS, ChainingStrategy.HEAD_WITH_SOURCES)):
+        return ChainingStrategy.HEAD
+    return t.chaining
+
+
+def _node(b: _Builder, t: Transformation, kind: NodeKind, name: str, operator: object,
+          keys: tuple[KeySelector | None, ...], input_ids: list[int],
+          two_input: bool = False) -> StreamNode:
+    keyed = any(k is not None for k in keys)
+    return StreamNode(
+        id=t.id, name=name, kind=kind, parallelism=t.parallelism,
+        max_parallelism=_max_parallelism(t, b.program),
+        slot_sharing_group=b.determine_slot_group(t.slot_sharing_group, input_ids),
+        chaining=_chaining(t, keyed, b.program), operator=operator, keys=keys, uid=t.uid,
+        uid_hash=t.uid_hash, span=t.span, output_type=t.output_type,
+        description=t.description, two_input=two_input)
+
+
+def _translate(b: _Builder, t: Transformation, inputs: list[list[int]]) -> list[int]:
+    """Translate one transformation whose inputs are translated; returns its result ids."""
+    if isinstance(t, SourceTransformation):
+        b.add_node(_node(b, t, NodeKind.SOURCE, "Source: " + t.name, t.source, (), []))
+        return [t.id]
+    if isinstance(t, OneInputTransformation):
+        ids = inputs[0]
+        b.add_node(_node(b, t, NodeKind.OPERATOR, t.name, t.operator, (t.key,), ids))
+        for iid in ids:
+            b.add_edge(iid, t.id, 0)
+        return [t.id]
+    if isinstance(t, TwoInputTransformation):
+        all_ids = inputs[0] + inputs[1]
+        b.add_node(_node(b, t, NodeKind.OPERATOR, t.name, t.operator, (t.key1, t.key2),
+                         all_ids, two_input=True))
+        for iid in inputs[0]:
+            b.add_edge(iid, t.id, 1)
+        for iid in inputs[1]:
+            b.add_edge(iid, t.id, 2)
+        return [t.id]
+    if isinstance(t, SinkTransformation):
+        name = ("Sink: " + t.name) if t.legacy else (t.name + ": Writer")
+        ids = inputs[0]
+        b.add_node(_node(b, t, NodeKind.SINK, name, t.sink, (None,), ids))
+        for iid in ids:
+            b.add_edge(iid, t.id, 0)
+        return [t.id]
+    if isinstance(t, UnionTransformation):
+        return [iid for ids in inputs for iid in ids]
+    if isinstance(t, PartitionTransformation):
+        return [b.add_virtual(_Virtual(iid, partitioner=t.partitioner)) for iid in inputs[0]]
+    if isinstance(t, SideOutputTransformation):
+        return [b.add_virtual(_Virtual(iid, tag=t.tag)) for iid in inputs[0]]
+    raise InternalError(f"unknown transformation kind {type(t).__name__}")
+
+
+def _check_side_outputs(b: _Builder) -> None:
+    """A late-data tag must not be requested from an operator that cannot produce it: Flink
+    only fails at run time for this; we report it at plan time with the operator's line."""
+    for e in b.edges:
+        if e.output_tag is None:
+            continue
+        src = b.nodes[e.source_id]
+        op = src.operator
+        if isinstance(op, WindowOp) and op.late_tag is not None and op.late_tag != e.output_tag:
+            dst = b.nodes[e.target_id]
+            raise PlanError(
+                f"side output '{e.output_tag.tag_id}' is not produced by {src}: its late data "
+                f"goes to '{op.late_tag.tag_id}'", dst.span, java_class="IllegalArgumentException")
+
+
+def generate_stream_graph(program: Program) -> StreamGraph:
+    b = _Builder(program)
+    ts = program.transformations
+    done: dict[int, list[int]] = {}
+    for root in program.roots:
+        # Explicit-stack post-order: a frame is (transformation id, next input index).
+        stack: list[list[int]] = [[root, 0]]
+        while stack:
+            frame = stack[-1]
+            tid, i = frame
+            if tid in done:
+                stack.pop()
+                continue
+            t = ts[tid]
+            inputs = t.inputs
+            if i < len(inputs):
+                frame[1] = i + 1
+                if inputs[i] not in done:
+                    stack.append([inputs[i], 0])
+                continue
+            stack.pop()
+            done[tid] = _translate(b, t, [done[x] for x in inputs])
+    _check_side_outputs(b)
+    return StreamGraph(
+        config=program.config,
+        nodes=b.nodes,
+        edges=tuple(b.edges),
+        out_edges={k: tuple(v) for k, v in b.out_edges.items()},
+        in_edges={k: tuple(v) for k, v in b.in_edges.items()},
+        source_ids=tuple(sorted(b.sources)),
+        sink_ids=tuple(sorted(b.sinks)),
+    )
