@@ -54,7 +54,6 @@ from flowc.transformations import (
     KeySelector,
     OneInputTransformation,
     OutputTag,
-    Partitioner as PartitionerSpec,
     PartitionerKind,
     PartitionTransformation,
     SideOutputTransformation,
@@ -63,6 +62,9 @@ from flowc.transformations import (
     Transformation,
     TwoInputTransformation,
     UnionTransformation,
+)
+from flowc.transformations import (
+    Partitioner as PartitionerSpec,
 )
 from flowc.windowing import Duration, WatermarkStrategy, WindowAssigner, to_millis
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from flowc._util import paused_gc
 from flowc.chaining.job_graph import ALL_TO_ALL, BLOCKING, JobEdge, JobGraph, JobVertex
 from flowc.errors import PlanError
 from flowc.keygroups import default_max_parallelism
@@ -53,7 +54,8 @@ class ConsumedInput:
         if s == t:
             return range(partition, partition + 1)
         if s > t:
-            i = partition * t // s
+            # The consumer i with i*S//T <= partition < (i+1)*S//T.
+            i = ((partition + 1) * t + s - 1) // s - 1
             return range(i, i + 1)
         return range((partition * t + s - 1) // s, ((partition + 1) * t + s - 1) // s)
 
@@ -195,6 +197,11 @@ def _merge_cycles(n: int, succ: list[set[int]]) -> list[int]:
 
 
 def build_execution_graph(job_graph: JobGraph, default_parallelism: int = 1) -> ExecutionGraph:
+    with paused_gc():
+        return _build(job_graph, default_parallelism)
+
+
+def _build(job_graph: JobGraph, default_parallelism: int) -> ExecutionGraph:
     ordered = job_graph.vertices_sorted()
     resolved: dict[str, tuple[int, int]] = {}
     for jv in ordered:

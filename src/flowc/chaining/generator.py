@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from flowc._util import paused_gc
 from flowc.chaining.hashing import operator_hashes
 from flowc.chaining.job_graph import (
     ALL_TO_ALL,
@@ -138,6 +139,11 @@ def _regions(vertex_ids: list[str], edges: list[tuple[str, str, str]]) -> dict[s
 
 
 def create_job_graph(graph: StreamGraph) -> JobGraph:
+    with paused_gc():
+        return _create(graph)
+
+
+def _create(graph: StreamGraph) -> JobGraph:
     hashes = operator_hashes(graph)
     chains = _walk_chains(graph)
     batch = graph.config.mode is RuntimeExecutionMode.BATCH

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from flowc._util import paused_gc
 from flowc.errors import InternalError, PlanError
 from flowc.operators import WindowOp
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
@@ -30,6 +31,8 @@ from flowc.transformations import (
 )
 
 DEFAULT_SLOT_SHARING_GROUP = "default"
+_FORWARD = Partitioner(PartitionerKind.FORWARD)
+_REBALANCE = Partitioner(PartitionerKind.REBALANCE)
 
 
 @dataclass
@@ -107,9 +110,7 @@ class _Builder:
         up = self.nodes[upstream]
         down = self.nodes[downstream]
         if partitioner is None:
-            kind = (PartitionerKind.FORWARD if up.parallelism == down.parallelism
-                    else PartitionerKind.REBALANCE)
-            partitioner = Partitioner(kind)
+            partitioner = _FORWARD if up.parallelism == down.parallelism else _REBALANCE
         if partitioner.kind is PartitionerKind.FORWARD and up.parallelism != down.parallelism:
             raise PlanError(
                 "Forward partitioning does not allow change of parallelism. Upstream operation: "
@@ -207,6 +208,11 @@ def _check_side_outputs(b: _Builder) -> None:
 
 
 def generate_stream_graph(program: Program) -> StreamGraph:
+    with paused_gc():
+        return _generate(program)
+
+
+def _generate(program: Program) -> StreamGraph:
     b = _Builder(program)
     ts = program.transformations
     done: dict[int, list[int]] = {}

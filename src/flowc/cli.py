@@ -1,0 +1,135 @@
+"""The ``flowc`` command: run, explain, check.
+
+Exit codes: 0 ok, 1 user error (bad script, bad data, bad flags), 2 internal error. A user
+error prints a positioned diagnostic, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from flowc import __version__
+from flowc.errors import EXIT_INTERNAL, EXIT_OK, ConfigError, FlowcError
+from flowc.explain import FORMATS, LEVELS, render
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="flowc",
+        description="Compile streaming pipelines into Flink-style operator chains and run "
+                    "them on Apache Spark.")
+    ap.add_argument("--version", action="version", version=f"flowc {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    def script_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("file", help="a .flow script")
+        p.add_argument("--parallelism", "-p", type=int, default=None,
+                       help="default parallelism (overrides the script's `set parallelism`)")
+        p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                       help="set an option, as `set KEY = VALUE;` would (repeatable)")
+
+    run = sub.add_parser("run", help="run a job on Spark (local by default)")
+    script_args(run)
+    run.add_argument("--master", default=None,
+                     help="Spark master URL (default: an embedded local[*] Spark)")
+    run.add_argument("--verbose", "-v", action="store_true", help="show Spark's log output")
+    run.add_argument("--no-progress", action="store_true", help="no progress display")
+
+    explain = sub.add_parser("explain", help="show the plans")
+    script_args(explain)
+    explain.add_argument("--level", choices=LEVELS, default="job")
+    explain.add_argument("--format", choices=FORMATS, default="text")
+
+    check = sub.add_parser("check", help="parse, type-check and plan without running")
+    script_args(check)
+    return ap
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, str]:
+    opts: dict[str, str] = {}
+    for item in args.options:
+        if "=" not in item:
+            raise ConfigError(f"--set expects KEY=VALUE, got '{item}'")
+        k, v = item.split("=", 1)
+        opts[k.strip()] = v.strip()
+    if args.parallelism is not None:
+        if args.parallelism < 1:
+            raise ConfigError(f"--parallelism must be at least 1, got {args.parallelism}")
+        opts["parallelism"] = str(args.parallelism)
+    return opts
+
+
+def _compile(args: argparse.Namespace) -> Any:
+    if not os.path.exists(args.file):
+        raise ConfigError(f"no such file: {args.file}")
+    from flowc.parser import compile_file
+
+    return compile_file(args.file, options=_overrides(args))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    script = _compile(args)
+    jg = script.env.get_job_graph()
+    from flowc.chaining import build_execution_graph
+
+    build_execution_graph(jg)
+    print(f"{args.file}: ok ({len(jg.stream_graph.nodes)} operators in "
+          f"{len(jg.vertices)} tasks)")
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    env = _compile(args).env
+    graph: Any
+    if args.level == "stream":
+        graph = env.get_stream_graph()
+    elif args.level == "job":
+        graph = env.get_job_graph()
+    else:
+        graph = env.get_execution_graph()
+    sys.stdout.write(render(graph, args.format))
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    script = _compile(args)
+    from flowc.executor import run_script
+
+    return run_script(script, master=args.master, verbose=args.verbose,
+                      progress=not args.no_progress and sys.stdout.isatty())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = _parser()
+    args = ap.parse_args(argv)
+    if args.command is None:
+        ap.print_help()
+        return EXIT_OK
+    handler = {"run": cmd_run, "explain": cmd_explain, "check": cmd_check}[args.command]
+    try:
+        return handler(args)
+    except FlowcError as e:
+        print(e.format(), file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("flowc: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - the boundary: anything else is our bug
+        print(f"flowc: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        if os.environ.get("FLOWC_DEBUG"):
+            traceback.print_exc()
+        else:
+            print("flowc: this is a bug in flowc; set FLOWC_DEBUG=1 to see the traceback",
+                  file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,351 @@
+"""One test (or a few) per planner / chaining / ExecutionGraph rule of flink-semantics.md."""
+
+from __future__ import annotations
+
+import pytest
+
+from flowc.chaining import ChainBreak, chain_breaks
+from flowc.datastream import (
+    OutputTag,
+    ProcessFunction,
+    RuntimeExecutionMode,
+    StreamExecutionEnvironment,
+)
+from flowc.errors import ApiError, PlanError
+from flowc.transformations import ChainingStrategy, PartitionerKind
+
+
+def env(p: int = 2) -> StreamExecutionEnvironment:
+    e = StreamExecutionEnvironment.get_execution_environment()
+    e.set_parallelism(p)
+    return e
+
+
+def inc(v: int) -> int:
+    return v + 1
+
+
+def key(v: int) -> int:
+    return v % 7
+
+
+# ------------------------------------------------------------------ §1 StreamGraph
+
+
+def test_transformation_ids_count_partitions_and_unions() -> None:
+    e = env()
+    a = e.from_sequence(0, 1)  # 1
+    b = a.rebalance()  # 2 (virtual)
+    m = b.map(inc)  # 3
+    u = m.union(a)  # 4 (virtual)
+    u.add_discarding_sink()  # 5
+    sg = e.get_stream_graph()
+    assert sorted(sg.nodes) == [1, 3, 5]
+    assert [x.source_id for x in sg.inputs(5)] == [3, 1]
+
+
+def test_default_partitioner_forward_or_rebalance() -> None:
+    e = env(2)
+    s = e.from_sequence(0, 1)
+    s.map(inc).name("same")
+    s.map(inc).set_parallelism(3).name("other")
+    sg = e.get_stream_graph()
+    kinds = [x.partitioner.kind for x in sg.outputs(1)]
+    assert kinds == [PartitionerKind.FORWARD, PartitionerKind.REBALANCE]
+
+
+def test_forward_with_parallelism_change_fails_with_flinks_text_at_the_operator_line() -> None:
+    e = env(2)
+    s = e.from_sequence(0, 1).name("src")
+    s.forward().map(inc).name("map").set_parallelism(3)  # this line
+    with pytest.raises(PlanError) as info:
+        e.get_stream_graph()
+    assert str(info.value) == (
+        "Forward partitioning does not allow change of parallelism. Upstream operation: "
+        "Source: src-1 parallelism: 2, downstream operation: map-3 parallelism: 3 You must use "
+        "another partitioning strategy, such as broadcast, rebalance, shuffle or global.")
+    assert info.value.java_class == "UnsupportedOperationException"
+    assert info.value.span is not None and info.value.span.file == __file__
+    assert "s.forward().map(inc)" in info.value.format()
+
+
+def test_partitioner_nearest_to_consumer_wins() -> None:
+    e = env()
+    e.from_sequence(0, 1).rebalance().shuffle().map(inc)
+    (edge,) = e.get_stream_graph().edges
+    assert edge.partitioner.kind is PartitionerKind.SHUFFLE
+
+
+def test_side_output_edge_carries_tag_and_chains() -> None:
+    tag = OutputTag("late")
+
+    class P(ProcessFunction):
+        def process_element(self, value, ctx):  # type: ignore[no-untyped-def]
+            yield value
+
+    e = env()
+    p = e.from_sequence(0, 1).process(P())
+    p.get_side_output(tag).map(inc)
+    sg = e.get_stream_graph()
+    (edge,) = sg.outputs(p.transformation_id)
+    assert edge.output_tag == tag
+    assert chain_breaks(edge, sg) == []
+
+
+def test_edge_ids_count_parallel_edges() -> None:
+    e = env()
+    s = e.from_sequence(0, 1)
+    s.union(s).map(inc)
+    sg = e.get_stream_graph()
+    assert [x.edge_id for x in sg.edges] == ["1_3_0_FORWARD_0", "1_3_0_FORWARD_1"]
+
+
+def test_slot_sharing_group_inheritance() -> None:
+    e = env()
+    a = e.from_sequence(0, 1).slot_sharing_group("g")
+    b = e.from_sequence(0, 1).slot_sharing_group("g")
+    c = e.from_sequence(0, 1)
+    same = a.union(b).map(inc)
+    mixed = a.union(c).map(inc)
+    explicit = mixed.map(inc).slot_sharing_group("x")
+    sg = e.get_stream_graph()
+    groups = {n: sg.nodes[n].slot_sharing_group for n in sg.nodes}
+    assert groups[same.transformation_id] == "g"
+    assert groups[mixed.transformation_id] == "default"
+    assert groups[explicit.transformation_id] == "x"
+    assert groups[c.transformation_id] == "default"
+
+
+def test_parallelism_and_max_parallelism_defaults() -> None:
+    e = StreamExecutionEnvironment.get_execution_environment()
+    s = e.from_sequence(0, 1)
+    e.set_parallelism(3)  # captured at creation time, as in Flink
+    m = s.map(inc).set_max_parallelism(64)
+    e.set_max_parallelism(256)
+    sg = e.get_stream_graph()
+    assert sg.nodes[1].parallelism == -1 and sg.nodes[1].max_parallelism == 256
+    assert sg.nodes[m.transformation_id].parallelism == 3
+    assert sg.nodes[m.transformation_id].max_parallelism == 64
+
+
+def test_batch_mode_keyed_operators_start_chains() -> None:
+    e = env()
+    e.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    r = e.from_sequence(0, 1).key_by(key).reduce(lambda a, b: a + b)
+    assert e.get_stream_graph().nodes[r.transformation_id].chaining is ChainingStrategy.HEAD
+
+
+# ------------------------------------------------------------------ §2 chaining
+
+
+def _breaks(e: StreamExecutionEnvironment) -> list[set[ChainBreak]]:
+    sg = e.get_stream_graph()
+    return [{b for b, _ in chain_breaks(x, sg)} for x in sg.edges]
+
+
+def test_rule1_several_inputs() -> None:
+    e = env()
+    a, b = e.from_sequence(0, 1), e.from_sequence(0, 1)
+    a.union(b).map(inc)
+    assert all(ChainBreak.MULTIPLE_INPUTS in bs for bs in _breaks(e))
+
+
+def test_rule2_chaining_disabled() -> None:
+    e = env()
+    e.disable_operator_chaining()
+    e.from_sequence(0, 1).map(inc)
+    assert _breaks(e) == [{ChainBreak.CHAINING_DISABLED}]
+
+
+def test_rule3_slot_sharing_group() -> None:
+    e = env()
+    e.from_sequence(0, 1).map(inc).slot_sharing_group("other")
+    assert _breaks(e) == [{ChainBreak.SLOT_SHARING_GROUP}]
+
+
+@pytest.mark.parametrize("where", ["up_never", "down_never", "down_head"])
+def test_rule4_chaining_strategies(where: str) -> None:
+    e = env()
+    s = e.from_sequence(0, 1).map(inc)
+    if where == "up_never":
+        # NEVER breaks both the edge into and the edge out of the operator.
+        s.disable_chaining()
+        s.map(inc)
+        expected = [{ChainBreak.CHAINING_STRATEGY}, {ChainBreak.CHAINING_STRATEGY}]
+    else:
+        m = s.map(inc)
+        m.disable_chaining() if where == "down_never" else m.start_new_chain()
+        expected = [set(), {ChainBreak.CHAINING_STRATEGY}]
+    assert _breaks(e) == expected
+
+
+def test_rule5_parallelism() -> None:
+    e = env()
+    e.from_sequence(0, 1).rescale().map(inc).set_parallelism(4)
+    assert _breaks(e) == [{ChainBreak.PARALLELISM, ChainBreak.PARTITIONER}]
+
+
+@pytest.mark.parametrize("part", ["rebalance", "rescale", "shuffle", "broadcast", "global_"])
+def test_rule6_partitioner(part: str) -> None:
+    e = env()
+    getattr(e.from_sequence(0, 1), part)().map(inc)
+    assert _breaks(e) == [{ChainBreak.PARTITIONER}]
+
+
+def test_rule7_union_guard() -> None:
+    e = env()
+    s = e.from_sequence(0, 1)
+    s.union(s).map(inc)
+    assert all(ChainBreak.UNION_INPUT in bs for bs in _breaks(e))
+
+
+def test_chained_names_and_post_order_operator_ids() -> None:
+    # A->B->D, A->C, B->E: operators [D, E, B, C, A]
+    e = env()
+    a = e.from_sequence(0, 1).name("A")
+    b = a.map(inc).name("B")
+    c = a.map(inc).name("C")
+    d = b.map(inc).name("D")
+    ee = b.map(inc).name("E")
+    jg = e.get_job_graph()
+    (v,) = jg.vertices.values()
+    assert v.name == "Source: A -> (B -> (D, E), C)"
+    order = [x.transformation_id for x in (d, ee, b, c, a)]
+    assert list(v.chain) == order
+    assert [o.name for o in v.operators] == ["D", "E", "B", "C", "Source: A"]
+    assert v.id == v.operators[-1].id
+
+
+def test_job_edges_patterns_and_result_types() -> None:
+    e = env()
+    s = e.from_sequence(0, 1)
+    s.rescale().map(inc)
+    s.key_by(key).reduce(lambda a, b: a + b)
+    jg = e.get_job_graph()
+    got = sorted((x.ship_strategy, x.distribution_pattern, x.result_type)
+                 for v in jg.vertices.values() for x in v.inputs)
+    assert got == [("HASH", "ALL_TO_ALL", "PIPELINED_BOUNDED"),
+                   ("RESCALE", "POINTWISE", "PIPELINED_BOUNDED")]
+
+
+def test_batch_blocking_datasets_are_reused_and_regions_get_own_slot_groups() -> None:
+    def build(mode: RuntimeExecutionMode) -> tuple[int, int, set[str], int]:
+        e = env(2)
+        e.set_runtime_mode(mode)
+        s = e.from_sequence(0, 1)
+        s.rebalance().map(inc)
+        s.rebalance().map(inc)
+        jg = e.get_job_graph()
+        types = {x.result_type for v in jg.vertices.values() for x in v.inputs}
+        groups = len({v.slot_sharing_group_index for v in jg.vertices.values()})
+        return len(jg.datasets), groups, types, jg.slots_required()
+
+    assert build(RuntimeExecutionMode.STREAMING) == (2, 1, {"PIPELINED_BOUNDED"}, 2)
+    assert build(RuntimeExecutionMode.BATCH) == (1, 3, {"BLOCKING"}, 6)
+
+
+# ------------------------------------------------------------------ §3 hashes
+
+
+def test_uid_collision_fails_with_flinks_text() -> None:
+    e = env()
+    e.from_sequence(0, 1).uid("x").map(inc).uid("x")
+    with pytest.raises(PlanError, match='Hash collision on user-specified ID "x". Most likely'):
+        e.get_job_graph()
+
+
+def test_uid_hash_is_murmur_of_uid_and_set_uid_hash_is_recorded() -> None:
+    import mmh3
+
+    e = env()
+    e.disable_operator_chaining()
+    src = e.from_sequence(0, 1).uid("src").set_uid_hash("0123456789abcdef0123456789ABCDEF")
+    src.add_discarding_sink()  # an unconsumed source is not translated (as in Flink)
+    v = e.get_job_graph().vertices_sorted()[0]
+    assert v.id == mmh3.hash_bytes(b"src", 0).hex()
+    assert v.operators[0].uid_hash == "0123456789abcdef0123456789abcdef"
+
+
+def test_bad_uid_hash_rejected() -> None:
+    with pytest.raises(ApiError, match="Node hash must be a 32 character String"):
+        env().from_sequence(0, 1).set_uid_hash("xyz")
+
+
+# ------------------------------------------------------------------ §5 ExecutionGraph
+
+
+def _wiring(s: int, t: int, how: str) -> list[list[int]]:
+    e = StreamExecutionEnvironment.get_execution_environment()
+    e.disable_operator_chaining()
+    src = e.from_sequence(0, 1).set_parallelism(s)
+    getattr(src, how)().map(inc).set_parallelism(t)
+    eg = e.get_execution_graph()
+    (c,) = eg.vertices[1].inputs
+    return [list(c.partitions(i)) for i in range(t)]
+
+
+def test_pointwise_wiring() -> None:
+    assert _wiring(2, 2, "forward") == [[0], [1]]
+    assert _wiring(4, 2, "rescale") == [[0, 1], [2, 3]]
+    assert _wiring(5, 2, "rescale") == [[0, 1], [2, 3, 4]]
+    assert _wiring(2, 4, "rescale") == [[0], [0], [1], [1]]
+    assert _wiring(2, 3, "rescale") == [[0], [0], [1]]
+
+
+def test_all_to_all_wiring() -> None:
+    assert _wiring(3, 2, "rebalance") == [[0, 1, 2], [0, 1, 2]]
+
+
+def test_parallelism_defaults_and_bounds() -> None:
+    e = StreamExecutionEnvironment.get_execution_environment()
+    e.from_sequence(0, 1).map(inc).set_parallelism(300).set_max_parallelism(200)
+    with pytest.raises(PlanError, match=r"Vertex Map's parallelism \(300\) is higher than the "
+                                        r"max parallelism \(200\)\. Please lower"):
+        e.get_execution_graph()
+    e2 = StreamExecutionEnvironment.get_execution_environment()
+    e2.from_sequence(0, 1).add_discarding_sink()
+    (v,) = e2.get_execution_graph().vertices
+    assert (v.parallelism, v.max_parallelism) == (1, 128)
+
+
+def test_pipelined_regions() -> None:
+    e = env(2)
+    e.disable_operator_chaining()
+    e.from_sequence(0, 1).map(inc)  # forward: two independent pipelines
+    assert len(e.get_execution_graph().regions) == 2
+    e = env(2)
+    e.disable_operator_chaining()
+    e.from_sequence(0, 1).rebalance().map(inc)
+    assert len(e.get_execution_graph().regions) == 1
+    e = env(2)
+    e.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    e.from_sequence(0, 1).rebalance().map(inc)
+    assert len(e.get_execution_graph().regions) == 4
+
+
+# ------------------------------------------------------------------ API validation
+
+
+def test_api_validation_messages() -> None:
+    e = env()
+    with pytest.raises(ApiError, match="must be at least 1"):
+        e.from_sequence(0, 1).set_parallelism(0)
+    with pytest.raises(ApiError, match="Maximum parallelism must be between 1 and 32768"):
+        e.set_max_parallelism(40000)
+    s = e.from_sequence(0, 1)
+    with pytest.raises(ApiError, match="only be called on an operator"):
+        s.union(s).name("u")
+    with pytest.raises(ApiError, match="'from' must be <= 'to'"):
+        e.from_sequence(3, 1)
+
+
+def test_hundred_thousand_operators_plan_without_recursion() -> None:
+    e = env(2)
+    s = e.from_sequence(0, 1)
+    for _ in range(100_000):
+        s = s.map(inc)
+    s.add_discarding_sink()
+    jg = e.get_job_graph()
+    (v,) = jg.vertices.values()
+    assert len(v.operators) == 100_002
+    assert len(e.get_execution_graph().vertices) == 1
