@@ -11,10 +11,16 @@ from flowc.datastream import (
     DataStream,
     Duration,
     KeyedProcessFunction,
+    ReduceFunction,
     RuntimeExecutionMode,
     StreamExecutionEnvironment,
     TumblingEventTimeWindows,
 )
+
+
+class Sum(ReduceFunction):
+    def reduce(self, a: int, b: int) -> int:
+        return a + b
 
 
 class Proc(KeyedProcessFunction):
@@ -48,12 +54,12 @@ def build(spec: dict[str, Any]) -> StreamExecutionEnvironment:
         elif op == "flat_map":
             out = inp.flat_map(lambda v: [v, v])
         elif op == "reduce":
-            out = inp.key_by(mod7).reduce(lambda a, b: a + b)
+            out = inp.key_by(mod7).reduce(Sum())
         elif op == "process":
             out = inp.key_by(mod7).process(Proc())
         elif op == "window_reduce":
             out = (inp.key_by(mod7).window(TumblingEventTimeWindows.of(Duration.of_seconds(5)))
-                   .reduce(lambda a, b: a + b))
+                   .reduce(Sum()))
         elif op == "union":
             streams[nid] = ins[0].union(*ins[1:])
             continue

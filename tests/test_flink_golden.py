@@ -18,8 +18,10 @@ from flowc.keygroups import (
 )
 
 GOLDEN = Path(__file__).parent / "golden"
-SPECS = sorted((GOLDEN / "flink-2.3" / "jobgraphs").glob("*.json")) + sorted(
-    (GOLDEN / "flink" / "specs").glob("*.json"))
+SPECS = [p for p in sorted((GOLDEN / "flink-2.3" / "jobgraphs").glob("*.json"))
+         + sorted((GOLDEN / "flink" / "specs").glob("*.json"))
+         if not p.name.endswith(".plan.json")]
+PLANS = [p for p in SPECS if p.with_suffix(".plan.json").exists()]
 
 
 def _normalise(text: str) -> list[str]:
@@ -32,8 +34,20 @@ def test_job_graph_matches_flink(spec: Path) -> None:
     assert _normalise(flink_spec.describe(spec)) == _normalise(expected)
 
 
+@pytest.mark.parametrize("spec", PLANS, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
+def test_execution_plan_json_matches_flink_byte_for_byte(spec: Path) -> None:
+    from flowc.errors import PlanError
+
+    expected = spec.with_suffix(".plan.json").read_text().rstrip("\n")
+    try:
+        got = flink_spec.load(spec).get_execution_plan()
+    except PlanError as e:
+        got = f"error {e.java_class}: {e.message}"
+    assert got == expected
+
+
 def test_corpus_is_present() -> None:
-    assert len(SPECS) >= 7
+    assert len(SPECS) >= 7 and len(PLANS) >= 7
 
 
 def _key(entry: dict) -> object:

@@ -142,10 +142,32 @@ class WindowOp(OperatorSpec):
 
     @property
     def default_name(self) -> str:
-        fn = self.reduce_fn or self.aggregate_fn
-        fn_name = type(fn).__name__ if fn is not None else "ListStateDescriptor"
-        wf = type(self.window_fn).__name__ if self.window_fn is not None else "PassThroughWindowFunction"
-        return f"Window({self.assigner.describe()}, EventTimeTrigger, {fn_name}, {wf})"
+        # Flink's WindowOperatorBuilder.generateOperatorName().
+        return type(self.assigner).__name__
+
+    @property
+    def default_description(self) -> str:
+        """Flink's ``generateOperatorDescription``: the assigner, the trigger, then the
+        pre-aggregating function and the window function (PassThroughWindowFunction when the
+        user gave none)."""
+        parts = [self.assigner.describe(), "EventTimeTrigger"]
+        pre = self.reduce_fn if self.reduce_fn is not None else self.aggregate_fn
+        if pre is not None:
+            parts.append(function_name(pre))
+            parts.append(function_name(self.window_fn) if self.window_fn is not None
+                         else "PassThroughWindowFunction")
+        elif self.window_fn is not None:
+            parts.append(function_name(self.window_fn))
+        return f"Window({', '.join(parts)})"
+
+
+def function_name(fn: Any) -> str:
+    """What Flink prints for a user function: its class's simple name (a plain Python
+    function prints as its own name)."""
+    if hasattr(fn, "__name__") and not isinstance(fn, type) and callable(fn) and \
+            type(fn).__name__ in ("function", "builtin_function_or_method", "method"):
+        return str(fn.__name__)
+    return type(fn).__name__
 
 
 @dataclass(frozen=True, eq=False)

@@ -214,3 +214,6 @@ class Program:
     config: Config
     transformations: dict[int, Transformation] = field(default_factory=dict)
     roots: tuple[int, ...] = ()
+    # The next transformation id: translation draws ids from here, as Flink's does from its
+    # global counter (virtual partition / side-output nodes and v2 sink writers).
+    next_id: int = 0

@@ -204,7 +204,8 @@ class StreamExecutionEnvironment:
 
     def program(self) -> Program:
         """The immutable snapshot of what was built so far."""
-        return Program(self._config, dict(self._transformations), tuple(self._roots))
+        return Program(self._config, dict(self._transformations), tuple(self._roots),
+                       self._next_id)
 
     def get_stream_graph(self) -> StreamGraph:
         from flowc.planner import generate_stream_graph

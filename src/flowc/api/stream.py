@@ -200,12 +200,12 @@ class DataStream(_Settings):
         return None
 
     def _transform(self, op: OperatorSpec, output_type: Any = None,
-                   name: str | None = None) -> DataStream:
+                   name: str | None = None, description: str = "") -> DataStream:
         env = self._env
         t = OneInputTransformation(
             id=env._draw_id(), name=name or op.default_name, input=self._id, operator=op,
             key=self._key(), parallelism=env.config.parallelism, span=env._caller_span(),
-            output_type=output_type)
+            output_type=output_type, description=description)
         env._add(t, register=True)
         return DataStream(env, t.id)
 
@@ -419,9 +419,9 @@ class WindowedStream:
         self._late_tag = output_tag
         return self
 
-    def _window(self, output_type: Any, name: str | None = None, **fns: Any) -> DataStream:
+    def _window(self, output_type: Any, **fns: Any) -> DataStream:
         op = WindowOp(self._assigner, self._lateness, self._late_tag, **fns)
-        return self._keyed._transform(op, output_type, name)
+        return self._keyed._transform(op, output_type, None, op.default_description)
 
     def reduce(self, reduce_function: Any, window_function: Any = None,
                output_type: Any = None) -> DataStream:
@@ -579,9 +579,8 @@ class _JoinWindow:
                                 (), "UnionKeySelector")
         keyed = KeyedStream(union._env, union._partition(PartitionerKind.HASH, union_key)._id,
                             union_key)
-        name = f"Window({self._assigner.describe()}, EventTimeTrigger, CoGroupWindowFunction)"
         return WindowedStream(keyed, self._assigner).allowed_lateness(self._lateness)._window(
-            output_type, name, window_fn=_JoinWindowFunction(fn))
+            output_type, window_fn=CoGroupWindowFunction(fn))
 
 
 def _tag1(v: Any) -> tuple[int, Any]:
@@ -592,7 +591,7 @@ def _tag2(v: Any) -> tuple[int, Any]:
     return (2, v)
 
 
-class _JoinWindowFunction(ProcessWindowFunction):
+class CoGroupWindowFunction(ProcessWindowFunction):
     """Flink's JoinCoGroupFunction: every pair of (first, second) in the window, in order."""
 
     def __init__(self, fn: Any) -> None:

@@ -31,12 +31,18 @@ def _pretty(value: Any, indent: int = 0) -> str:
 def plan_nodes(graph: StreamGraph) -> list[dict[str, Any]]:
     # Non-sinks first, then sinks, each by id (JSONGenerator's comparator; its topological
     # visit degenerates to this order because it compares edges with ids).
-    order = sorted(graph.nodes, key=lambda nid: (nid in graph.sink_ids, nid))
+    # Flink 2.x v2 sink writers are plain operators there (not in its sink ids).
+    def legacy_sink(nid: int) -> bool:
+        n = graph.nodes[nid]
+        return n.kind is NodeKind.SINK and not n.sink_writer
+
+    order = sorted(graph.nodes, key=lambda nid: (legacy_sink(nid), nid))
     nodes = []
     for nid in order:
         n = graph.nodes[nid]
-        pact = {NodeKind.SOURCE: "Data Source", NodeKind.SINK: "Data Sink"}.get(n.kind, "Operator")
-        node: dict[str, Any] = {"id": nid, "type": n.name, "pact": pact, "contents": n.name,
+        pact = ("Data Source" if n.kind is NodeKind.SOURCE
+                else "Data Sink" if legacy_sink(nid) else "Operator")
+        node: dict[str, Any] = {"id": nid, "type": n.name, "pact": pact, "contents": n.description or n.name,
                                 "parallelism": n.parallelism}
         if n.kind is not NodeKind.SOURCE:
             node["predecessors"] = [

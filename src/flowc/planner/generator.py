@@ -53,7 +53,7 @@ class _Builder:
     in_edges: dict[int, list[StreamEdge]] = field(default_factory=dict)
     pair_counts: dict[tuple[int, int], int] = field(default_factory=dict)
     virtual: dict[int, _Virtual] = field(default_factory=dict)
-    next_virtual: int = -1
+    next_id: int = 0
     sources: list[int] = field(default_factory=list)
     sinks: list[int] = field(default_factory=list)
 
@@ -71,9 +71,14 @@ class _Builder:
         elif node.kind is NodeKind.SINK:
             self.sinks.append(node.id)
 
+    def draw_id(self) -> int:
+        # Flink draws these from the transformation counter during translation.
+        nid = self.next_id
+        self.next_id += 1
+        return nid
+
     def add_virtual(self, v: _Virtual) -> int:
-        vid = self.next_virtual
-        self.next_virtual -= 1
+        vid = self.draw_id()
         self.virtual[vid] = v
         return vid
 
@@ -145,15 +150,16 @@ def _chaining(t: Transformation, keyed: bool, program: Program) -> ChainingStrat
 
 def _node(b: _Builder, t: Transformation, kind: NodeKind, name: str, operator: object,
           keys: tuple[KeySelector | None, ...], input_ids: list[int],
-          two_input: bool = False) -> StreamNode:
+          two_input: bool = False, node_id: int | None = None) -> StreamNode:
     keyed = any(k is not None for k in keys)
     return StreamNode(
-        id=t.id, name=name, kind=kind, parallelism=t.parallelism,
+        id=t.id if node_id is None else node_id, name=name, kind=kind, parallelism=t.parallelism,
         max_parallelism=_max_parallelism(t, b.program),
         slot_sharing_group=b.determine_slot_group(t.slot_sharing_group, input_ids),
         chaining=_chaining(t, keyed, b.program), operator=operator, keys=keys, uid=t.uid,
         uid_hash=t.uid_hash, span=t.span, output_type=t.output_type,
-        description=t.description, two_input=two_input)
+        description=t.description, two_input=two_input,
+        sink_writer=kind is NodeKind.SINK and isinstance(t, SinkTransformation) and not t.legacy)
 
 
 def _translate(b: _Builder, t: Transformation, inputs: list[list[int]]) -> list[int]:
@@ -177,12 +183,17 @@ def _translate(b: _Builder, t: Transformation, inputs: list[list[int]]) -> list[
             b.add_edge(iid, t.id, 2)
         return [t.id]
     if isinstance(t, SinkTransformation):
-        name = ("Sink: " + t.name) if t.legacy else (t.name + ": Writer")
         ids = inputs[0]
-        b.add_node(_node(b, t, NodeKind.SINK, name, t.sink, (None,), ids))
+        if t.legacy:
+            node_id, name = t.id, "Sink: " + t.name
+        else:
+            # Flink 2.x expands a v2 sink into a writer transformation created (so drawing a
+            # new id) while translating the sink.
+            node_id, name = b.draw_id(), t.name + ": Writer"
+        b.add_node(_node(b, t, NodeKind.SINK, name, t.sink, (None,), ids, node_id=node_id))
         for iid in ids:
-            b.add_edge(iid, t.id, 0)
-        return [t.id]
+            b.add_edge(iid, node_id, 0)
+        return [node_id]
     if isinstance(t, UnionTransformation):
         return [iid for ids in inputs for iid in ids]
     if isinstance(t, PartitionTransformation):
@@ -213,7 +224,7 @@ def generate_stream_graph(program: Program) -> StreamGraph:
 
 
 def _generate(program: Program) -> StreamGraph:
-    b = _Builder(program)
+    b = _Builder(program, next_id=max(program.next_id, max(program.transformations, default=0) + 1))
     ts = program.transformations
     done: dict[int, list[int]] = {}
     for root in program.roots:

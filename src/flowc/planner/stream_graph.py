@@ -42,6 +42,9 @@ class StreamNode:
     output_type: Any = None
     description: str = ""
     two_input: bool = False
+    # A Flink 2.x v2 sink writer (``<name>: Writer``): an operator in Flink's StreamGraph,
+    # not one of its (legacy) sink ids, so the plan JSON calls it "Operator".
+    sink_writer: bool = False
 
     def __str__(self) -> str:
         # Flink's StreamNode.toString(), used in error texts.
