@@ -1,0 +1,238 @@
+"""``aggregate count(*), sum(x), ...``: type-checking and the run-time aggregate functions.
+
+One accumulator slot per aggregate; every aggregate ignores nulls like SQL (``count(*)``
+counts rows). The same accumulators serve windowed aggregation (a Flink AggregateFunction,
+``merge`` used by session windows) and rolling aggregation (a keyed reduce over
+``(key..., accumulators)`` records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from flowc.api.functions import AggregateFunction, ProcessJoinFunction, ProcessWindowFunction
+from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError
+from flowc.operators import CodeFn
+from flowc.parser import ast as A
+from flowc.parser.exprs import ExprCompiler
+from flowc.parser.functions import AGGREGATES
+from flowc.types import DOUBLE, INT, Type
+
+
+@dataclass(frozen=True)
+class AggSpec:
+    """One aggregate: ``kind`` (count, count_star, count_distinct, sum, ...) over ``arg``."""
+
+    kind: str
+    arg: CodeFn | None
+    name: str
+    type: Type
+
+
+def _default_name(call: A.Call) -> str | None:
+    if call.star:
+        return call.name
+    if len(call.args) == 1 and isinstance(call.args[0], A.FieldRef):
+        prefix = f"{call.name}_distinct" if call.distinct else call.name
+        return f"{prefix}_{call.args[0].name}"
+    return None
+
+
+def compile_aggregates(items: tuple[A.SelectItem, ...], compiler: ExprCompiler,
+                       key_names: tuple[str, ...]) -> list[AggSpec]:
+    specs: list[AggSpec] = []
+    for item in items:
+        e = item.expr
+        if item.star or not isinstance(e, A.Call) or e.name not in AGGREGATES:
+            hint = None
+            if isinstance(e, A.FieldRef) and e.name in key_names:
+                hint = f"'{e.name}' is a key field: it is in the output already"
+            raise FlowSyntaxError("each 'aggregate' item must be an aggregate function: "
+                                  + ", ".join(f"{a}(...)" for a in AGGREGATES), item.span,
+                                  hint=hint)
+        name = item.alias or _default_name(e)
+        if name is None:
+            raise FlowSyntaxError("give this aggregate a name: add 'as <name>'", item.span)
+        specs.append(_one(e, name, compiler))
+    return specs
+
+
+def _one(e: A.Call, name: str, compiler: ExprCompiler) -> AggSpec:
+    if e.star:
+        if e.name != "count":
+            raise FlowSyntaxError(f"only count accepts '*', not {e.name}", e.span)
+        return AggSpec("count_star", None, name, INT)
+    if len(e.args) != 1:
+        raise FlowTypeError(f"{e.name}() takes one argument, got {len(e.args)}", e.span)
+    if e.distinct and e.name != "count":
+        raise FlowSyntaxError(f"'distinct' is only supported in count(distinct ...), not in "
+                              f"{e.name}", e.span)
+    typed = compiler.compile(e.args[0])
+    t = typed.type
+    arg = compiler.code_fn(typed.code, ("r",), e.span)
+    if e.name == "count":
+        return AggSpec("count_distinct" if e.distinct else "count", arg, name, INT)
+    if t.is_null:
+        raise FlowTypeError(f"{e.name}(null) has no type", e.args[0].span)
+    if e.name in ("sum", "avg") and not t.is_numeric:
+        raise FlowTypeError(f"{e.name}() needs a number, but this is {t}", e.args[0].span)
+    if e.name in ("min", "max") and t.kind not in ("int", "double", "string", "timestamp"):
+        raise FlowTypeError(f"{e.name}() needs a number, string or timestamp, but this is {t}",
+                            e.args[0].span)
+    if t.kind == "duration":
+        raise FlowTypeError(f"{e.name}() cannot aggregate a duration", e.args[0].span)
+    return AggSpec(e.name, arg, name, DOUBLE if e.name == "avg" else t)
+
+
+def check_output_names(names: list[str], items: tuple[A.SelectItem, ...],
+                       offset: int) -> None:
+    seen: set[str] = set()
+    for i, n in enumerate(names):
+        if n in seen:
+            span = items[i - offset].span if i >= offset else items[0].span
+            raise FlowNameError(f"column '{n}' appears twice in the output of 'aggregate'",
+                                span, hint="rename it with 'as'")
+        seen.add(n)
+
+
+# ---------------------------------------------------------------- run time
+
+
+def _init(kind: str) -> Any:
+    if kind in ("count", "count_star"):
+        return 0
+    if kind == "count_distinct":
+        return frozenset()
+    if kind == "avg":
+        return (0, 0)
+    return None
+
+
+def _add(kind: str, acc: Any, v: Any) -> Any:
+    if kind == "count_star":
+        return acc + 1
+    if v is None:
+        return acc
+    if kind == "count":
+        return acc + 1
+    if kind == "count_distinct":
+        return acc | {v}
+    if kind == "sum":
+        return v if acc is None else acc + v
+    if kind == "avg":
+        return (acc[0] + v, acc[1] + 1)
+    if kind == "min":
+        return v if acc is None or v < acc else acc
+    if kind == "max":
+        return v if acc is None or v > acc else acc
+    if kind == "first":
+        return v if acc is None else acc
+    return v  # last
+
+
+def _merge(kind: str, a: Any, b: Any) -> Any:
+    if kind in ("count", "count_star"):
+        return a + b
+    if kind == "count_distinct":
+        return a | b
+    if kind == "avg":
+        return (a[0] + b[0], a[1] + b[1])
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if kind == "sum":
+        return a + b
+    if kind == "min":
+        return min(a, b)
+    if kind == "max":
+        return max(a, b)
+    return a if kind == "first" else b
+
+
+def _result(kind: str, acc: Any) -> Any:
+    if kind == "count_distinct":
+        return len(acc)
+    if kind == "avg":
+        return acc[0] / acc[1] if acc[1] else None
+    return acc
+
+
+class RowAggregate(AggregateFunction):
+    """The AggregateFunction of ``aggregate``: accumulators are tuples (immutable), so a
+    value can be shared between windows and merged without copying."""
+
+    def __init__(self, specs: list[AggSpec]) -> None:
+        self.kinds = tuple(s.kind for s in specs)
+        self.args = tuple(s.arg for s in specs)
+
+    def create_accumulator(self) -> tuple[Any, ...]:
+        return tuple(_init(k) for k in self.kinds)
+
+    def add(self, value: Any, accumulator: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(_add(k, acc, None if f is None else f(value))
+                     for k, acc, f in zip(self.kinds, accumulator, self.args))
+
+    def get_result(self, accumulator: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(_result(k, acc) for k, acc in zip(self.kinds, accumulator))
+
+    def merge(self, acc_a: tuple[Any, ...], acc_b: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(_merge(k, a, b) for k, a, b in zip(self.kinds, acc_a, acc_b))
+
+
+class WindowRow(ProcessWindowFunction):
+    """Emits ``(key fields..., window_start, window_end, aggregates...)`` per window."""
+
+    def __init__(self, key_count: int) -> None:
+        self.key_count = key_count
+
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        keys = (key,) if self.key_count == 1 else tuple(key)
+        window = context.window()
+        for result in elements:
+            yield keys + (window.start, window.end) + tuple(result)
+
+
+class RollingStart:
+    """Rolling aggregate, step 1 (a map): a row -> ``(key..., accumulators)``."""
+
+    def __init__(self, key_positions: tuple[int, ...], agg: RowAggregate) -> None:
+        self.key_positions = key_positions
+        self.agg = agg
+
+    def __call__(self, row: Any) -> tuple[Any, ...]:
+        keys = tuple(row[i] for i in self.key_positions)
+        return keys + (self.agg.add(row, self.agg.create_accumulator()),)
+
+
+class RollingMerge:
+    """Rolling aggregate, step 2 (a keyed reduce): merge two ``(key..., accumulators)``."""
+
+    def __init__(self, key_count: int, agg: RowAggregate) -> None:
+        self.key_count = key_count
+        self.agg = agg
+
+    def __call__(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+        n = self.key_count
+        return a[:n] + (self.agg.merge(a[n], b[n]),)
+
+
+class RollingResult:
+    """Rolling aggregate, step 3 (a map): ``(key..., accumulators)`` -> the output row."""
+
+    def __init__(self, key_count: int, agg: RowAggregate) -> None:
+        self.key_count = key_count
+        self.agg = agg
+
+    def __call__(self, acc: tuple[Any, ...]) -> tuple[Any, ...]:
+        n = self.key_count
+        return acc[:n] + self.agg.get_result(acc[n])
+
+
+class JoinRows(ProcessJoinFunction):
+    """Interval join output: the left row's fields, then the right row's."""
+
+    def process_element(self, left: Any, right: Any, ctx: Any) -> Iterable[Any]:
+        yield tuple(left) + tuple(right)

@@ -1,0 +1,420 @@
+"""Typed, frozen AST of a .flow script. Every node carries the :class:`Span` it came from.
+
+The AST is what the parser proves about the text and nothing more: names are not resolved
+and expressions are not typed yet (that is lowering's job), so every node is plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from flowc.errors import Span
+from flowc.types import Type
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Literal:
+    """``value`` is already the runtime value (timestamps as epoch ms); ``type`` its type."""
+
+    value: object
+    type: Type
+    span: Span
+
+
+@dataclass(frozen=True)
+class DurationLit:
+    millis: int
+    span: Span
+
+
+@dataclass(frozen=True)
+class FieldRef:
+    """``name`` or ``qualifier.name``."""
+
+    name: str
+    qualifier: str | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Call:
+    """``name(args)``; ``star`` for ``count(*)``, ``distinct`` for ``count(distinct x)``."""
+
+    name: str
+    args: tuple[Expr, ...]
+    span: Span
+    name_span: Span
+    star: bool = False
+    distinct: bool = False
+
+
+@dataclass(frozen=True)
+class Binary:
+    """Arithmetic (``+ - * / %``), ``||``, comparison (``= != < <= > >=``), ``and``/``or``."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class Unary:
+    """``-x`` (op ``neg``) or ``not x`` (op ``not``)."""
+
+    op: str
+    operand: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class IsNull:
+    operand: Expr
+    negated: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class InList:
+    operand: Expr
+    items: tuple[Expr, ...]
+    negated: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class Between:
+    operand: Expr
+    low: Expr
+    high: Expr
+    negated: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class Like:
+    operand: Expr
+    pattern: Expr
+    negated: bool
+    span: Span
+
+
+@dataclass(frozen=True)
+class When:
+    condition: Expr
+    result: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class Case:
+    """``case [operand] when .. then .. [else ..] end``."""
+
+    operand: Expr | None
+    whens: tuple[When, ...]
+    default: Expr | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Cast:
+    operand: Expr
+    target: Type
+    span: Span
+
+
+@dataclass(frozen=True)
+class ArrayLit:
+    items: tuple[Expr, ...]
+    span: Span
+
+
+Expr = Union[Literal, DurationLit, FieldRef, Call, Binary, Unary, IsNull, InList, Between,
+             Like, Case, Cast, ArrayLit]
+
+# ---------------------------------------------------------------- settings and hints
+
+
+@dataclass(frozen=True)
+class Setting:
+    """``key = value`` inside ``with (...)``/``options (...)`` or a ``set`` statement. ``value``
+    is a Python value (str, int, float, bool) or a :class:`Word` for a bare name."""
+
+    key: str
+    value: object
+    span: Span
+    key_span: Span
+    value_span: Span
+
+
+@dataclass(frozen=True)
+class Word:
+    """A bare name used as a value (``chaining = off``, ``chain = new``)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+# ---------------------------------------------------------------- pipeline steps
+
+
+@dataclass(frozen=True)
+class SelectItem:
+    """One output column of ``map``: ``expr [as alias]``; ``star`` for ``*``."""
+
+    expr: Expr | None
+    alias: str | None
+    span: Span
+    star: bool = False
+
+
+@dataclass(frozen=True)
+class MapStep:
+    items: tuple[SelectItem, ...]
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class FilterStep:
+    condition: Expr
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class FlatMapStep:
+    expr: Expr
+    alias: str
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class KeyByStep:
+    fields: tuple[FieldRef, ...]
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """``tumbling SIZE [offset O]``, ``sliding SIZE every SLIDE [offset O]``, ``session gap G``."""
+
+    kind: str
+    size: int
+    slide: int
+    offset: int
+    span: Span
+
+
+@dataclass(frozen=True)
+class WindowStep:
+    spec: WindowSpec
+    lateness: int | None
+    late_into: str | None
+    span: Span
+    late_span: Span | None = None
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class AggregateStep:
+    items: tuple[SelectItem, ...]
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class UnionStep:
+    streams: tuple[FieldRef, ...]  # bare names, spans for diagnostics
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class JoinKey:
+    """One ``left.x = right.y`` of a join's ``on``; a bare ``x`` means ``x = x``."""
+
+    left: FieldRef
+    right: FieldRef
+    span: Span
+
+
+@dataclass(frozen=True)
+class JoinStep:
+    """A window join (``window`` set) or an interval join (``lower``/``upper`` set)."""
+
+    other: str
+    alias: str | None
+    keys: tuple[JoinKey, ...]
+    window: WindowSpec | None
+    lateness: int | None
+    lower: int | None
+    upper: int | None
+    span: Span
+    other_span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class PartitionStep:
+    """``rebalance``, ``rescale``, ``shuffle``, ``broadcast``, ``global`` or ``forward``."""
+
+    kind: str
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class PrintSink:
+    identifier: str | None
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileSinkStep:
+    format: str
+    path: str
+    options: tuple[Setting, ...]
+    span: Span
+    format_span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class BlackholeSink:
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+Step = Union[MapStep, FilterStep, FlatMapStep, KeyByStep, WindowStep, AggregateStep, UnionStep,
+             JoinStep, PartitionStep, PrintSink, FileSinkStep, BlackholeSink]
+SINK_STEPS = (PrintSink, FileSinkStep, BlackholeSink)
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """``head | step | step ...``; the head is a stream name, or ``union a, b, ...``."""
+
+    head: tuple[FieldRef, ...]
+    steps: tuple[Step, ...]
+    span: Span
+    head_is_union: bool = False
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class SetStmt:
+    setting: Setting
+    span: Span
+
+
+@dataclass(frozen=True)
+class ImportUdf:
+    """``import udf pkg.module.fn(type, ...) -> type [as alias]``."""
+
+    module: str
+    function: str
+    params: tuple[Type, ...]
+    returns: Type
+    alias: str | None
+    span: Span
+    path_span: Span
+
+    @property
+    def name(self) -> str:
+        return self.alias or self.function
+
+
+@dataclass(frozen=True)
+class FieldDecl:
+    name: str
+    type: Type
+    span: Span
+
+
+@dataclass(frozen=True)
+class FileBody:
+    format: str
+    path: str
+    options: tuple[Setting, ...]
+    span: Span
+    format_span: Span
+
+
+@dataclass(frozen=True)
+class ValuesBody:
+    rows: tuple[tuple[Expr, ...], ...]
+    row_spans: tuple[Span, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class DatagenBody:
+    rows: int
+    generators: tuple[tuple[str, Expr, Span], ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class SequenceBody:
+    start: int
+    end: int
+    span: Span
+
+
+SourceBody = Union[FileBody, ValuesBody, DatagenBody, SequenceBody]
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """``watermark <timestamp expr> [- <duration>]``."""
+
+    expr: Expr
+    out_of_orderness: int
+    span: Span
+
+
+@dataclass(frozen=True)
+class SourceStmt:
+    name: str
+    fields: tuple[FieldDecl, ...]
+    body: SourceBody
+    watermark: Watermark | None
+    dead_letter: str | None
+    hints: tuple[Setting, ...]
+    span: Span
+    name_span: Span
+    dead_letter_span: Span | None = None
+
+
+@dataclass(frozen=True)
+class LetStmt:
+    name: str
+    pipeline: Pipeline
+    span: Span
+    name_span: Span
+
+
+@dataclass(frozen=True)
+class PipelineStmt:
+    pipeline: Pipeline
+    span: Span
+
+
+Statement = Union[SetStmt, ImportUdf, SourceStmt, LetStmt, PipelineStmt]
+
+
+@dataclass(frozen=True)
+class Script:
+    statements: tuple[Statement, ...]
+    filename: str

@@ -1,0 +1,568 @@
+"""Lark parse tree -> typed AST (:mod:`flowc.parser.ast`).
+
+A non-recursive Lark transformer (deep expressions cannot exhaust the Python stack here).
+The parser sees one statement at a time, so positions are relative to the statement's text;
+``line0``/``col0`` shift them back to positions in the whole file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any
+
+from lark import Token, v_args
+from lark.visitors import Transformer_NonRecursive
+
+from flowc.errors import FlowNameError, FlowSyntaxError, Span, did_you_mean
+from flowc.parser import ast as A
+from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, TYPE_NAMES, Type, type_from_name
+
+INT64_MAX = 2**63 - 1
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([A-Za-z_][A-Za-z0-9_]*)$")
+_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+# Names people bring from SQL or other languages, mapped to flowc's type names.
+_TYPE_ALIASES = {"integer": "int", "long": "int", "bigint": "int", "float": "double",
+                 "real": "double", "boolean": "bool", "varchar": "string", "text": "string",
+                 "str": "string", "list": "array", "datetime": "timestamp"}
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def parse_timestamp(text: str) -> int | None:
+    """ISO-8601 date or date-time (naive means UTC) -> epoch milliseconds, or None."""
+    try:
+        value = _dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=_dt.timezone.utc)
+    return (value - _EPOCH) // _dt.timedelta(milliseconds=1)
+
+
+def duration_millis(text: str, span: Span) -> int:
+    m = _DURATION.match(text)
+    unit = m.group(2) if m else text
+    if m is None or unit not in _UNITS:
+        raise FlowSyntaxError(f"'{text}' is not a duration: unknown unit '{unit}'", span,
+                              hint="durations are a number and a unit: 500ms, 5s, 1m, 1h or 1d")
+    millis = float(m.group(1)) * _UNITS[unit]
+    if millis != int(millis):
+        raise FlowSyntaxError(f"duration '{text}' is not a whole number of milliseconds", span)
+    return int(millis)
+
+
+def string_value(token: Token) -> str:
+    return str(token)[1:-1].replace("''", "'")
+
+
+@v_args(inline=True)
+class AstBuilder(Transformer_NonRecursive):
+    def __init__(self, filename: str, text: str, line0: int, col0: int) -> None:
+        super().__init__()
+        self.filename = filename
+        self.text = text
+        self.line0 = line0
+        self.col0 = col0
+
+    # ------------------------------------------------------------------ positions
+
+    def _pos(self, line: int, col: int) -> tuple[int, int]:
+        if line == 1:
+            return self.line0, col + self.col0 - 1
+        return self.line0 + line - 1, col
+
+    def span_of(self, line: int, col: int, end_line: int, end_col: int) -> Span:
+        l1, c1 = self._pos(line, col)
+        l2, c2 = self._pos(end_line, end_col)
+        return Span(self.filename, l1, c1, l2, c2, self.text)
+
+    def tok(self, t: Token) -> Span:
+        return self.span_of(t.line or 1, t.column or 1, t.end_line or 1, t.end_column or 1)
+
+    def meta(self, meta: Any) -> Span:
+        if getattr(meta, "empty", True):
+            return Span(self.filename, self.line0, self.col0, text=self.text)
+        return self.span_of(meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _int(self, t: Token, negative: bool = False) -> int:
+        value = -int(t) if negative else int(t)
+        if not -INT64_MAX - 1 <= value <= INT64_MAX:
+            raise FlowSyntaxError(f"integer {value} does not fit in 64 bits", self.tok(t))
+        return value
+
+    # ------------------------------------------------------------------ statements
+
+    @v_args(inline=True)
+    def start(self, statement: Any) -> Any:
+        return statement
+
+    @v_args(meta=True, inline=True)
+    def set_stmt(self, meta: Any, key: tuple[str, Span], value: tuple[object, Span]) -> A.SetStmt:
+        span = self.meta(meta)
+        return A.SetStmt(A.Setting(key[0], value[0], span, key[1], value[1]), span)
+
+    @v_args(meta=True)
+    def dotted_name(self, meta: Any, names: list[Token]) -> tuple[str, Span]:
+        return ".".join(str(n) for n in names), self.meta(meta)
+
+    @v_args(meta=True, inline=True)
+    def import_stmt(self, meta: Any, path: tuple[str, Span], params: list[Type] | None,
+                    returns: Type, alias: Token | None) -> A.ImportUdf:
+        dotted, path_span = path
+        if "." not in dotted:
+            raise FlowSyntaxError(f"'{dotted}' is not a module path: write module.function, "
+                                  "for example mypkg.udfs.score", path_span)
+        module, _, function = dotted.rpartition(".")
+        return A.ImportUdf(module, function, tuple(params or ()), returns,
+                           str(alias) if alias is not None else None, self.meta(meta), path_span)
+
+    def type_list(self, *types: Type) -> list[Type]:
+        return list(types)
+
+    def simple_type(self, name: Token) -> Type:
+        t = type_from_name(str(name))
+        if t is None:
+            raise self._unknown_type(name)
+        return t
+
+    def generic_type(self, name: Token, element: Type) -> Type:
+        t = type_from_name(str(name), element)
+        if t is None:
+            raise self._unknown_type(name, generic=True)
+        return t
+
+    def _unknown_type(self, name: Token, generic: bool = False) -> FlowNameError:
+        text = str(name)
+        if generic or text == "array":
+            msg = (f"'{text}' takes no type parameter" if text in TYPE_NAMES
+                   else f"unknown type '{text}'")
+            if text == "array":
+                msg = "array needs an element type, as in array<string>"
+        else:
+            msg = f"unknown type '{text}'"
+        alias = _TYPE_ALIASES.get(text.lower())
+        hint = f"did you mean '{alias}'?" if alias else did_you_mean(text, TYPE_NAMES)
+        return FlowNameError(msg, self.tok(name), hint=hint or
+                             "types are string, int, double, bool, timestamp and array<T>")
+
+    @v_args(meta=True)
+    def source_stmt(self, meta: Any, children: list[Any]) -> A.SourceStmt:
+        name: Token = children[0]
+        fields = [c for c in children[1:] if isinstance(c, A.FieldDecl)]
+        rest = [c for c in children[1:] if not isinstance(c, A.FieldDecl)]
+        body = rest[0]
+        watermark = next((c for c in rest if isinstance(c, A.Watermark)), None)
+        dead = next((c for c in rest if isinstance(c, tuple) and c[0] == "dead"), None)
+        hints = next((c for c in rest if isinstance(c, list)), [])
+        return A.SourceStmt(str(name), tuple(fields), body, watermark,
+                            dead[1] if dead else None, tuple(hints), self.meta(meta),
+                            self.tok(name), dead[2] if dead else None)
+
+    @v_args(meta=True, inline=True)
+    def field_decl(self, meta: Any, name: Token, type_: Type) -> A.FieldDecl:
+        return A.FieldDecl(str(name), type_, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def file_source(self, meta: Any, fmt: Token, path: Token,
+                    options: list[A.Setting] | None = None) -> A.FileBody:
+        return A.FileBody(str(fmt), string_value(path), tuple(options or ()), self.meta(meta),
+                          self.tok(fmt))
+
+    @v_args(meta=True)
+    def values_source(self, meta: Any, rows: list[tuple[tuple[A.Expr, ...], Span]]) -> A.ValuesBody:
+        return A.ValuesBody(tuple(r[0] for r in rows), tuple(r[1] for r in rows), self.meta(meta))
+
+    @v_args(meta=True)
+    def row(self, meta: Any, exprs: list[A.Expr]) -> tuple[tuple[A.Expr, ...], Span]:
+        return tuple(exprs), self.meta(meta)
+
+    @v_args(meta=True, inline=True)
+    def datagen_source(self, meta: Any, rows: Token,
+                       generators: list[tuple[str, A.Expr, Span]] | None = None) -> A.DatagenBody:
+        return A.DatagenBody(self._int(rows), tuple(generators or ()), self.meta(meta))
+
+    def generators(self, *gens: tuple[str, A.Expr, Span]) -> list[tuple[str, A.Expr, Span]]:
+        return list(gens)
+
+    @v_args(meta=True, inline=True)
+    def generator(self, meta: Any, name: Token, expr: A.Expr) -> tuple[str, A.Expr, Span]:
+        return str(name), expr, self.tok(name)
+
+    @v_args(meta=True, inline=True)
+    def sequence_source(self, meta: Any, start: int, end: int) -> A.SequenceBody:
+        return A.SequenceBody(start, end, self.meta(meta))
+
+    def pos_int(self, t: Token) -> int:
+        return self._int(t)
+
+    def neg_int(self, t: Token) -> int:
+        return self._int(t, negative=True)
+
+    @v_args(meta=True, inline=True)
+    def watermark(self, meta: Any, expr: A.Expr) -> A.Watermark:
+        span = self.meta(meta)
+        # `ts - 2s` is parsed as an expression; a trailing "- <duration>" is the bound.
+        if isinstance(expr, A.Binary) and expr.op == "-" and isinstance(expr.right, A.DurationLit):
+            return A.Watermark(expr.left, expr.right.millis, span)
+        return A.Watermark(expr, 0, span)
+
+    @v_args(meta=True, inline=True)
+    def dead_letter(self, meta: Any, path: Token) -> tuple[str, str, Span]:
+        return "dead", string_value(path), self.meta(meta)
+
+    # ------------------------------------------------------------------ settings
+
+    def options(self, *settings: A.Setting) -> list[A.Setting]:
+        return list(settings)
+
+    def hints(self, *settings: A.Setting) -> list[A.Setting]:
+        return list(settings)
+
+    @v_args(meta=True, inline=True)
+    def setting(self, meta: Any, key: tuple[str, Span], value: tuple[object, Span]) -> A.Setting:
+        return A.Setting(key[0], value[0], self.meta(meta), key[1], value[1])
+
+    def string_value(self, t: Token) -> tuple[object, Span]:
+        return string_value(t), self.tok(t)
+
+    def int_value(self, t: Token) -> tuple[object, Span]:
+        return self._int(t), self.tok(t)
+
+    def neg_int_value(self, t: Token) -> tuple[object, Span]:
+        return self._int(t, negative=True), self.tok(t)
+
+    def float_value(self, t: Token) -> tuple[object, Span]:
+        return float(t), self.tok(t)
+
+    def duration_value(self, t: Token) -> tuple[object, Span]:
+        span = self.tok(t)
+        return A.DurationLit(duration_millis(str(t), span), span), span
+
+    def word_value(self, t: Token) -> tuple[object, Span]:
+        return A.Word(str(t)), self.tok(t)
+
+    # ------------------------------------------------------------------ pipelines
+
+    @v_args(meta=True, inline=True)
+    def let_stmt(self, meta: Any, name: Token, pipeline: A.Pipeline) -> A.LetStmt:
+        return A.LetStmt(str(name), pipeline, self.meta(meta), self.tok(name))
+
+    @v_args(meta=True, inline=True)
+    def pipeline_stmt(self, meta: Any, pipeline: A.Pipeline) -> A.PipelineStmt:
+        return A.PipelineStmt(pipeline, self.meta(meta))
+
+    @v_args(meta=True)
+    def pipeline(self, meta: Any, children: list[Any]) -> A.Pipeline:
+        head, is_union = children[0]
+        return A.Pipeline(head, tuple(children[1:]), self.meta(meta), is_union)
+
+    def _ref(self, t: Token) -> A.FieldRef:
+        return A.FieldRef(str(t), None, self.tok(t))
+
+    def stream_head(self, name: Token) -> tuple[tuple[A.FieldRef, ...], bool]:
+        return (self._ref(name),), False
+
+    def union_head(self, *names: Token) -> tuple[tuple[A.FieldRef, ...], bool]:
+        return tuple(self._ref(n) for n in names), True
+
+    def step(self, op: Any, hints: list[A.Setting] | None = None) -> Any:
+        if hints:
+            return type(op)(**{**op.__dict__, "hints": tuple(hints)})
+        return op
+
+    @v_args(meta=True, inline=True)
+    def map_op(self, meta: Any, items: list[A.SelectItem]) -> A.MapStep:
+        return A.MapStep(tuple(items), self.meta(meta))
+
+    def select_items(self, *items: A.SelectItem) -> list[A.SelectItem]:
+        return list(items)
+
+    @v_args(meta=True, inline=True)
+    def select_expr(self, meta: Any, expr: A.Expr, alias: Token | None) -> A.SelectItem:
+        return A.SelectItem(expr, str(alias) if alias is not None else None, self.meta(meta))
+
+    @v_args(meta=True)
+    def select_star(self, meta: Any, _children: list[Any]) -> A.SelectItem:
+        return A.SelectItem(None, None, self.meta(meta), star=True)
+
+    @v_args(meta=True, inline=True)
+    def filter_op(self, meta: Any, cond: A.Expr) -> A.FilterStep:
+        return A.FilterStep(cond, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def flat_map_op(self, meta: Any, expr: A.Expr, alias: Token) -> A.FlatMapStep:
+        return A.FlatMapStep(expr, str(alias), self.meta(meta))
+
+    @v_args(meta=True)
+    def key_by_op(self, meta: Any, names: list[Token]) -> A.KeyByStep:
+        return A.KeyByStep(tuple(self._ref(n) for n in names), self.meta(meta))
+
+    @v_args(meta=True)
+    def window_op(self, meta: Any, children: list[Any]) -> A.WindowStep:
+        spec: A.WindowSpec = children[0]
+        lateness, late, late_span = self._window_opts(children[1:])
+        return A.WindowStep(spec, lateness, late, self.meta(meta), late_span)
+
+    def _window_opts(self, opts: list[Any]) -> tuple[int | None, str | None, Span | None]:
+        lateness: int | None = None
+        late: str | None = None
+        late_span: Span | None = None
+        for kind, value, span in opts:
+            if kind == "lateness":
+                if lateness is not None:
+                    raise FlowSyntaxError("'allowed lateness' is given twice", span)
+                lateness = value
+            else:
+                if late is not None:
+                    raise FlowSyntaxError("'late into' is given twice", span)
+                late, late_span = value, span
+        return lateness, late, late_span
+
+    @v_args(meta=True, inline=True)
+    def tumbling(self, meta: Any, size: Token, offset: Token | None) -> A.WindowSpec:
+        return A.WindowSpec("tumbling", self._dur(size), 0,
+                            self._dur(offset) if offset is not None else 0, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def sliding(self, meta: Any, size: Token, slide: Token, offset: Token | None) -> A.WindowSpec:
+        return A.WindowSpec("sliding", self._dur(size), self._dur(slide),
+                            self._dur(offset) if offset is not None else 0, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def session(self, meta: Any, gap: Token) -> A.WindowSpec:
+        return A.WindowSpec("session", self._dur(gap), 0, 0, self.meta(meta))
+
+    def _dur(self, t: Token) -> int:
+        return duration_millis(str(t), self.tok(t))
+
+    @v_args(meta=True, inline=True)
+    def lateness(self, meta: Any, d: Token) -> tuple[str, object, Span]:
+        return "lateness", self._dur(d), self.meta(meta)
+
+    @v_args(meta=True, inline=True)
+    def late_into(self, meta: Any, name: Token) -> tuple[str, object, Span]:
+        return "late", str(name), self.tok(name)
+
+    @v_args(meta=True)
+    def aggregate_op(self, meta: Any, children: list[Any]) -> A.AggregateStep:
+        return A.AggregateStep(tuple(children[0]), self.meta(meta))
+
+    @v_args(meta=True)
+    def union_op(self, meta: Any, names: list[Token]) -> A.UnionStep:
+        return A.UnionStep(tuple(self._ref(n) for n in names), self.meta(meta))
+
+    @v_args(meta=True)
+    def join_op(self, meta: Any, children: list[Any]) -> A.JoinStep:
+        other, alias, keys, spec = children[:4]
+        lateness, late, late_span = self._window_opts(children[4:])
+        if late is not None:
+            raise FlowSyntaxError("a window join has no late-data side output", late_span,
+                                  hint="'late into' works on 'window ... | aggregate'")
+        return A.JoinStep(str(other), str(alias) if alias is not None else None, tuple(keys),
+                          spec, lateness, None, None, self.meta(meta), self.tok(other))
+
+    @v_args(meta=True, inline=True)
+    def interval_join_op(self, meta: Any, other: Token, alias: Token | None,
+                         keys: list[A.JoinKey], lower: int, upper: int) -> A.JoinStep:
+        span = self.meta(meta)
+        if lower > upper:
+            raise FlowSyntaxError(f"the interval's lower bound ({lower} ms) is above its upper "
+                                  f"bound ({upper} ms)", span)
+        return A.JoinStep(str(other), str(alias) if alias is not None else None, tuple(keys),
+                          None, None, lower, upper, span, self.tok(other))
+
+    def join_keys(self, *keys: A.JoinKey) -> list[A.JoinKey]:
+        return list(keys)
+
+    @v_args(meta=True, inline=True)
+    def join_eq(self, meta: Any, left: A.FieldRef, right: A.FieldRef) -> A.JoinKey:
+        return A.JoinKey(left, right, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def join_same(self, meta: Any, name: Token) -> A.JoinKey:
+        ref = self._ref(name)
+        return A.JoinKey(ref, ref, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def qualified_name(self, meta: Any, q: Token, name: Token) -> A.FieldRef:
+        return A.FieldRef(str(name), str(q), self.meta(meta))
+
+    def pos_duration(self, t: Token) -> int:
+        return self._dur(t)
+
+    def neg_duration(self, t: Token) -> int:
+        return -self._dur(t)
+
+    @v_args(meta=True, inline=True)
+    def partition_op(self, meta: Any, kind: Token) -> A.PartitionStep:
+        return A.PartitionStep(str(kind), self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def print_op(self, meta: Any, ident: Token | None) -> A.PrintSink:
+        return A.PrintSink(string_value(ident) if ident is not None else None, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def write_op(self, meta: Any, fmt: Token, path: Token,
+                 options: list[A.Setting] | None = None) -> A.FileSinkStep:
+        return A.FileSinkStep(str(fmt), string_value(path), tuple(options or ()),
+                              self.meta(meta), self.tok(fmt))
+
+    @v_args(meta=True)
+    def blackhole_op(self, meta: Any, _children: list[Any]) -> A.BlackholeSink:
+        return A.BlackholeSink(self.meta(meta))
+
+    # ------------------------------------------------------------------ expressions
+
+    def _bin(op: str) -> Any:  # noqa: N805 - a method factory used in the class body
+        @v_args(meta=True, inline=True)
+        def build(self: AstBuilder, meta: Any, left: A.Expr, right: A.Expr) -> A.Binary:
+            return A.Binary(op, left, right, self.meta(meta))
+        return build
+
+    or_ = _bin("or")
+    and_ = _bin("and")
+    eq = _bin("=")
+    concat = _bin("||")
+    add = _bin("+")
+    sub = _bin("-")
+    mul = _bin("*")
+    div = _bin("/")
+    mod = _bin("%")
+
+    @v_args(meta=True, inline=True)
+    def compare(self, meta: Any, left: A.Expr, op: Token, right: A.Expr) -> A.Binary:
+        text = {"==": "=", "<>": "!="}.get(str(op), str(op))
+        return A.Binary(text, left, right, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def not_(self, meta: Any, operand: A.Expr) -> A.Unary:
+        return A.Unary("not", operand, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def neg(self, meta: Any, operand: A.Expr) -> A.Expr:
+        span = self.meta(meta)
+        # Fold -literal so that -9223372036854775808 and `values (-1)` are plain constants.
+        if isinstance(operand, A.Literal) and operand.type in (INT, DOUBLE):
+            value = -operand.value  # type: ignore[operator]
+            return A.Literal(value, operand.type, span)
+        if isinstance(operand, A.DurationLit):
+            return A.DurationLit(-operand.millis, span)
+        return A.Unary("neg", operand, span)
+
+    @v_args(meta=True, inline=True)
+    def is_null(self, meta: Any, operand: A.Expr) -> A.IsNull:
+        return A.IsNull(operand, False, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def is_not_null(self, meta: Any, operand: A.Expr) -> A.IsNull:
+        return A.IsNull(operand, True, self.meta(meta))
+
+    @v_args(meta=True)
+    def in_list(self, meta: Any, c: list[A.Expr]) -> A.InList:
+        return A.InList(c[0], tuple(c[1:]), False, self.meta(meta))
+
+    @v_args(meta=True)
+    def not_in_list(self, meta: Any, c: list[A.Expr]) -> A.InList:
+        return A.InList(c[0], tuple(c[1:]), True, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def between(self, meta: Any, e: A.Expr, lo: A.Expr, hi: A.Expr) -> A.Between:
+        return A.Between(e, lo, hi, False, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def not_between(self, meta: Any, e: A.Expr, lo: A.Expr, hi: A.Expr) -> A.Between:
+        return A.Between(e, lo, hi, True, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def like(self, meta: Any, e: A.Expr, pattern: A.Expr) -> A.Like:
+        return A.Like(e, pattern, False, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def not_like(self, meta: Any, e: A.Expr, pattern: A.Expr) -> A.Like:
+        return A.Like(e, pattern, True, self.meta(meta))
+
+    def int_lit(self, t: Token) -> A.Literal:
+        return A.Literal(self._int(t), INT, self.tok(t))
+
+    def float_lit(self, t: Token) -> A.Literal:
+        return A.Literal(float(t), DOUBLE, self.tok(t))
+
+    def string_lit(self, t: Token) -> A.Literal:
+        return A.Literal(string_value(t), STRING, self.tok(t))
+
+    def duration_lit(self, t: Token) -> A.DurationLit:
+        span = self.tok(t)
+        return A.DurationLit(duration_millis(str(t), span), span)
+
+    @v_args(meta=True)
+    def true_lit(self, meta: Any, _c: list[Any]) -> A.Literal:
+        return A.Literal(True, BOOL, self.meta(meta))
+
+    @v_args(meta=True)
+    def false_lit(self, meta: Any, _c: list[Any]) -> A.Literal:
+        return A.Literal(False, BOOL, self.meta(meta))
+
+    @v_args(meta=True)
+    def null_lit(self, meta: Any, _c: list[Any]) -> A.Literal:
+        return A.Literal(None, NULL, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def typed_lit(self, meta: Any, prefix: Token, text: Token) -> A.Literal:
+        span = self.meta(meta)
+        if str(prefix).lower() != "timestamp":
+            raise FlowSyntaxError(f"unexpected string after '{prefix}'", self.tok(text),
+                                  hint="is a ',' or an operator missing? (a timestamp literal "
+                                  "is written timestamp '2024-05-01 10:00:00')")
+        millis = parse_timestamp(string_value(text))
+        if millis is None:
+            raise FlowSyntaxError(f"'{string_value(text)}' is not a timestamp", self.tok(text),
+                                  hint="write an ISO-8601 date or time, such as "
+                                  "'2024-05-01' or '2024-05-01 10:00:00.250' (UTC)")
+        return A.Literal(millis, TIMESTAMP, span)
+
+    def field_ref(self, t: Token) -> A.FieldRef:
+        return self._ref(t)
+
+    @v_args(meta=True, inline=True)
+    def qualified_ref(self, meta: Any, q: Token, name: Token) -> A.FieldRef:
+        return A.FieldRef(str(name), str(q), self.meta(meta))
+
+    @v_args(meta=True)
+    def call(self, meta: Any, c: list[Any]) -> A.Call:
+        return A.Call(str(c[0]), tuple(c[1:]), self.meta(meta), self.tok(c[0]))
+
+    @v_args(meta=True)
+    def call_empty(self, meta: Any, c: list[Any]) -> A.Call:
+        return A.Call(str(c[0]), (), self.meta(meta), self.tok(c[0]))
+
+    @v_args(meta=True)
+    def call_star(self, meta: Any, c: list[Any]) -> A.Call:
+        return A.Call(str(c[0]), (), self.meta(meta), self.tok(c[0]), star=True)
+
+    @v_args(meta=True)
+    def call_distinct(self, meta: Any, c: list[Any]) -> A.Call:
+        return A.Call(str(c[0]), (c[1],), self.meta(meta), self.tok(c[0]), distinct=True)
+
+    @v_args(meta=True, inline=True)
+    def cast(self, meta: Any, e: A.Expr, target: Type) -> A.Cast:
+        return A.Cast(e, target, self.meta(meta))
+
+    @v_args(meta=True)
+    def case_(self, meta: Any, c: list[Any]) -> A.Case:
+        whens = tuple(x for x in c if isinstance(x, A.When))
+        default = c[-1] if not isinstance(c[-1], A.When) else None
+        return A.Case(None, whens, default, self.meta(meta))
+
+    @v_args(meta=True)
+    def case_operand(self, meta: Any, c: list[Any]) -> A.Case:
+        whens = tuple(x for x in c[1:] if isinstance(x, A.When))
+        default = c[-1] if not isinstance(c[-1], A.When) else None
+        return A.Case(c[0], whens, default, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def when_clause(self, meta: Any, cond: A.Expr, result: A.Expr) -> A.When:
+        return A.When(cond, result, self.meta(meta))
+
+    @v_args(meta=True)
+    def array_lit(self, meta: Any, c: list[Any]) -> A.ArrayLit:
+        return A.ArrayLit(tuple(x for x in c if x is not None), self.meta(meta))

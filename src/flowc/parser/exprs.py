@@ -1,0 +1,480 @@
+"""Type-check .flow expressions and compile them to Python source (and callables).
+
+Every expression becomes Python source over a record variable (``r[3]`` for a field) with SQL
+null semantics: an operator on a null gives null, ``and``/``or`` are three-valued, and a
+filter keeps a record only when its condition is true. Sub-results are bound once to
+walrus temporaries (``_t1``) so nothing is evaluated twice.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
+from flowc.operators import CodeFn
+from flowc.parser import ast as A
+from flowc.parser.functions import AGGREGATES, FUNCTIONS
+from flowc.parser.runtime import HELPERS
+from flowc.types import (
+    BOOL,
+    DOUBLE,
+    DURATION,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    Type,
+    array_of,
+    assignable,
+    common_type,
+)
+
+# Python's own parser rejects very deep nesting; stop well before it with a clear message.
+MAX_DEPTH = 48
+_CONST_IDS = itertools.count(1)
+_IDENT = re.compile(r"[^A-Za-z0-9_]")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A name visible in an expression, the type, and the Python source that reads it."""
+
+    name: str
+    type: Type
+    code: str
+
+
+@dataclass(frozen=True)
+class Udf:
+    name: str
+    fn: Callable[..., Any]
+    params: tuple[Type, ...]
+    returns: Type
+    span: Span
+
+    @property
+    def env_name(self) -> str:
+        return "_udf_" + _IDENT.sub("_", self.name)
+
+
+@dataclass
+class Scope:
+    columns: Sequence[Column]
+    udfs: dict[str, Udf] = field(default_factory=dict)
+    # Where the expression appears, for messages ("in 'filter'").
+    where: str = ""
+    # Set in datagen generators: the source of the row index, enabling random_*().
+    index_code: str | None = None
+
+    def lookup(self, name: str) -> Column | None:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        return None
+
+
+@dataclass(frozen=True)
+class Typed:
+    type: Type
+    code: str
+    nonnull: bool = False  # known never to be null (a literal), so no None check is needed
+    const: bool = False
+    value: Any = None
+
+
+def _lit(value: Any, type_: Type) -> Typed:
+    return Typed(type_, repr(value), nonnull=value is not None, const=True, value=value)
+
+
+class ExprCompiler:
+    """Compiles the expressions of one operator; ``env`` collects the names they use."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.env: dict[str, Any] = {}
+        self._temps = itertools.count(1)
+
+    # ------------------------------------------------------------------ public
+
+    def compile(self, e: A.Expr, depth: int = 0) -> Typed:
+        if depth > MAX_DEPTH:
+            raise FlowSyntaxError(f"expression is nested too deeply (more than {MAX_DEPTH} "
+                                  "levels)", e.span, hint="split it over several 'map' steps")
+        method = getattr(self, "_" + type(e).__name__)
+        return method(e, depth + 1)
+
+    def expect(self, e: A.Expr, want: Type, what: str) -> Typed:
+        t = self.compile(e)
+        if not assignable(t.type, want):
+            raise FlowTypeError(f"{what} must be {want}, but this is {t.type}", e.span)
+        return t
+
+    def code_fn(self, source: str, params: tuple[str, ...], span: Span) -> CodeFn:
+        return make_code_fn(source, params, self.env, span)
+
+    # ------------------------------------------------------------------ helpers
+
+    def temp(self) -> str:
+        return f"_t{next(self._temps)}"
+
+    def helper(self, name: str) -> str:
+        self.env["_rt_" + name] = HELPERS[name]
+        return "_rt_" + name
+
+    def const(self, value: Any) -> str:
+        name = f"_k{next(_CONST_IDS)}"
+        self.env[name] = value
+        return name
+
+    def null_safe(self, args: Sequence[Typed], body: Callable[[list[str]], str]) -> str:
+        """``body`` over the arguments, or None when any nullable argument is null."""
+        names: list[str] = []
+        checks: list[str] = []
+        for a in args:
+            if a.nonnull:
+                names.append(a.code)
+                continue
+            t = self.temp()
+            checks.append(f"({t} := {a.code}) is None")
+            names.append(t)
+        if not checks:
+            return f"({body(names)})"
+        return f"(None if {' or '.join(checks)} else {body(names)})"
+
+    # ------------------------------------------------------------------ leaves
+
+    def _Literal(self, e: A.Literal, depth: int) -> Typed:
+        return _lit(e.value, e.type)
+
+    def _DurationLit(self, e: A.DurationLit, depth: int) -> Typed:
+        return Typed(DURATION, repr(e.millis), nonnull=True, const=True, value=e.millis)
+
+    def _FieldRef(self, e: A.FieldRef, depth: int) -> Typed:
+        name = e.name if e.qualifier is None else f"{e.qualifier}.{e.name}"
+        col = self.scope.lookup(name)
+        if col is None and e.qualifier is not None:
+            col = self.scope.lookup(e.name)
+        if col is None:
+            where = f" {self.scope.where}" if self.scope.where else ""
+            names = [c.name for c in self.scope.columns]
+            hint = did_you_mean(e.name, names)
+            fields = ", ".join(names) if len(names) <= 12 else ", ".join(names[:12]) + ", ..."
+            raise FlowNameError(f"unknown field '{name}'{where}", e.span,
+                                hint=hint or (f"the fields here are: {fields}" if names else None))
+        return Typed(col.type, col.code)
+
+    def _ArrayLit(self, e: A.ArrayLit, depth: int) -> Typed:
+        items = [self.compile(i, depth) for i in e.items]
+        elem: Type = NULL
+        for item, node in zip(items, e.items):
+            c = common_type(elem, item.type)
+            if c is None:
+                raise FlowTypeError(f"array elements must have one type: {elem} and {item.type}",
+                                    node.span)
+            elem = c
+        code = "[" + ", ".join(i.code for i in items) + "]"
+        return Typed(array_of(elem), code, nonnull=True)
+
+    # ------------------------------------------------------------------ operators
+
+    def _Unary(self, e: A.Unary, depth: int) -> Typed:
+        x = self.compile(e.operand, depth)
+        if e.op == "not":
+            self._want_bool(x, e.operand, "the operand of 'not'")
+            return Typed(BOOL, self.null_safe([x], lambda a: f"not {a[0]}"))
+        if not (x.type.is_numeric or x.type in (DURATION, NULL)):
+            raise FlowTypeError(f"cannot negate a {x.type}", e.span)
+        return Typed(x.type if not x.type.is_null else INT,
+                     self.null_safe([x], lambda a: f"-{a[0]}"), x.nonnull)
+
+    def _want_bool(self, t: Typed, node: A.Expr, what: str) -> None:
+        if t.type not in (BOOL, NULL):
+            raise FlowTypeError(f"{what} must be bool, but this is {t.type}", node.span)
+
+    def _Binary(self, e: A.Binary, depth: int) -> Typed:
+        left = self.compile(e.left, depth)
+        right = self.compile(e.right, depth)
+        if e.op in ("and", "or"):
+            return self._logic(e, left, right)
+        if e.op in ("=", "!=", "<", "<=", ">", ">="):
+            return self._compare(e, left, right)
+        if e.op == "||":
+            for t, node in ((left, e.left), (right, e.right)):
+                if t.type not in (STRING, NULL):
+                    raise FlowTypeError(f"'||' joins strings, but this is {t.type}", node.span,
+                                        hint="convert it with cast(... as string)")
+            return Typed(STRING, self.null_safe([left, right], lambda a: f"{a[0]} + {a[1]}"),
+                         left.nonnull and right.nonnull)
+        return self._arith(e, left, right)
+
+    def _logic(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
+        self._want_bool(left, e.left, f"the left side of '{e.op}'")
+        self._want_bool(right, e.right, f"the right side of '{e.op}'")
+        if left.nonnull and right.nonnull:
+            return Typed(BOOL, f"({left.code} {e.op} {right.code})", nonnull=True)
+        a, b = self.temp(), self.temp()
+        # Three-valued logic, short-circuiting like Python when the left side decides.
+        if e.op == "and":
+            code = (f"(False if ({a} := {left.code}) is False else "
+                    f"(False if ({b} := {right.code}) is False else "
+                    f"(None if {a} is None or {b} is None else True)))")
+        else:
+            code = (f"(True if ({a} := {left.code}) is True else "
+                    f"(True if ({b} := {right.code}) is True else "
+                    f"(None if {a} is None or {b} is None else False)))")
+        return Typed(BOOL, code)
+
+    def _compare(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
+        c = common_type(left.type, right.type)
+        if c is None:
+            raise FlowTypeError(f"cannot compare {left.type} with {right.type} using '{e.op}'",
+                                e.span, hint=_conversion_hint(left.type, right.type))
+        if c.is_array and e.op not in ("=", "!="):
+            raise FlowTypeError(f"arrays can only be compared with '=' or '!=', not '{e.op}'",
+                                e.span)
+        if c == BOOL and e.op not in ("=", "!="):
+            raise FlowTypeError(f"bools can only be compared with '=' or '!=', not '{e.op}'",
+                                e.span)
+        op = "==" if e.op == "=" else e.op
+        return Typed(BOOL, self.null_safe([left, right], lambda a: f"{a[0]} {op} {a[1]}"))
+
+    def _arith(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
+        result = _arith_type(e.op, left.type, right.type)
+        if result is None:
+            hint = "use '||' or concat() to join strings" if STRING in (left.type, right.type) \
+                and e.op == "+" else None
+            raise FlowTypeError(f"cannot apply '{e.op}' to {left.type} and {right.type}", e.span,
+                                hint=hint)
+        if e.op in ("/", "%"):
+            fn = self.helper("div" if e.op == "/" else "mod")
+            return Typed(result, f"{fn}({left.code}, {right.code})")
+        return Typed(result, self.null_safe([left, right], lambda a: f"{a[0]} {e.op} {a[1]}"),
+                     left.nonnull and right.nonnull)
+
+    # ------------------------------------------------------------------ predicates
+
+    def _IsNull(self, e: A.IsNull, depth: int) -> Typed:
+        x = self.compile(e.operand, depth)
+        return Typed(BOOL, f"({x.code} is {'not ' if e.negated else ''}None)", nonnull=True)
+
+    def _InList(self, e: A.InList, depth: int) -> Typed:
+        x = self.compile(e.operand, depth)
+        items = [self.compile(i, depth) for i in e.items]
+        for item, node in zip(items, e.items):
+            if common_type(x.type, item.type) is None:
+                raise FlowTypeError(f"cannot look for a {x.type} among {item.type} values",
+                                    node.span)
+        if all(i.const and i.value is not None for i in items):
+            values = self.const(frozenset(i.value for i in items))
+            code = self.null_safe([x], lambda a: f"{a[0]} in {values}")
+        else:
+            code = f"{self.helper('in_list')}({x.code}, ({', '.join(i.code for i in items)},))"
+        if e.negated:
+            code = self.null_safe([Typed(BOOL, code)], lambda a: f"not {a[0]}")
+        return Typed(BOOL, code)
+
+    def _Between(self, e: A.Between, depth: int) -> Typed:
+        # x between lo and hi == x >= lo and x <= hi (x is evaluated twice; it has no effects).
+        ge = A.Binary(">=", e.operand, e.low, e.span)
+        le = A.Binary("<=", e.operand, e.high, e.span)
+        both: A.Expr = A.Binary("and", ge, le, e.span)
+        if e.negated:
+            both = A.Unary("not", both, e.span)
+        return self.compile(both, depth)
+
+    def _Like(self, e: A.Like, depth: int) -> Typed:
+        x = self.compile(e.operand, depth)
+        p = self.compile(e.pattern, depth)
+        for t, node in ((x, e.operand), (p, e.pattern)):
+            if t.type not in (STRING, NULL):
+                raise FlowTypeError(f"'like' works on strings, but this is {t.type}", node.span)
+        if p.const and p.value is not None:
+            rx = self.const(HELPERS["like_regex"](p.value))
+            code = self.null_safe([x], lambda a: f"{rx}.fullmatch({a[0]}) is not None")
+        else:
+            code = f"{self.helper('like')}({x.code}, {p.code})"
+        if e.negated:
+            code = self.null_safe([Typed(BOOL, code)], lambda a: f"not {a[0]}")
+        return Typed(BOOL, code)
+
+    def _Case(self, e: A.Case, depth: int) -> Typed:
+        conds: list[Typed] = []
+        results: list[Typed] = []
+        for w in e.whens:
+            cond_node: A.Expr = w.condition
+            if e.operand is not None:
+                cond_node = A.Binary("=", e.operand, w.condition, w.condition.span)
+            c = self.compile(cond_node, depth)
+            self._want_bool(c, cond_node, "a 'when' condition")
+            conds.append(c)
+            results.append(self.compile(w.result, depth))
+        default = self.compile(e.default, depth) if e.default is not None else _lit(None, NULL)
+        result_type = default.type
+        for r, w in zip(results, e.whens):
+            c = common_type(result_type, r.type)
+            if c is None:
+                raise FlowTypeError(f"'case' branches have different types: {result_type} "
+                                    f"and {r.type}", w.result.span)
+            result_type = c
+        code = default.code
+        for c, r in zip(reversed(conds), reversed(results)):
+            code = f"({r.code} if {c.code} else {code})"
+        return Typed(result_type, code)
+
+    def _Cast(self, e: A.Cast, depth: int) -> Typed:
+        x = self.compile(e.operand, depth)
+        src, dst = x.type, e.target
+        if src == dst or src.is_null:
+            return Typed(dst, x.code, x.nonnull)
+        helper = _CASTS.get((src.kind, dst.kind))
+        if helper is None:
+            raise FlowTypeError(f"cannot cast {src} to {dst}", e.span)
+        if helper == "":
+            return Typed(dst, x.code, x.nonnull)
+        return Typed(dst, f"{self.helper(helper)}({x.code})")
+
+    # ------------------------------------------------------------------ calls
+
+    def _Call(self, e: A.Call, depth: int) -> Typed:
+        name = e.name
+        if name in AGGREGATES:
+            raise FlowTypeError(f"'{name}' is an aggregate function; it can only be used in "
+                                "'aggregate'", e.name_span,
+                                hint="for example: key by ... | aggregate "
+                                     f"{name}({'*' if name == 'count' else 'x'}) as n")
+        if e.star or e.distinct:
+            raise FlowSyntaxError(f"'{'*' if e.star else 'distinct'}' is only allowed in "
+                                  "count(...) inside 'aggregate'", e.span)
+        udf = self.scope.udfs.get(name)
+        if udf is not None:
+            return self._udf_call(e, udf, depth)
+        fn = FUNCTIONS.get(name)
+        if fn is None or (fn.datagen_only and self.scope.index_code is None):
+            pool = [n for n, f in FUNCTIONS.items()
+                    if not f.datagen_only or self.scope.index_code is not None]
+            hint = did_you_mean(name, pool + list(self.scope.udfs))
+            if fn is not None:
+                hint = f"'{name}' is only available in a datagen source's generators"
+            raise FlowNameError(f"unknown function '{name}'", e.name_span,
+                                hint=hint or "see docs/language.md for the function library; "
+                                "Python functions are imported with 'import udf'")
+        n = len(e.args)
+        if n < fn.min_args or (fn.max_args is not None and n > fn.max_args):
+            raise FlowTypeError(f"{name}() takes {_arity(fn.min_args, fn.max_args)}, "
+                                f"got {n}", e.span, hint=f"{fn.signature}")
+        args = [self.compile(a, depth) for a in e.args]
+        result = fn.infer([a.type for a in args])
+        if isinstance(result, str):
+            raise FlowTypeError(f"{name}(): {result}", e.span, hint=fn.signature)
+        return Typed(result, self._call_code(fn.name, fn.template, fn.helper, args, e),
+                     nonnull=name == "coalesce" and any(a.nonnull for a in args))
+
+    def _call_code(self, name: str, template: str | None, helper: str | None,
+                   args: list[Typed], e: A.Call) -> str:
+        if name == "coalesce":
+            code = "None"
+            for a in reversed(args):
+                t = self.temp()
+                code = f"({t} if ({t} := {a.code}) is not None else {code})"
+            return code
+        if name == "if":
+            return f"({args[1].code} if {args[0].code} else {args[2].code})"
+        if name == "date_trunc" and args[0].const and args[0].value not in (
+                "year", "month", "day", "hour", "minute", "second"):
+            raise FlowTypeError(f"date_trunc cannot truncate to '{args[0].value}'", e.args[0].span,
+                                hint="use 'year', 'month', 'day', 'hour', 'minute' or 'second'")
+        if template is not None:
+            return self.null_safe(args, lambda a: template.format(*a))
+        assert helper is not None
+        codes = [a.code for a in args]
+        if self.scope.index_code is not None and name.startswith("random_"):
+            codes = [self.scope.index_code, str(next(_CONST_IDS))] + codes
+        return f"{self.helper(helper)}({', '.join(codes)})"
+
+    def _udf_call(self, e: A.Call, udf: Udf, depth: int) -> Typed:
+        if len(e.args) != len(udf.params):
+            raise FlowTypeError(f"{udf.name}() takes {len(udf.params)} argument"
+                                f"{'s' if len(udf.params) != 1 else ''}, got {len(e.args)}",
+                                e.span, hint=_udf_signature(udf))
+        args = []
+        for i, (node, want) in enumerate(zip(e.args, udf.params)):
+            t = self.compile(node, depth)
+            if not assignable(t.type, want):
+                raise FlowTypeError(f"argument {i + 1} of {udf.name}() must be {want}, but "
+                                    f"this is {t.type}", node.span, hint=_udf_signature(udf))
+            args.append(t)
+        self.env[udf.env_name] = udf.fn
+        return Typed(udf.returns, f"{udf.env_name}({', '.join(a.code for a in args)})")
+
+
+def _udf_signature(udf: Udf) -> str:
+    params = ", ".join(str(p) for p in udf.params)
+    return f"declared as {udf.name}({params}) -> {udf.returns} (line {udf.span.line})"
+
+
+def _arity(lo: int, hi: int | None) -> str:
+    if hi == lo:
+        return f"{lo} argument{'s' if lo != 1 else ''}"
+    if hi is None:
+        return f"at least {lo} argument{'s' if lo != 1 else ''}"
+    return f"{lo} to {hi} arguments"
+
+
+def _conversion_hint(a: Type, b: Type) -> str | None:
+    if STRING in (a, b) and (a.is_numeric or b.is_numeric or TIMESTAMP in (a, b)):
+        return "convert one side with cast(... as ...)"
+    if TIMESTAMP in (a, b) and (a == INT or b == INT):
+        return "use to_timestamp(millis) or epoch_millis(ts)"
+    return None
+
+
+def _arith_type(op: str, a: Type, b: Type) -> Type | None:
+    if a.is_null or b.is_null:
+        other = b if a.is_null else a
+        return other if other.is_numeric or other in (DURATION, TIMESTAMP, NULL) else None
+    if a.is_numeric and b.is_numeric:
+        if op == "/":
+            return DOUBLE
+        return DOUBLE if DOUBLE in (a, b) else INT
+    if op in ("+", "-") and a == TIMESTAMP and b == DURATION:
+        return TIMESTAMP
+    if op == "+" and a == DURATION and b == TIMESTAMP:
+        return TIMESTAMP
+    if op == "-" and a == TIMESTAMP and b == TIMESTAMP:
+        return INT
+    if op in ("+", "-") and a == DURATION and b == DURATION:
+        return DURATION
+    if op == "*" and {a, b} == {DURATION, INT}:
+        return DURATION
+    return None
+
+
+# (from, to) -> runtime helper; "" means the value is already right.
+_CASTS = {
+    ("int", "string"): "cast_string", ("double", "string"): "cast_string",
+    ("bool", "string"): "cast_string", ("timestamp", "string"): "cast_ts_string",
+    ("string", "int"): "cast_int", ("double", "int"): "cast_int", ("bool", "int"): "cast_int",
+    ("timestamp", "int"): "", ("duration", "int"): "",
+    ("string", "double"): "cast_double", ("int", "double"): "cast_double",
+    ("string", "bool"): "cast_bool", ("int", "bool"): "cast_bool",
+    ("string", "timestamp"): "cast_timestamp", ("int", "timestamp"): "",
+}
+
+
+def make_code_fn(source: str, params: tuple[str, ...], env: dict[str, Any], span: Span) -> CodeFn:
+    """Compile ``lambda params: source`` once; the CodeFn keeps both for the executors."""
+    try:
+        code = compile(f"lambda {', '.join(params)}: {source}", f"<{span}>", "eval")
+        fn = eval(code, dict(env))  # noqa: S307 - source generated by the compiler above
+    except (SyntaxError, RecursionError, MemoryError) as exc:
+        raise FlowSyntaxError("expression is too complex to compile", span,
+                              hint="split it over several 'map' steps") from exc
+    return CodeFn(fn, source, params, dict(env))
+
+
+def row_columns(names: Sequence[str], types: Sequence[Type], var: str = "r") -> list[Column]:
+    return [Column(n, t, f"{var}[{i}]") for i, (n, t) in enumerate(zip(names, types))]

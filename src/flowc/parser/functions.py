@@ -1,0 +1,192 @@
+"""The standard function library of .flow expressions: signatures and code templates.
+
+A function either has a ``template`` (Python source with ``{0}``, ``{1}``... for the
+arguments; the compiler adds SQL null propagation around it) or a ``helper`` from
+:mod:`flowc.parser.runtime` (which handles nulls itself). ``infer`` type-checks the argument
+types and returns the result type, or a message saying what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Type, array_of, common_type
+
+Infer = Callable[[list[Type]], "Type | str"]
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    min_args: int
+    max_args: int | None
+    infer: Infer
+    signature: str
+    template: str | None = None
+    helper: str | None = None
+    datagen_only: bool = False
+
+
+AGGREGATES = ("count", "sum", "min", "max", "avg", "first", "last")
+
+
+def _is(t: Type, *kinds: str) -> bool:
+    return t.kind in kinds or t.is_null
+
+
+def _fixed(result: Type, *params: tuple[str, ...]) -> Infer:
+    """Each argument must be one of the kinds listed for its position."""
+    def infer(args: list[Type]) -> Type | str:
+        for i, (arg, kinds) in enumerate(zip(args, params)):
+            if not _is(arg, *kinds):
+                return f"argument {i + 1} must be {' or '.join(kinds)}, not {arg}"
+        return result
+    return infer
+
+
+def _numeric_same(args: list[Type]) -> Type | str:
+    if not _is(args[0], "int", "double"):
+        return f"needs a number, not {args[0]}"
+    return INT if args[0].is_null else args[0]
+
+
+def _round(args: list[Type]) -> Type | str:
+    if not _is(args[0], "int", "double"):
+        return f"argument 1 must be a number, not {args[0]}"
+    if len(args) > 1 and not _is(args[1], "int"):
+        return f"argument 2 (digits) must be int, not {args[1]}"
+    return DOUBLE if args[0] == DOUBLE else INT
+
+
+def _to_int(args: list[Type]) -> Type | str:
+    return INT if _is(args[0], "int", "double") else f"needs a number, not {args[0]}"
+
+
+def _to_double(args: list[Type]) -> Type | str:
+    for i, a in enumerate(args):
+        if not _is(a, "int", "double"):
+            return f"argument {i + 1} must be a number, not {a}"
+    return DOUBLE
+
+
+def _length(args: list[Type]) -> Type | str:
+    return INT if _is(args[0], "string", "array") else f"needs a string or an array, not {args[0]}"
+
+
+def _all_strings(args: list[Type]) -> Type | str:
+    for i, a in enumerate(args):
+        if not _is(a, "string"):
+            return f"argument {i + 1} must be string, not {a} (use cast(x as string))"
+    return STRING
+
+
+def _substr(args: list[Type]) -> Type | str:
+    return _fixed(STRING, ("string",), ("int",), ("int",))(args)
+
+
+def _size(args: list[Type]) -> Type | str:
+    return INT if _is(args[0], "array") else f"needs an array, not {args[0]}"
+
+
+def _element_at(args: list[Type]) -> Type | str:
+    if not args[0].is_array:
+        return f"argument 1 must be an array, not {args[0]}"
+    if not _is(args[1], "int"):
+        return f"argument 2 (position) must be int, not {args[1]}"
+    assert args[0].element is not None
+    return args[0].element
+
+
+def _array_contains(args: list[Type]) -> Type | str:
+    if not args[0].is_array:
+        return f"argument 1 must be an array, not {args[0]}"
+    assert args[0].element is not None
+    if common_type(args[0].element, args[1]) is None:
+        return f"cannot look for a {args[1]} in an {args[0]}"
+    return BOOL
+
+
+def _to_timestamp(args: list[Type]) -> Type | str:
+    if not _is(args[0], "int", "string"):
+        return f"needs epoch milliseconds (int) or an ISO-8601 string, not {args[0]}"
+    return TIMESTAMP
+
+
+def _common(args: list[Type]) -> Type | str:
+    result = args[0]
+    for a in args[1:]:
+        c = common_type(result, a)
+        if c is None:
+            return f"arguments have incompatible types {result} and {a}"
+        result = c
+    return result
+
+
+def _if(args: list[Type]) -> Type | str:
+    if not _is(args[0], "bool"):
+        return f"argument 1 (the condition) must be bool, not {args[0]}"
+    c = common_type(args[1], args[2])
+    return c if c is not None else f"the two branches have incompatible types {args[1]} and {args[2]}"
+
+
+def _random_int(args: list[Type]) -> Type | str:
+    return _fixed(INT, ("int",), ("int",))(args)
+
+
+_TS = ("timestamp",)
+_FUNCTIONS = [
+    Function("lower", 1, 1, _fixed(STRING, ("string",)), "lower(string) -> string", "{0}.lower()"),
+    Function("upper", 1, 1, _fixed(STRING, ("string",)), "upper(string) -> string", "{0}.upper()"),
+    Function("trim", 1, 1, _fixed(STRING, ("string",)), "trim(string) -> string", "{0}.strip()"),
+    Function("ltrim", 1, 1, _fixed(STRING, ("string",)), "ltrim(string) -> string", "{0}.lstrip()"),
+    Function("rtrim", 1, 1, _fixed(STRING, ("string",)), "rtrim(string) -> string", "{0}.rstrip()"),
+    Function("length", 1, 1, _length, "length(string | array) -> int", "len({0})"),
+    Function("substr", 2, 3, _substr, "substr(string, start int [, length int]) -> string",
+             helper="substr"),
+    Function("concat", 1, None, _all_strings, "concat(string, ...) -> string", helper="concat"),
+    Function("replace", 3, 3, _fixed(STRING, ("string",), ("string",), ("string",)),
+             "replace(string, search string, replacement string) -> string",
+             "{0}.replace({1}, {2})"),
+    Function("starts_with", 2, 2, _fixed(BOOL, ("string",), ("string",)),
+             "starts_with(string, prefix string) -> bool", "{0}.startswith({1})"),
+    Function("ends_with", 2, 2, _fixed(BOOL, ("string",), ("string",)),
+             "ends_with(string, suffix string) -> bool", "{0}.endswith({1})"),
+    Function("contains", 2, 2, _fixed(BOOL, ("string",), ("string",)),
+             "contains(string, part string) -> bool", "({1} in {0})"),
+    Function("abs", 1, 1, _numeric_same, "abs(number) -> number", "abs({0})"),
+    Function("round", 1, 2, _round, "round(number [, digits int]) -> number", helper="round"),
+    Function("floor", 1, 1, _to_int, "floor(number) -> int", helper="floor"),
+    Function("ceil", 1, 1, _to_int, "ceil(number) -> int", helper="ceil"),
+    Function("sqrt", 1, 1, _to_double, "sqrt(number) -> double", helper="sqrt"),
+    Function("power", 2, 2, _to_double, "power(number, number) -> double", helper="power"),
+    Function("coalesce", 1, None, _common, "coalesce(T, T, ...) -> T"),
+    Function("if", 3, 3, _if, "if(bool, T, T) -> T"),
+    Function("year", 1, 1, _fixed(INT, _TS), "year(timestamp) -> int", helper="year"),
+    Function("month", 1, 1, _fixed(INT, _TS), "month(timestamp) -> int", helper="month"),
+    Function("day", 1, 1, _fixed(INT, _TS), "day(timestamp) -> int", helper="day"),
+    Function("hour", 1, 1, _fixed(INT, _TS), "hour(timestamp) -> int", helper="hour"),
+    Function("minute", 1, 1, _fixed(INT, _TS), "minute(timestamp) -> int", helper="minute"),
+    Function("second", 1, 1, _fixed(INT, _TS), "second(timestamp) -> int", helper="second"),
+    Function("date_trunc", 2, 2, _fixed(TIMESTAMP, ("string",), _TS),
+             "date_trunc('year'|'month'|'day'|'hour'|'minute'|'second', timestamp) -> timestamp",
+             helper="date_trunc"),
+    Function("epoch_millis", 1, 1, _fixed(INT, _TS), "epoch_millis(timestamp) -> int", "{0}"),
+    Function("to_timestamp", 1, 1, _to_timestamp, "to_timestamp(int | string) -> timestamp",
+             helper="cast_timestamp"),
+    Function("split", 2, 2, _fixed(array_of(STRING), ("string",), ("string",)),
+             "split(string, separator string) -> array<string>", helper="split"),
+    Function("size", 1, 1, _size, "size(array) -> int", "len({0})"),
+    Function("element_at", 2, 2, _element_at, "element_at(array<T>, position int) -> T",
+             helper="element_at"),
+    Function("array_contains", 2, 2, _array_contains, "array_contains(array<T>, T) -> bool",
+             helper="array_contains"),
+    Function("random_int", 2, 2, _random_int, "random_int(low int, high int) -> int",
+             helper="random_int", datagen_only=True),
+    Function("random_double", 0, 0, lambda args: DOUBLE, "random_double() -> double",
+             helper="random_double", datagen_only=True),
+    Function("random_choice", 1, None, _common, "random_choice(T, T, ...) -> T",
+             helper="random_choice", datagen_only=True),
+]
+
+FUNCTIONS: dict[str, Function] = {f.name: f for f in _FUNCTIONS}

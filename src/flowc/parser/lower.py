@@ -1,0 +1,404 @@
+"""AST -> calls on :class:`flowc.datastream.StreamExecutionEnvironment`.
+
+Statements are lowered in order, except that ``set`` and ``import udf`` statements are
+applied first (they configure the whole script wherever they appear). Each statement is
+lowered on its own: a failing statement is reported and the next one is still checked, and
+names it would have defined are remembered as "broken" so they cause no follow-up errors.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowc.api.environment import StreamExecutionEnvironment
+from flowc.api.stream import DataStream, DataStreamSink
+from flowc.errors import ApiError, FlowcError, FlowNameError, FlowTypeError, Span, did_you_mean
+from flowc.operators import CodeFn, DatagenSource, FileSource
+from flowc.parser import ast as A
+from flowc.parser.exprs import Column, ExprCompiler, Scope, Udf, make_code_fn, row_columns
+from flowc.parser.functions import AGGREGATES, FUNCTIONS
+from flowc.parser.settings import apply_hints, apply_set
+from flowc.parser.steps import FILE_FORMATS, PipelineBuilder, check_storable
+from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Field, Schema, Type, assignable
+from flowc.windowing import WatermarkStrategy
+
+_FILE_OPTIONS = {"csv": {"header": "bool", "delimiter": "char", "quote": "char",
+                         "null_value": "string"},
+                 "json": {}, "parquet": {}}
+
+
+class BrokenName(Exception):
+    """A reference to a stream whose own statement failed: reported once, not again."""
+
+
+@dataclass
+class StreamInfo:
+    """A named stream: its schema, its DataStream, a pending ``key by`` (if the pipeline
+    ended in one) and whether its records carry event-time timestamps."""
+
+    name: str
+    schema: Schema
+    span: Span
+    stream: DataStream
+    key: tuple[str, ...] | None = None
+    event_time: bool = False
+
+
+@dataclass(frozen=True)
+class SinkInfo:
+    kind: str  # print, csv, json, parquet, blackhole
+    sink: DataStreamSink
+    schema: Schema
+    span: Span
+    path: str | None = None
+
+
+@dataclass
+class CompiledScript:
+    """The result of compiling a script: the environment holding its transformations, the
+    named streams and the sinks, in script order."""
+
+    env: StreamExecutionEnvironment
+    streams: dict[str, StreamInfo]
+    sinks: list[SinkInfo]
+    filename: str
+    text: str
+    script: A.Script | None = None
+    udfs: dict[str, Udf] = field(default_factory=dict)
+
+
+class Lowerer:
+    def __init__(self, filename: str, text: str, base_dir: str | None,
+                 env: StreamExecutionEnvironment | None = None) -> None:
+        self.filename = filename
+        self.text = text
+        self.base_dir = base_dir
+        self.env = env or StreamExecutionEnvironment.get_execution_environment()
+        self.streams: dict[str, StreamInfo] = {}
+        self.sinks: list[SinkInfo] = []
+        self.udfs: dict[str, Udf] = {}
+        self.broken: set[str] = set()
+        self.errors: list[FlowcError] = []
+        self._set_at: dict[str, Span] = {}
+
+    # ------------------------------------------------------------------ driver
+
+    def lower_all(self, statements: list[A.Statement]) -> None:
+        first = [s for s in statements if isinstance(s, (A.SetStmt, A.ImportUdf))]
+        rest = [s for s in statements if not isinstance(s, (A.SetStmt, A.ImportUdf))]
+        for stmt in first + rest:
+            self._guarded(stmt)
+
+    def _guarded(self, stmt: A.Statement) -> None:
+        try:
+            with self.env.at(stmt.span):
+                self.statement(stmt)
+        except BrokenName:
+            self._break(stmt)
+        except FlowcError as e:
+            if e.span is None:
+                e = type(e)(e.message, stmt.span, hint=e.hint, notes=e.notes) \
+                    if type(e) is not ApiError else FlowTypeError(e.message, stmt.span)
+            self.errors.append(e)
+            self._break(stmt)
+
+    def _break(self, stmt: A.Statement) -> None:
+        if isinstance(stmt, (A.SourceStmt, A.LetStmt)):
+            self.broken.add(stmt.name)
+        if isinstance(stmt, (A.LetStmt, A.PipelineStmt)):
+            for step in stmt.pipeline.steps:
+                if isinstance(step, A.WindowStep) and step.late_into:
+                    self.broken.add(step.late_into)
+
+    def statement(self, stmt: A.Statement) -> None:
+        if isinstance(stmt, A.SetStmt):
+            prev = self._set_at.get(stmt.setting.key)
+            if prev is not None:
+                raise FlowNameError(f"'{stmt.setting.key}' is set twice", stmt.setting.key_span,
+                                    notes=[f"it is first set at line {prev.line}"])
+            self._set_at[stmt.setting.key] = stmt.span
+            apply_set(self.env, stmt.setting)
+        elif isinstance(stmt, A.ImportUdf):
+            self.import_udf(stmt)
+        elif isinstance(stmt, A.SourceStmt):
+            self.source(stmt)
+        elif isinstance(stmt, A.LetStmt):
+            self.check_new_name(stmt.name, stmt.name_span)
+            flow, sink = PipelineBuilder(self).run(stmt.pipeline)
+            if sink is not None:
+                raise FlowTypeError("a pipeline that ends in a sink has no output to name",
+                                    sink.span, hint=f"drop 'let {stmt.name} =', or move the "
+                                    "sink to a separate pipeline")
+            self.streams[stmt.name] = StreamInfo(stmt.name, flow.schema, stmt.name_span,
+                                                 flow.stream, flow.key, flow.event_time)
+        else:
+            flow, sink = PipelineBuilder(self).run(stmt.pipeline)
+            if sink is None:
+                raise FlowTypeError("this pipeline does not end in a sink, so its result goes "
+                                    "nowhere", stmt.pipeline.steps[-1].span if
+                                    stmt.pipeline.steps else stmt.span,
+                                    hint="end it with '| print' (or write/blackhole), or name "
+                                         "it with 'let NAME = ...'")
+
+    # ------------------------------------------------------------------ names
+
+    def stream(self, ref: A.FieldRef) -> StreamInfo:
+        info = self.streams.get(ref.name)
+        if info is not None:
+            return info
+        if ref.name in self.broken:
+            raise BrokenName(ref.name)
+        raise FlowNameError(f"unknown stream '{ref.name}'", ref.span,
+                            hint=did_you_mean(ref.name, self.streams) or (
+                                "streams are defined with 'source NAME ...' or 'let NAME = ...'"
+                                " before they are used"))
+
+    def check_new_name(self, name: str, span: Span) -> None:
+        info = self.streams.get(name)
+        if info is not None:
+            raise FlowNameError(f"stream '{name}' is already defined", span,
+                                notes=[f"'{name}' is defined at line {info.span.line}"])
+
+    def define(self, name: str, stream: DataStream, schema: Schema, span: Span, *,
+               event_time: bool) -> None:
+        self.check_new_name(name, span)
+        self.streams[name] = StreamInfo(name, schema, span, stream, None, event_time)
+
+    def add_sink(self, kind: str, sink: DataStreamSink, schema: Schema, span: Span,
+                 path: str | None) -> None:
+        self.sinks.append(SinkInfo(kind, sink, schema, span, path))
+
+    def resolve_path(self, path: str) -> str:
+        if self.base_dir and not os.path.isabs(path) and "://" not in path:
+            return os.path.join(self.base_dir, path)
+        return path
+
+    def file_options(self, fmt: str, options: tuple[A.Setting, ...], *,
+                     sink: bool = False) -> tuple[tuple[str, str], ...]:
+        known = _FILE_OPTIONS[fmt]
+        out: list[tuple[str, str]] = []
+        for opt in options:
+            kind = known.get(opt.key)
+            if kind is None:
+                hint = did_you_mean(opt.key, known) or (
+                    f"{fmt} options are: {', '.join(known)}" if known else
+                    f"{fmt} files take no options")
+                raise FlowNameError(f"unknown {fmt} option '{opt.key}'", opt.key_span, hint=hint)
+            value = opt.value
+            if kind == "bool" and not (isinstance(value, A.Word) and value.text in (
+                    "true", "false")):
+                raise FlowTypeError(f"{opt.key} must be true or false", opt.value_span)
+            if kind in ("char", "string") and not isinstance(value, str):
+                raise FlowTypeError(f"{opt.key} must be a string", opt.value_span)
+            if kind == "char" and len(str(value)) != 1:
+                raise FlowTypeError(f"{opt.key} must be a single character", opt.value_span)
+            out.append((opt.key, str(value)))
+        return tuple(out)
+
+    # ------------------------------------------------------------------ import udf
+
+    def import_udf(self, stmt: A.ImportUdf) -> None:
+        name = stmt.name
+        if name in FUNCTIONS or name in AGGREGATES:
+            raise FlowNameError(f"'{name}' is a built-in function", stmt.path_span,
+                                hint=f"import it under another name: ... as my_{name}")
+        if name in self.udfs:
+            raise FlowNameError(f"function '{name}' is already imported", stmt.path_span,
+                                notes=[f"first imported at line {self.udfs[name].span.line}"])
+        for t in (*stmt.params, stmt.returns):
+            check_storable([(str(t), t, stmt.span)])
+        fn = self._load(stmt)
+        self.udfs[name] = Udf(name, fn, stmt.params, stmt.returns, stmt.span)
+
+    def _load(self, stmt: A.ImportUdf) -> Callable[..., Any]:
+        added = self.base_dir is not None and self.base_dir not in sys.path
+        if added:
+            sys.path.insert(0, self.base_dir or ".")
+        try:
+            module = importlib.import_module(stmt.module)
+        except Exception as e:  # noqa: BLE001 - any failure of user code is a user error
+            raise FlowNameError(f"cannot import module '{stmt.module}': "
+                                f"{type(e).__name__}: {e}", stmt.path_span) from None
+        finally:
+            if added and self.base_dir in sys.path:
+                sys.path.remove(self.base_dir or ".")
+        fn = getattr(module, stmt.function, None)
+        if fn is None:
+            public = [n for n in dir(module) if not n.startswith("_")]
+            raise FlowNameError(f"module '{stmt.module}' has no function '{stmt.function}'",
+                                stmt.path_span, hint=did_you_mean(stmt.function, public))
+        if not callable(fn):
+            raise FlowTypeError(f"'{stmt.module}.{stmt.function}' is not a function",
+                                stmt.path_span)
+        return fn  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------------ sources
+
+    def source(self, stmt: A.SourceStmt) -> None:
+        self.check_new_name(stmt.name, stmt.name_span)
+        seen: dict[str, A.FieldDecl] = {}
+        for f in stmt.fields:
+            if f.name in seen:
+                raise FlowNameError(f"field '{f.name}' is declared twice", f.span)
+            seen[f.name] = f
+        schema = Schema(tuple(Field(f.name, f.type) for f in stmt.fields))
+        strategy = self.watermark(stmt, schema)
+        body = stmt.body
+        if stmt.dead_letter is not None and not isinstance(body, A.FileBody):
+            raise FlowTypeError("'dead letter' only applies to file sources",
+                                stmt.dead_letter_span or stmt.span)
+        if isinstance(body, A.FileBody):
+            stream = self.file_source(stmt, body, schema, strategy)
+        elif isinstance(body, A.DatagenBody):
+            stream = self.datagen_source(stmt, body, schema, strategy)
+        elif isinstance(body, A.ValuesBody):
+            stream = self.env.from_collection(self.values(body, schema), type_info=schema)
+            stream = self._finish(stream, stmt, strategy)
+        else:
+            if len(schema) != 1 or schema.fields[0].type != INT:
+                raise FlowTypeError("a sequence source has exactly one int field, as in "
+                                    "(n int)", stmt.span)
+            if body.start > body.end:
+                raise FlowTypeError(f"a sequence runs upwards: {body.start} is after "
+                                    f"{body.end}", body.span)
+            seq = self.env.from_sequence(body.start, body.end)
+            apply_hints(seq, stmt.hints)
+            # A sequence yields bare numbers; records are tuples, so wrap each one.
+            wrap = make_code_fn("(v,)", ("v",), {}, body.span)
+            stream = seq.map(wrap, output_type=schema)
+            stream = self._finish(stream, stmt, strategy, hints=False)
+        self.streams[stmt.name] = StreamInfo(stmt.name, schema, stmt.name_span, stream, None,
+                                             strategy is not None)
+
+    def _finish(self, stream: DataStream, stmt: A.SourceStmt,
+                strategy: WatermarkStrategy | None, hints: bool = True) -> DataStream:
+        if hints:
+            apply_hints(stream, stmt.hints)
+        if strategy is not None:
+            stream = stream.assign_timestamps_and_watermarks(strategy)
+        return stream
+
+    def watermark(self, stmt: A.SourceStmt, schema: Schema) -> WatermarkStrategy | None:
+        wm = stmt.watermark
+        if wm is None:
+            return None
+        if wm.out_of_orderness < 0:
+            raise FlowTypeError("the watermark delay cannot be negative", wm.span)
+        c = ExprCompiler(Scope(row_columns(schema.names, schema.types), {}, "in 'watermark'"))
+        typed = c.compile(wm.expr)
+        if typed.type != TIMESTAMP:
+            raise FlowTypeError(f"the watermark needs a timestamp, but this is {typed.type}",
+                                wm.expr.span, hint="write: watermark <timestamp field> - 2s")
+        assigner = c.code_fn(typed.code, ("r", "record_ts"), wm.span)
+        return WatermarkStrategy.for_bounded_out_of_orderness(
+            wm.out_of_orderness).with_timestamp_assigner(assigner)
+
+    def file_source(self, stmt: A.SourceStmt, body: A.FileBody, schema: Schema,
+                    strategy: WatermarkStrategy | None) -> DataStream:
+        if body.format not in FILE_FORMATS:
+            raise FlowNameError(f"unknown file format '{body.format}'", body.format_span,
+                                hint=did_you_mean(body.format, FILE_FORMATS)
+                                or "use csv, json or parquet")
+        if body.format == "csv":
+            for f in schema.fields:
+                if f.type.is_array:
+                    raise FlowTypeError(f"csv cannot hold the array field '{f.name}'", stmt.span,
+                                        hint="read json or parquet for array fields")
+        options = self.file_options(body.format, body.options)
+        dead = self.resolve_path(stmt.dead_letter) if stmt.dead_letter else None
+        spec = FileSource(self.resolve_path(body.path), body.format, schema.as_pairs(), options,
+                          dead)
+        return self._from_source(spec, stmt, schema, strategy)
+
+    def _from_source(self, spec: Any, stmt: A.SourceStmt, schema: Schema,
+                     strategy: WatermarkStrategy | None) -> DataStream:
+        if stmt.hints and strategy is not None:
+            # Hints belong to the source operator, which from_source hides behind the
+            # watermark operator; so create it bare, apply them, then add the watermarks.
+            stream = self.env.from_source(spec, WatermarkStrategy.no_watermarks(), stmt.name,
+                                          type_info=schema)
+            return self._finish(stream, stmt, strategy)
+        stream = self.env.from_source(spec, strategy or WatermarkStrategy.no_watermarks(),
+                                      stmt.name, type_info=schema)
+        apply_hints(stream, stmt.hints)
+        return stream
+
+    def values(self, body: A.ValuesBody, schema: Schema) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        compiler = ExprCompiler(Scope([], {}, "in 'values'"))
+        for exprs, span in zip(body.rows, body.row_spans):
+            if len(exprs) != len(schema):
+                raise FlowTypeError(f"this row has {len(exprs)} value"
+                                    f"{'s' if len(exprs) != 1 else ''} but the schema has "
+                                    f"{len(schema)} fields", span)
+            row = []
+            for e, f in zip(exprs, schema.fields):
+                typed = compiler.compile(e)
+                if not assignable(typed.type, f.type):
+                    raise FlowTypeError(f"'{f.name}' is {f.type}, but this value is "
+                                        f"{typed.type}", e.span)
+                fn = compiler.code_fn(typed.code, (), e.span)
+                try:
+                    value = fn()
+                except Exception as exc:  # noqa: BLE001 - a constant that fails to evaluate
+                    raise FlowTypeError(f"cannot evaluate this value: {exc}", e.span) from None
+                row.append(_widen(value, f.type))
+            rows.append(tuple(row))
+        return rows
+
+    def datagen_source(self, stmt: A.SourceStmt, body: A.DatagenBody, schema: Schema,
+                       strategy: WatermarkStrategy | None) -> DataStream:
+        if body.rows < 0:
+            raise FlowTypeError("datagen needs a row count of 0 or more", body.span)
+        scope = Scope([Column("index", INT, "i")], self.udfs, "in a datagen generator",
+                      index_code="i")
+        compiler = ExprCompiler(scope)
+        given: dict[str, str] = {}
+        for name, expr, span in body.generators:
+            f = schema.field(name)
+            if f is None:
+                raise FlowNameError(f"'{name}' is not a field of '{stmt.name}'", span,
+                                    hint=did_you_mean(name, schema.names))
+            if name in given:
+                raise FlowNameError(f"'{name}' has two generators", span)
+            typed = compiler.compile(expr)
+            if not assignable(typed.type, f.type):
+                raise FlowTypeError(f"'{name}' is {f.type}, but its generator gives "
+                                    f"{typed.type}", expr.span)
+            given[name] = typed.code if typed.type == f.type or f.type != DOUBLE else \
+                f"{compiler.helper('cast_double')}({typed.code})"
+        codes = [given.get(f.name) or _default_generator(f.name, f.type) for f in schema.fields]
+        gen = compiler.code_fn("(" + "".join(c + ", " for c in codes) + ")", ("i",), body.span)
+        spec = DatagenSource(body.rows, gen, f"datagen {body.rows} rows")
+        return self._from_source(spec, stmt, schema, strategy)
+
+
+def _widen(value: Any, t: Type) -> Any:
+    if t == DOUBLE and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if t.is_array and isinstance(value, list) and t.element is not None:
+        return [_widen(v, t.element) for v in value]
+    return value
+
+
+def _default_generator(name: str, t: Type) -> str:
+    """What a field without a generator gets: a simple function of the row index."""
+    if t == INT:
+        return "i"
+    if t == DOUBLE:
+        return "float(i)"
+    if t == STRING:
+        return f"{name + '_'!r} + str(i)"
+    if t == BOOL:
+        return "(i % 2 == 0)"
+    if t == TIMESTAMP:
+        return "(i * 1000)"
+    return "[]"
+
+
+__all__ = ["CompiledScript", "Lowerer", "SinkInfo", "StreamInfo", "CodeFn"]

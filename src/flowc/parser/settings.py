@@ -1,0 +1,130 @@
+"""``set key = value;`` statements and per-operator ``with (...)`` hints."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flowc.errors import ApiError, FlowNameError, FlowSyntaxError, FlowTypeError, did_you_mean
+from flowc.parser import ast as A
+from flowc.transformations import RuntimeExecutionMode
+
+SET_KEYS = ("parallelism", "max_parallelism", "chaining", "mode", "job_name")
+HINT_KEYS = ("parallelism", "max_parallelism", "slot_group", "slot_sharing_group", "uid",
+             "uid_hash", "name", "description", "chain")
+MAX_PARALLELISM = 1 << 15
+_HEX32 = re.compile(r"^[0-9a-fA-F]{32}$")
+_ON = {"on": True, "true": True, "off": False, "false": False}
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, A.DurationLit):
+        return f"{value.millis}ms"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def int_setting(s: A.Setting, what: str, lo: int, hi: int) -> int:
+    v = s.value
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise FlowTypeError(f"{what} must be a whole number, got {_shown(v)}", s.value_span)
+    if not lo <= v <= hi:
+        bound = f"at least {lo}" if hi >= MAX_PARALLELISM * 1024 else f"between {lo} and {hi}"
+        raise FlowTypeError(f"{what} must be {bound}, got {v}", s.value_span)
+    return v
+
+
+def str_setting(s: A.Setting, what: str) -> str:
+    if not isinstance(s.value, str):
+        raise FlowTypeError(f"{what} must be a string in single quotes, got {_shown(s.value)}",
+                            s.value_span)
+    if not s.value:
+        raise FlowTypeError(f"{what} must not be empty", s.value_span)
+    return s.value
+
+
+def word_setting(s: A.Setting, what: str, choices: tuple[str, ...]) -> str:
+    text = str(s.value) if isinstance(s.value, (A.Word, str)) else None
+    if text is None or text not in choices:
+        raise FlowTypeError(f"{what} must be {' or '.join(choices)}, got {_shown(s.value)}",
+                            s.value_span)
+    return text
+
+
+def apply_set(env: Any, s: A.Setting) -> None:
+    key = s.key
+    if key == "parallelism":
+        env.set_parallelism(int_setting(s, "parallelism", 1, MAX_PARALLELISM))
+    elif key == "max_parallelism":
+        env.set_max_parallelism(int_setting(s, "max_parallelism", 1, MAX_PARALLELISM))
+    elif key == "chaining":
+        if not _ON[word_setting(s, "chaining", ("on", "off", "true", "false"))]:
+            env.disable_operator_chaining()
+    elif key == "mode":
+        mode = word_setting(s, "mode", ("streaming", "batch"))
+        env.set_runtime_mode(RuntimeExecutionMode[mode.upper()])
+    elif key == "job_name":
+        env.set_job_name(str_setting(s, "job_name"))
+    elif "." in key:
+        # Free options are namespaced (spark.*, flowc.*) so that typos of the known keys
+        # above cannot silently become options.
+        value = s.value
+        env.set_option(key, str(value).lower() if isinstance(value, bool) else
+                       f"{value.millis}ms" if isinstance(value, A.DurationLit) else str(value))
+    else:
+        raise FlowNameError(f"unknown setting '{key}'", s.key_span,
+                            hint=did_you_mean(key, SET_KEYS) or
+                            f"settings are {', '.join(SET_KEYS)}, or a dotted option such as "
+                            "spark.sql.shuffle.partitions")
+
+
+def check_hints(hints: tuple[A.Setting, ...], *, sink: bool) -> None:
+    seen: dict[str, A.Setting] = {}
+    for h in hints:
+        if h.key in seen:
+            raise FlowSyntaxError(f"hint '{h.key}' is given twice", h.key_span)
+        seen[h.key] = h
+        if h.key not in HINT_KEYS:
+            raise FlowNameError(f"unknown hint '{h.key}'", h.key_span,
+                                hint=did_you_mean(h.key, HINT_KEYS)
+                                or f"hints are {', '.join(HINT_KEYS)}")
+        if h.key == "chain" and sink and str(h.value) == "new":
+            raise FlowTypeError("a sink cannot start a new chain", h.value_span,
+                                hint="use chain = never to keep it out of the chain")
+
+
+def apply_hints(target: Any, hints: tuple[A.Setting, ...], *, sink: bool = False) -> None:
+    """Call the API setter for each hint on ``target`` (a DataStream or DataStreamSink)."""
+    check_hints(hints, sink=sink)
+    for h in hints:
+        try:
+            _apply_one(target, h)
+        except ApiError as e:
+            raise FlowTypeError(e.message, h.span) from None
+
+
+def _apply_one(target: Any, h: A.Setting) -> None:
+    key = h.key
+    if key == "parallelism":
+        target.set_parallelism(int_setting(h, "parallelism", 1, MAX_PARALLELISM))
+    elif key == "max_parallelism":
+        target.set_max_parallelism(int_setting(h, "max_parallelism", 1, MAX_PARALLELISM))
+    elif key in ("slot_group", "slot_sharing_group"):
+        target.slot_sharing_group(str_setting(h, "slot_group"))
+    elif key == "uid":
+        target.uid(str_setting(h, "uid"))
+    elif key == "uid_hash":
+        value = str_setting(h, "uid_hash")
+        if not _HEX32.match(value):
+            raise FlowTypeError("uid_hash must be 32 hexadecimal digits", h.value_span)
+        target.set_uid_hash(value)
+    elif key == "name":
+        target.name(str_setting(h, "name"))
+    elif key == "description":
+        target.set_description(str_setting(h, "description"))
+    elif key == "chain":
+        if word_setting(h, "chain", ("new", "never")) == "new":
+            target.start_new_chain()
+        else:
+            target.disable_chaining()

@@ -1,0 +1,475 @@
+"""Lowering of pipeline steps (``| map ...``, ``| key by ...``, ...) to DataStream API calls.
+
+Each step makes exactly the API calls a Python user would make for it, inside
+``env.at(step span)``. ``key by`` is applied lazily: the step after it decides which call
+it becomes (``key_by(...).window(...)``, a rolling aggregate, a join's own keys, or a plain
+``key_by`` when anything else follows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from flowc.api.stream import DataStream, KeyedStream
+from flowc.errors import ApiError, FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
+from flowc.operators import CodeFn, FileSink
+from flowc.parser import ast as A
+from flowc.parser.aggregates import (
+    JoinRows,
+    RollingMerge,
+    RollingResult,
+    RollingStart,
+    RowAggregate,
+    WindowRow,
+    check_output_names,
+    compile_aggregates,
+)
+from flowc.parser.exprs import Column, ExprCompiler, Scope, row_columns
+from flowc.parser.settings import apply_hints
+from flowc.transformations import KeySelector, OutputTag
+from flowc.types import NULL, TIMESTAMP, Field, Schema, Type
+from flowc.windowing import (
+    EventTimeSessionWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+    WindowAssigner,
+)
+
+if TYPE_CHECKING:
+    from flowc.parser.lower import Lowerer
+
+FILE_FORMATS = ("csv", "json", "parquet")
+
+
+@dataclass
+class Flow:
+    """The stream flowing through a pipeline, between two steps."""
+
+    stream: DataStream
+    schema: Schema
+    event_time: bool
+    key: tuple[str, ...] | None = None  # a pending `key by`
+    window: A.WindowStep | None = None  # a pending `window`, waiting for `aggregate`
+    qualifier: str | None = None  # the name `a.x` may use for this stream (in joins)
+
+
+def key_selector(schema: Schema, names: tuple[str, ...]) -> KeySelector:
+    """One field: the value itself; several: a tuple (as the docs promise)."""
+    pos = tuple(schema.index_of(n) for n in names)
+    if len(pos) == 1:
+        source = f"r[{pos[0]}]"
+    else:
+        source = "(" + ", ".join(f"r[{p}]" for p in pos) + ",)"
+    fn = eval(f"lambda r: {source}")  # noqa: S307 - built from field positions only
+    return KeySelector(CodeFn(fn, source, ("r",)), names, ", ".join(names))
+
+
+def check_storable(schema_types: list[tuple[str, Type, Span]]) -> None:
+    for name, t, span in schema_types:
+        if t.is_null or (t.is_array and t.element is not None and t.element.is_null):
+            raise FlowTypeError(f"the type of '{name}' is unknown (it is always null)", span,
+                                hint="give it a type with cast(null as int)")
+        if not t.storable:
+            raise FlowTypeError(f"'{name}' would be a {t}, which a stream cannot hold", span,
+                                hint="convert durations with cast(... as int) (milliseconds)")
+
+
+def assigner_of(spec: A.WindowSpec) -> WindowAssigner:
+    for value, what in ((spec.size, "window size"), (spec.slide, "slide")):
+        if spec.kind != "session" and (what == "window size" or spec.kind == "sliding") \
+                and value <= 0:
+            raise FlowTypeError(f"the {what} must be positive", spec.span)
+    if spec.kind == "tumbling":
+        if abs(spec.offset) >= spec.size:
+            raise FlowTypeError("the window offset must be smaller than the window size",
+                                spec.span)
+        return TumblingEventTimeWindows.of(spec.size, spec.offset)
+    if spec.kind == "sliding":
+        if abs(spec.offset) >= spec.slide:
+            raise FlowTypeError("the window offset must be smaller than the slide", spec.span)
+        return SlidingEventTimeWindows.of(spec.size, spec.slide, spec.offset)
+    if spec.size <= 0:
+        raise FlowTypeError("the session gap must be positive", spec.span)
+    return EventTimeSessionWindows.with_gap(spec.size)
+
+
+class PipelineBuilder:
+    def __init__(self, ctx: Lowerer) -> None:
+        self.ctx = ctx
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self, pipeline: A.Pipeline) -> tuple[Flow, A.Step | None]:
+        """Lower ``pipeline``; returns the final flow and its sink step (if it ends in one)."""
+        flow = self.head(pipeline)
+        last = len(pipeline.steps) - 1
+        for i, step in enumerate(pipeline.steps):
+            if isinstance(step, A.SINK_STEPS) and i != last:
+                raise FlowSyntaxError("a sink ends a pipeline; nothing can follow it",
+                                      pipeline.steps[i + 1].span)
+            if flow.window is not None and not isinstance(step, A.AggregateStep):
+                raise FlowSyntaxError("'window' must be followed by '| aggregate ...'",
+                                      step.span, notes=[f"the window is at line "
+                                                        f"{flow.window.span.line}"])
+            try:
+                with self.ctx.env.at(step.span):
+                    flow = self.step(flow, step)
+            except ApiError as e:
+                raise FlowTypeError(e.message, e.span or step.span) from None
+        if flow.window is not None:
+            raise FlowSyntaxError("'window' must be followed by '| aggregate ...'",
+                                  flow.window.span)
+        sink = pipeline.steps[-1] if pipeline.steps and isinstance(
+            pipeline.steps[-1], A.SINK_STEPS) else None
+        return flow, sink
+
+    def head(self, pipeline: A.Pipeline) -> Flow:
+        infos = [self.ctx.stream(ref) for ref in pipeline.head]
+        first = infos[0]
+        flow = Flow(first.stream, first.schema, first.event_time, first.key,
+                    qualifier=first.name)
+        if pipeline.head_is_union:
+            with self.ctx.env.at(pipeline.span):
+                return self.union(Flow(first.stream, first.schema, first.event_time, first.key),
+                                  list(zip(pipeline.head[1:], infos[1:])), pipeline.span)
+        return flow
+
+    def step(self, flow: Flow, step: A.Step) -> Flow:
+        if step.hints and isinstance(step, (A.KeyByStep, A.WindowStep, A.PartitionStep,
+                                            A.UnionStep)):
+            what = {A.KeyByStep: "key by", A.WindowStep: "window", A.PartitionStep: "a "
+                    "partitioning", A.UnionStep: "union"}[type(step)]
+            hint = "put the hints on the 'aggregate' after it" if isinstance(
+                step, A.WindowStep) else None
+            raise FlowSyntaxError(f"hints are not allowed on {what}: it has no operator of "
+                                  "its own", step.hints[0].span, hint=hint)
+        handler = getattr(self, "_" + type(step).__name__)
+        out: Flow = handler(flow, step)
+        return out
+
+    # ------------------------------------------------------------------ helpers
+
+    def materialized(self, flow: Flow) -> DataStream:
+        """The stream with a pending ``key by`` applied (a KeyedStream), or as it is."""
+        if flow.key is None:
+            return flow.stream
+        return flow.stream.key_by(key_selector(flow.schema, flow.key))
+
+    def compiler(self, flow: Flow, where: str) -> ExprCompiler:
+        scope = Scope(row_columns(flow.schema.names, flow.schema.types), self.ctx.udfs, where)
+        return ExprCompiler(scope)
+
+    def _next(self, flow: Flow, stream: DataStream, schema: Schema | None = None,
+              event_time: bool | None = None) -> Flow:
+        return Flow(stream, schema or flow.schema,
+                    flow.event_time if event_time is None else event_time)
+
+    # ------------------------------------------------------------------ one-input steps
+
+    def _MapStep(self, flow: Flow, step: A.MapStep) -> Flow:
+        c = self.compiler(flow, "in 'map'")
+        codes: list[str] = []
+        out: list[tuple[str, Type, Span]] = []
+        for item in step.items:
+            if item.star:
+                for i, f in enumerate(flow.schema.fields):
+                    codes.append(f"r[{i}]")
+                    out.append((f.name, f.type, item.span))
+                continue
+            assert item.expr is not None
+            typed = c.compile(item.expr)
+            name = item.alias
+            if name is None:
+                if not isinstance(item.expr, A.FieldRef):
+                    raise FlowSyntaxError("give this computed column a name: add 'as <name>'",
+                                          item.span)
+                name = item.expr.name
+            codes.append(typed.code)
+            out.append((name, typed.type, item.span))
+        seen: dict[str, Span] = {}
+        for name, _t, span in out:
+            if name in seen:
+                raise FlowNameError(f"column '{name}' appears twice in the output of 'map'",
+                                    span, hint="rename one of them with 'as'")
+            seen[name] = span
+        check_storable(out)
+        schema = Schema(tuple(Field(n, t) for n, t, _ in out))
+        fn = c.code_fn("(" + "".join(code + ", " for code in codes) + ")", ("r",), step.span)
+        stream = self.materialized(flow).map(fn, output_type=schema)
+        apply_hints(stream, step.hints)
+        return self._next(flow, stream, schema)
+
+    def _FilterStep(self, flow: Flow, step: A.FilterStep) -> Flow:
+        c = self.compiler(flow, "in 'filter'")
+        typed = c.compile(step.condition)
+        if typed.type.kind not in ("bool", "null"):
+            raise FlowTypeError(f"the condition of 'filter' must be bool, but this is "
+                                f"{typed.type}", step.condition.span,
+                                hint="compare it with something, e.g. ... > 0 or ... is not null")
+        stream = self.materialized(flow).filter(c.code_fn(typed.code, ("r",), step.span))
+        apply_hints(stream, step.hints)
+        return self._next(flow, stream)
+
+    def _FlatMapStep(self, flow: Flow, step: A.FlatMapStep) -> Flow:
+        c = self.compiler(flow, "in 'flat_map'")
+        typed = c.compile(step.expr)
+        if not typed.type.is_array or typed.type.element is None:
+            raise FlowTypeError(f"flat_map needs an array (one output row per element), but "
+                                f"this is {typed.type}", step.expr.span,
+                                hint="for example: flat_map split(text, ' ') as word")
+        element = typed.type.element
+        check_storable([(step.alias, element, step.span)])
+        pos = flow.schema.index_of(step.alias)
+        fields = list(flow.schema.fields)
+        cols = [f"r[{i}]" for i in range(len(fields))]
+        if pos is None:
+            fields.append(Field(step.alias, element))
+            cols.append("_e")
+        else:  # exploding into an existing name replaces that column in place
+            fields[pos] = Field(step.alias, element)
+            cols[pos] = "_e"
+        schema = Schema(tuple(fields))
+        source = f"[({''.join(col + ', ' for col in cols)}) for _e in ({typed.code} or ())]"
+        stream = self.materialized(flow).flat_map(c.code_fn(source, ("r",), step.span),
+                                                  output_type=schema)
+        apply_hints(stream, step.hints)
+        return self._next(flow, stream, schema)
+
+    def _KeyByStep(self, flow: Flow, step: A.KeyByStep) -> Flow:
+        if flow.key is not None:
+            raise FlowSyntaxError(f"the stream is already keyed by {', '.join(flow.key)}",
+                                  step.span, hint="remove one of the 'key by' steps")
+        names: list[str] = []
+        for ref in step.fields:
+            f = flow.schema.field(ref.name)
+            if f is None:
+                raise FlowNameError(f"unknown field '{ref.name}' in 'key by'", ref.span,
+                                    hint=did_you_mean(ref.name, flow.schema.names))
+            if f.type.is_array:
+                raise FlowTypeError(f"cannot key by '{ref.name}': it is an {f.type}", ref.span)
+            if ref.name in names:
+                raise FlowSyntaxError(f"'{ref.name}' is listed twice in 'key by'", ref.span)
+            names.append(ref.name)
+        return Flow(flow.stream, flow.schema, flow.event_time, tuple(names),
+                    qualifier=flow.qualifier)
+
+    def _PartitionStep(self, flow: Flow, step: A.PartitionStep) -> Flow:
+        stream = self.materialized(flow)
+        method = "global_" if step.kind == "global" else step.kind
+        return self._next(flow, getattr(stream, method)())
+
+    def _WindowStep(self, flow: Flow, step: A.WindowStep) -> Flow:
+        if flow.key is None:
+            raise FlowSyntaxError("'window' needs a keyed stream: add '| key by <field>' "
+                                  "before it", step.span)
+        self.need_event_time(flow, step.span, "a window")
+        assigner_of(step.spec)  # validate now, so the error points at the window
+        if step.late_into is not None:
+            self.ctx.check_new_name(step.late_into, step.late_span or step.span)
+        return replace(flow, window=step)
+
+    def need_event_time(self, flow: Flow, span: Span, what: str) -> None:
+        if not flow.event_time:
+            raise FlowTypeError(f"{what} needs event time, but this stream has no timestamps",
+                                span, hint="declare one on the source: watermark <field> - 2s")
+
+    # ------------------------------------------------------------------ aggregation
+
+    def _AggregateStep(self, flow: Flow, step: A.AggregateStep) -> Flow:
+        if flow.key is None:
+            raise FlowSyntaxError("'aggregate' needs 'key by' before it (and optionally a "
+                                  "window)", step.span)
+        c = self.compiler(flow, "in 'aggregate'")
+        specs = compile_aggregates(step.items, c, flow.key)
+        key_fields = [flow.schema.field(k) for k in flow.key]
+        assert all(f is not None for f in key_fields)
+        agg = RowAggregate(specs)
+        if flow.window is not None:
+            return self.windowed(flow, step, specs, agg, [f for f in key_fields if f])
+        names = list(flow.key) + [s.name for s in specs]
+        check_output_names(names, step.items, len(flow.key))
+        schema = Schema(tuple(f for f in key_fields if f) +
+                        tuple(Field(s.name, s.type) for s in specs))
+        # Rolling: map to (key..., accumulators), keyed reduce, map to the output row.
+        positions = tuple(flow.schema.index_of(k) or 0 for k in flow.key)
+        n = len(flow.key)
+        acc_schema = Schema(tuple(f for f in key_fields if f) + (Field("_acc", NULL),))
+        start = flow.stream.map(RollingStart(positions, agg))
+        reduced = start.key_by(key_selector(acc_schema, flow.key)).reduce(RollingMerge(n, agg))
+        stream = reduced.map(RollingResult(n, agg), output_type=schema)
+        parts = [start, reduced, stream]
+        for part in parts:
+            apply_hints(part, tuple(h for h in step.hints if h.key in (
+                "parallelism", "max_parallelism", "slot_group", "slot_sharing_group")))
+        apply_hints(reduced, tuple(h for h in step.hints if h.key in (
+            "name", "uid", "uid_hash", "description")))
+        apply_hints(start, tuple(h for h in step.hints if h.key == "chain"))
+        return self._next(flow, stream, schema)
+
+    def windowed(self, flow: Flow, step: A.AggregateStep, specs: list[Any],
+                 agg: RowAggregate, key_fields: list[Field]) -> Flow:
+        window = flow.window
+        assert window is not None and flow.key is not None
+        names = list(flow.key) + ["window_start", "window_end"] + [s.name for s in specs]
+        check_output_names(names, step.items, len(flow.key) + 2)
+        schema = Schema(tuple(key_fields) + (Field("window_start", TIMESTAMP),
+                                             Field("window_end", TIMESTAMP))
+                        + tuple(Field(s.name, s.type) for s in specs))
+        keyed = flow.stream.key_by(key_selector(flow.schema, flow.key))
+        with self.ctx.env.at(window.span):
+            windowed = keyed.window(assigner_of(window.spec))
+            if window.lateness is not None:
+                windowed = windowed.allowed_lateness(window.lateness)
+            tag = None
+            if window.late_into is not None:
+                tag = OutputTag(window.late_into, flow.schema)
+                windowed = windowed.side_output_late_data(tag)
+        stream = windowed.aggregate(agg, window_function=WindowRow(len(flow.key)),
+                                    output_type=schema)
+        apply_hints(stream, step.hints)
+        if tag is not None and window.late_into is not None:
+            with self.ctx.env.at(window.late_span or window.span):
+                late = stream.get_side_output(tag)
+            self.ctx.define(window.late_into, late, flow.schema, window.late_span or window.span,
+                            event_time=flow.event_time)
+        return self._next(flow, stream, schema, event_time=True)
+
+    # ------------------------------------------------------------------ multi-input
+
+    def _UnionStep(self, flow: Flow, step: A.UnionStep) -> Flow:
+        others = [(ref, self.ctx.stream(ref)) for ref in step.streams]
+        return self.union(flow, others, step.span)
+
+    def union(self, flow: Flow, others: list[tuple[A.FieldRef, Any]], span: Span) -> Flow:
+        streams = []
+        event_time = flow.event_time
+        for ref, info in others:
+            if info.schema != flow.schema:
+                raise FlowTypeError(f"cannot union '{ref.name}': its schema {info.schema} "
+                                    f"differs from {flow.schema}", ref.span,
+                                    hint="make the fields match (same names, types and "
+                                         "order) with a 'map' first")
+            other = Flow(info.stream, info.schema, info.event_time, info.key)
+            streams.append(self.materialized(other))
+            event_time = event_time and info.event_time
+        stream = self.materialized(flow).union(*streams)
+        return Flow(stream, flow.schema, event_time)
+
+    def _JoinStep(self, flow: Flow, step: A.JoinStep) -> Flow:
+        other_ref = A.FieldRef(step.other, None, step.other_span)
+        info = self.ctx.stream(other_ref)
+        right_q = step.alias or step.other
+        left_keys: list[str] = []
+        right_keys: list[str] = []
+        for jk in step.keys:
+            lk, rk = self._join_sides(jk, flow, info.schema, right_q)
+            lt, rt = flow.schema.field(lk), info.schema.field(rk)
+            assert lt is not None and rt is not None
+            if lt.type != rt.type or lt.type.is_array:
+                raise FlowTypeError(f"join keys must have the same type: {lk} is {lt.type} but "
+                                    f"{rk} is {rt.type}", jk.span,
+                                    hint="convert one side with a 'map' before the join")
+            left_keys.append(lk)
+            right_keys.append(rk)
+        what = "an interval join" if step.window is None else "a window join"
+        self.need_event_time(flow, step.span, what)
+        if not info.event_time:
+            raise FlowTypeError(f"{what} needs event time, but '{step.other}' has no "
+                                "timestamps", step.other_span,
+                                hint="declare one on its source: watermark <field> - 2s")
+        for keyed_by, keys, span in ((flow.key, left_keys, step.span),
+                                     (info.key, right_keys, step.other_span)):
+            if keyed_by is not None and tuple(keyed_by) != tuple(keys):
+                raise FlowSyntaxError(f"the stream is keyed by {', '.join(keyed_by)} but the "
+                                      f"join is on {', '.join(keys)}", span,
+                                      hint="a join keys both sides by its 'on' fields; remove "
+                                           "the 'key by'")
+        schema = self._join_schema(flow.schema, info.schema, right_q, step.span)
+        k1 = key_selector(flow.schema, tuple(left_keys))
+        k2 = key_selector(info.schema, tuple(right_keys))
+        if step.window is not None:
+            fn = CodeFn(_concat, "a + b", ("a", "b"))
+            joined = flow.stream.join(info.stream).where(k1).equal_to(k2).window(
+                assigner_of(step.window))
+            if step.lateness is not None:
+                joined = joined.allowed_lateness(step.lateness)
+            stream = joined.apply(fn, output_type=schema)
+        else:
+            assert step.lower is not None and step.upper is not None
+            stream = flow.stream.key_by(k1).interval_join(info.stream.key_by(k2)).between(
+                step.lower, step.upper).process(JoinRows(), output_type=schema)
+        apply_hints(stream, step.hints)
+        return Flow(stream, schema, True)
+
+    def _join_sides(self, jk: A.JoinKey, flow: Flow, right: Schema,
+                    right_q: str) -> tuple[str, str]:
+        def side(ref: A.FieldRef) -> str:
+            if ref.qualifier is None:
+                return "both"
+            if ref.qualifier == right_q:
+                return "right"
+            if ref.qualifier in (flow.qualifier, "left") or (
+                    flow.qualifier is None and ref.qualifier != right_q):
+                return "left"
+            raise FlowNameError(f"unknown stream '{ref.qualifier}' in the join condition",
+                                ref.span, hint=did_you_mean(ref.qualifier, [
+                                    q for q in (flow.qualifier, right_q) if q]))
+        a, b = jk.left, jk.right
+        sa, sb = side(a), side(b)
+        if sa == "right" and sb != "right":
+            a, b = b, a
+        elif sa == sb and sa != "both":
+            raise FlowSyntaxError("a join condition compares a field of each side", jk.span)
+        for ref, schema, where in ((a, flow.schema, "left"), (b, right, "right")):
+            if schema.field(ref.name) is None:
+                raise FlowNameError(f"unknown field '{ref.name}' on the {where} side of the "
+                                    "join", ref.span, hint=did_you_mean(ref.name, schema.names))
+        return a.name, b.name
+
+    def _join_schema(self, left: Schema, right: Schema, right_q: str, span: Span) -> Schema:
+        fields = list(left.fields)
+        taken = set(left.names)
+        for f in right.fields:
+            name = f.name if f.name not in taken else f"{right_q}_{f.name}"
+            if name in taken:
+                raise FlowNameError(f"the join output would have two columns named '{name}'",
+                                    span, hint="rename fields with a 'map' before the join")
+            taken.add(name)
+            fields.append(Field(name, f.type))
+        return Schema(tuple(fields))
+
+    # ------------------------------------------------------------------ sinks
+
+    def _PrintSink(self, flow: Flow, step: A.PrintSink) -> Flow:
+        sink = self.materialized(flow).print(step.identifier)
+        apply_hints(sink, step.hints, sink=True)
+        self.ctx.add_sink("print", sink, flow.schema, step.span, None)
+        return flow
+
+    def _FileSinkStep(self, flow: Flow, step: A.FileSinkStep) -> Flow:
+        fmt = step.format
+        if fmt not in FILE_FORMATS:
+            raise FlowNameError(f"unknown file format '{fmt}'", step.format_span,
+                                hint=did_you_mean(fmt, FILE_FORMATS) or "use csv, json or parquet")
+        if fmt == "csv":
+            for f in flow.schema.fields:
+                if f.type.is_array:
+                    raise FlowTypeError(f"csv cannot hold the array field '{f.name}'", step.span,
+                                        hint="write json or parquet, or drop it with 'map'")
+        options = self.ctx.file_options(fmt, step.options, sink=True)
+        path = self.ctx.resolve_path(step.path)
+        sink = self.materialized(flow).sink_to(FileSink(path, fmt, flow.schema.names, options))
+        apply_hints(sink, step.hints, sink=True)
+        self.ctx.add_sink(fmt, sink, flow.schema, step.span, path)
+        return flow
+
+    def _BlackholeSink(self, flow: Flow, step: A.BlackholeSink) -> Flow:
+        sink = self.materialized(flow).add_discarding_sink()
+        apply_hints(sink, step.hints, sink=True)
+        self.ctx.add_sink("blackhole", sink, flow.schema, step.span, None)
+        return flow
+
+
+def _concat(a: Any, b: Any) -> Any:
+    return a + b

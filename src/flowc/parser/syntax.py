@@ -1,0 +1,280 @@
+"""Text -> AST statements, with one plain-words syntax error per bad statement.
+
+The script is split at top-level ``;`` (outside strings and comments) and each statement is
+parsed on its own. That gives error recovery for free: a bad statement is reported and the
+next one is parsed as if nothing happened, so one run reports every broken statement.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+
+from flowc.errors import FlowcError, FlowSyntaxError, Span
+from flowc.parser import ast as A
+from flowc.parser.build import AstBuilder
+
+# Strings (possibly unterminated: they stop at the end of the line, like the lexer's), comments
+# and semicolons; everything else is skipped by the splitter.
+_SPLIT = re.compile(r"'(?:[^'\n]|'')*'?|--[^\n]*|;")
+_BLANK = re.compile(r"^(?:\s|--[^\n]*)*$")
+_DEFINES = re.compile(r"^\s*(?:source|let)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@functools.lru_cache(maxsize=1)
+def flow_parser() -> Lark:
+    grammar = resources.files("flowc.grammar").joinpath("flow.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One statement's text (with its ``;`` when it has one) and where it starts."""
+
+    text: str
+    offset: int
+    line: int
+    column: int
+
+
+def split_statements(text: str) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    start = 0
+    for m in _SPLIT.finditer(text):
+        if m.group() == ";":
+            _add_chunk(chunks, text, start, m.end())
+            start = m.end()
+    _add_chunk(chunks, text, start, len(text))
+    return chunks
+
+
+def _add_chunk(chunks: list[Chunk], text: str, start: int, end: int) -> None:
+    body = text[start:end]
+    if _BLANK.match(body):
+        return
+    # Start the chunk at its first token so positions are cheap to shift back.
+    lead = len(body) - len(body.lstrip())
+    while body[lead:].startswith("--"):
+        nl = body.find("\n", lead)
+        lead = len(body) if nl < 0 else nl
+        lead += len(body[lead:]) - len(body[lead:].lstrip())
+    begin = start + lead
+    line = text.count("\n", 0, begin) + 1
+    column = begin - (text.rfind("\n", 0, begin) + 1) + 1
+    chunks.append(Chunk(text[begin:end], begin, line, column))
+
+
+def defined_name(chunk: Chunk) -> str | None:
+    """The stream a statement defines (``source x``/``let x``), found without parsing it, so
+    that a statement that fails to parse does not cause "unknown stream" errors later."""
+    m = _DEFINES.match(chunk.text)
+    return m.group(1) if m else None
+
+
+def parse_chunk(chunk: Chunk, filename: str, text: str) -> A.Statement:
+    """Parse one statement; raises a FlowcError (never a Lark exception)."""
+    parser = flow_parser()
+    try:
+        tree = parser.parse(chunk.text)
+    except UnexpectedInput as e:
+        raise SyntaxErrors(chunk, filename, text).describe(e) from None
+    try:
+        return AstBuilder(filename, text, chunk.line, chunk.column).transform(tree)
+    except VisitError as e:
+        if isinstance(e.orig_exc, FlowcError):
+            raise e.orig_exc from None
+        raise
+
+
+# ---------------------------------------------------------------- error messages
+
+_FRIENDLY = {
+    "NAME": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
+    "DURATION": "a duration such as 5s", "COMPARE": "a comparison",
+    "PARTITIONER": "a partitioning (rebalance, rescale, shuffle, broadcast, global, forward)",
+    "$END": "the end of the statement",
+}
+_EXPR_START = {"INT", "FLOAT", "STRING", "DURATION", "TRUE", "FALSE", "NULL", "NAME", "CAST",
+               "CASE", "LSQB", "LPAR", "MINUS", "NOT"}
+_OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMPARE", "EQUAL", "AND", "OR",
+              "IS", "IN", "BETWEEN", "LIKE", "NOT"}
+_STATEMENT_START = {"SET", "IMPORT", "SOURCE", "LET", "UNION", "NAME"}
+_STEP_START = {"MAP", "SELECT", "FILTER", "WHERE", "FLAT_MAP", "KEY", "WINDOW", "AGGREGATE",
+               "UNION", "JOIN", "INTERVAL", "PARTITIONER", "PRINT", "WRITE", "BLACKHOLE"}
+
+# Common mistakes, recognised by the parser state they fail in (Lark's match_examples).
+_EXAMPLES: dict[str, list[str]] = {
+    "a source needs a schema: source NAME (field type, ...) from ...": [
+        "source s from csv 'x';", "source s values (1);"],
+    "a field is declared as 'name type', for example (user_id string, ts timestamp)": [
+        "source s (a) from csv 'x';", "source s (a, b) from csv 'x';"],
+    "name the file format before the path: from csv|json|parquet 'path'": [
+        "source s (a int) from 'x';"],
+    "to name a stream, write 'let NAME = pipeline;'": ["x = a | map b;", "x = a;"],
+    "a pipeline step starts after '|': map, select, filter, flat_map, key by, window, "
+    "aggregate, union, join, interval join, a partitioning, print, write or blackhole": [
+        "a | b;", "a | foo x;"],
+    "name the sink's format: write csv|json|parquet 'path'": ["a | write 'x';"],
+    "a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or 'session gap GAP'": [
+        "a | window 5s;", "a | window x;"],
+}
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _FRIENDLY:
+        return _FRIENDLY[name]
+    for t in flow_parser().terminals:
+        if t.name == name:
+            if t.pattern.type == "str":
+                return f"'{t.pattern.value}'"
+            break
+    return name.lower()
+
+
+def describe_expected(expected: set[str]) -> str:
+    """Plain words for a set of terminal names: never RPAR or __ANON_3."""
+    names = set(expected)
+    parts: list[str] = []
+    if {"NAME", "INT", "STRING", "LPAR"} <= names:
+        parts.append("an expression")
+        names -= _EXPR_START
+    elif names & _STEP_START and len(names & _STEP_START) >= 5:
+        parts.append("a pipeline step (map, filter, key by, window, ..., print)")
+        names -= _STEP_START
+    elif names >= {"SET", "SOURCE", "LET"}:
+        parts.append("a statement (set, import, source, let or a pipeline)")
+        names -= _STATEMENT_START
+    if len(names & _OPERATORS) >= 4:
+        parts.append("an operator")
+        names -= _OPERATORS
+    anon = sorted(n for n in names if n.startswith("__ANON"))
+    names -= set(anon)
+    # Punctuation first, then keywords, then token classes: a stable, readable order.
+    ordered = sorted(names, key=lambda n: (n in _FRIENDLY, n))
+    parts.extend(_describe_terminal(n) for n in ordered)
+    parts.extend(_describe_terminal(n) for n in anon)
+    seen: list[str] = []
+    for p in parts:
+        if p not in seen:
+            seen.append(p)
+    if len(seen) > 6:
+        seen = seen[:6] + ["..."]
+    if len(seen) == 1:
+        return seen[0]
+    return ", ".join(seen[:-1]) + " or " + seen[-1]
+
+
+def _shown(token: Token) -> str:
+    if token.type == "$END":
+        return "the end of the input"
+    text = str(token)
+    return f"'{text if len(text) <= 24 else text[:21] + '...'}'"
+
+
+class SyntaxErrors:
+    """Turns a Lark error inside one chunk into a positioned FlowSyntaxError."""
+
+    def __init__(self, chunk: Chunk, filename: str, text: str) -> None:
+        self.chunk = chunk
+        self.builder = AstBuilder(filename, text, chunk.line, chunk.column)
+
+    def _tokens_before(self, pos: int) -> list[Token]:
+        tokens: list[Token] = []
+        try:
+            for tok in flow_parser().lex(self.chunk.text):
+                if tok.start_pos is None or tok.start_pos >= pos:
+                    break
+                tokens.append(tok)
+        except UnexpectedInput:
+            pass
+        return tokens
+
+    def describe(self, e: UnexpectedInput) -> FlowSyntaxError:
+        if isinstance(e, UnexpectedCharacters):
+            return self._bad_character(e)
+        assert isinstance(e, UnexpectedToken)
+        return self._bad_token(e)
+
+    def _bad_character(self, e: UnexpectedCharacters) -> FlowSyntaxError:
+        span = self.builder.span_of(e.line, e.column, e.line, e.column + 1)
+        ch = self.chunk.text[e.pos_in_stream] if e.pos_in_stream < len(self.chunk.text) else ""
+        if ch == '"':
+            return FlowSyntaxError("strings are written in single quotes", span,
+                                   hint="write 'text'; a ' inside a string is written ''")
+        if ch == "'":
+            return FlowSyntaxError("this string is not closed", span,
+                                   hint="a string ends with ' on the same line")
+        if ch == ";":
+            return FlowSyntaxError("unexpected ';'", span)
+        return FlowSyntaxError(f"unexpected character {ch!r}", span)
+
+    def _bad_token(self, e: UnexpectedToken) -> FlowSyntaxError:
+        tok = e.token
+        pos = tok.start_pos if tok.type != "$END" else len(self.chunk.text)
+        before = self._tokens_before(pos if pos is not None else len(self.chunk.text))
+        prev = before[-1] if before else None
+        expected = self._accepted(e)
+        if tok.type == "$END" or (prev is not None and tok.line is not None
+                                  and prev.end_line is not None and tok.line > prev.end_line
+                                  and "SEMICOLON" in expected):
+            if "SEMICOLON" in expected and prev is not None:
+                # The statement is complete but its ';' is missing: point just past its end.
+                span = self.builder.span_of(prev.end_line or 1, prev.end_column or 1,
+                                            prev.end_line or 1, (prev.end_column or 1) + 1)
+                hint = None
+                if tok.type != "$END":
+                    hint = f"the next statement starts with {_shown(tok)}"
+                return FlowSyntaxError("expected ';' at the end of the statement", span,
+                                       hint=hint)
+        if tok.type == "$END":
+            span = self.builder.span_of(prev.end_line or 1, prev.end_column or 1,
+                                        prev.end_line or 1, (prev.end_column or 1) + 1) \
+                if prev is not None else self.builder.span_of(1, 1, 1, 2)
+        else:
+            span = self.builder.tok(tok)
+        label = self._match_example(e)
+        where = f" after '{prev}'" if prev is not None else ""
+        if label is not None:
+            return FlowSyntaxError(label, span,
+                                   notes=[f"expected {describe_expected(expected)}{where}"])
+        found = "" if tok.type in ("SEMICOLON", "$END") else f", found {_shown(tok)}"
+        message = f"expected {describe_expected(expected)}{where}{found}"
+        if tok.type == "$END":
+            message = f"expected {describe_expected(expected)}{where}"
+        hint = None
+        if "DURATION" in expected and tok.type in ("INT", "FLOAT"):
+            hint = "a duration needs a unit: 500ms, 5s, 1m, 1h or 1d"
+        elif tok.type == "EQUAL" and "COMPARE" in expected:
+            hint = "'=' compares; it cannot be chained (a = b = c)"
+        return FlowSyntaxError(message, span, hint=hint)
+
+    @staticmethod
+    def _accepted(e: UnexpectedToken) -> set[str]:
+        # e.expected comes from a merged LALR state and can list tokens that are impossible
+        # here; the interactive parser knows what would really be accepted.
+        try:
+            ip = e.interactive_parser
+            if ip is not None:
+                accepted = set(ip.accepts())
+                if accepted:
+                    return accepted
+        except Exception:  # noqa: BLE001 - fall back to Lark's coarser set
+            pass
+        return set(e.expected)
+
+    def _match_example(self, e: UnexpectedToken) -> str | None:
+        try:
+            return e.match_examples(flow_parser().parse, _EXAMPLES, use_accepts=True)
+        except Exception:  # noqa: BLE001 - a failed match only costs the nicer message
+            return None
+
+
+def position_span(filename: str, text: str, offset: int) -> Span:
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return Span(filename, line, column, line, column + 1, text)

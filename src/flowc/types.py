@@ -1,0 +1,152 @@
+"""Static types of the .flow language: scalar types, arrays, and stream schemas.
+
+Values at run time: ``string`` -> str, ``int`` -> Python int (64-bit semantics are the
+user's promise; Python ints do not overflow), ``double`` -> float, ``bool`` -> bool,
+``timestamp`` -> int milliseconds since the epoch (UTC), ``array<T>`` -> list, and ``None`` is
+SQL's null for every type. A record is a tuple in schema field order.
+
+``NULL`` (the type of the literal ``null``) and ``DURATION`` (the type of ``5s``) exist only
+inside expressions: neither can be the type of a stream field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Type:
+    """A type; ``element`` is set only for arrays."""
+
+    kind: str
+    element: Type | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "array":
+            return f"array<{self.element}>"
+        return self.kind
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind in ("int", "double")
+
+    @property
+    def is_array(self) -> bool:
+        return self.kind == "array"
+
+    @property
+    def is_null(self) -> bool:
+        return self.kind == "null"
+
+    @property
+    def storable(self) -> bool:
+        """Whether a stream field may have this type."""
+        if self.kind == "array":
+            return self.element is not None and self.element.storable
+        return self.kind in SCALAR_NAMES
+
+
+STRING = Type("string")
+INT = Type("int")
+DOUBLE = Type("double")
+BOOL = Type("bool")
+TIMESTAMP = Type("timestamp")
+NULL = Type("null")
+DURATION = Type("duration")
+
+SCALARS: dict[str, Type] = {t.kind: t for t in (STRING, INT, DOUBLE, BOOL, TIMESTAMP)}
+SCALAR_NAMES = frozenset(SCALARS)
+# Names a user may write for a type, including array (which takes one parameter).
+TYPE_NAMES = tuple(sorted(SCALARS)) + ("array",)
+
+
+def array_of(element: Type) -> Type:
+    return Type("array", element)
+
+
+def type_from_name(name: str, element: Type | None = None) -> Type | None:
+    """The type a user wrote (``int``, ``array<string>``), or None when it does not exist."""
+    if name == "array":
+        return array_of(element) if element is not None else None
+    if element is not None:
+        return None
+    return SCALARS.get(name)
+
+
+def assignable(source: Type, target: Type) -> bool:
+    """Whether a value of ``source`` may be stored where ``target`` is expected: the same
+    type, ``null`` anywhere, or the one implicit widening, int -> double (also inside arrays)."""
+    if source == target or source.is_null:
+        return True
+    if source == INT and target == DOUBLE:
+        return True
+    if source.is_array and target.is_array:
+        assert source.element is not None and target.element is not None
+        return assignable(source.element, target.element)
+    return False
+
+
+def common_type(a: Type, b: Type) -> Type | None:
+    """The type both ``a`` and ``b`` widen to (for ``case``, ``coalesce``, comparisons, ``in``),
+    or None when they are incompatible."""
+    if assignable(a, b):
+        return b
+    if assignable(b, a):
+        return a
+    return None
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: Type
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.type}"
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The ordered, named, typed fields of a stream's records (tuples in this order)."""
+
+    fields: tuple[Field, ...]
+
+    @staticmethod
+    def of(*pairs: tuple[str, Type]) -> Schema:
+        return Schema(tuple(Field(n, t) for n, t in pairs))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    @property
+    def types(self) -> tuple[Type, ...]:
+        return tuple(f.type for f in self.fields)
+
+    def index_of(self, name: str) -> int | None:
+        for i, f in enumerate(self.fields):
+            if f.name == name:
+                return i
+        return None
+
+    def field(self, name: str) -> Field | None:
+        i = self.index_of(name)
+        return None if i is None else self.fields[i]
+
+    def __iter__(self) -> Iterator[Field]:
+        return iter(self.fields)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(f) for f in self.fields) + ")"
+
+    def as_pairs(self) -> tuple[tuple[str, str], ...]:
+        """``(name, type name)`` pairs, the shape FileSource/FileSink specs carry."""
+        return tuple((f.name, str(f.type)) for f in self.fields)
+
+
+def schema_from(names: Sequence[str], types: Sequence[Type]) -> Schema:
+    return Schema(tuple(Field(n, t) for n, t in zip(names, types)))
