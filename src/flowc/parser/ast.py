@@ -7,7 +7,6 @@ and expressions are not typed yet (that is lowering's job), so every node is pla
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from flowc.errors import Span
 from flowc.types import Type
@@ -132,8 +131,21 @@ class ArrayLit:
     span: Span
 
 
-Expr = Union[Literal, DurationLit, FieldRef, Call, Binary, Unary, IsNull, InList, Between,
-             Like, Case, Cast, ArrayLit]
+Expr = (
+    Literal
+    | DurationLit
+    | FieldRef
+    | Call
+    | Binary
+    | Unary
+    | IsNull
+    | InList
+    | Between
+    | Like
+    | Case
+    | Cast
+    | ArrayLit
+)
 
 # ---------------------------------------------------------------- settings and hints
 
@@ -294,8 +306,20 @@ class BlackholeSink:
     hints: tuple[Setting, ...] = ()
 
 
-Step = Union[MapStep, FilterStep, FlatMapStep, KeyByStep, WindowStep, AggregateStep, UnionStep,
-             JoinStep, PartitionStep, PrintSink, FileSinkStep, BlackholeSink]
+Step = (
+    MapStep
+    | FilterStep
+    | FlatMapStep
+    | KeyByStep
+    | WindowStep
+    | AggregateStep
+    | UnionStep
+    | JoinStep
+    | PartitionStep
+    | PrintSink
+    | FileSinkStep
+    | BlackholeSink
+)
 SINK_STEPS = (PrintSink, FileSinkStep, BlackholeSink)
 
 
@@ -372,7 +396,12 @@ class SequenceBody:
     span: Span
 
 
-SourceBody = Union[FileBody, ValuesBody, DatagenBody, SequenceBody]
+SourceBody = (
+    FileBody
+    | ValuesBody
+    | DatagenBody
+    | SequenceBody
+)
 
 
 @dataclass(frozen=True)
@@ -411,7 +440,13 @@ class PipelineStmt:
     span: Span
 
 
-Statement = Union[SetStmt, ImportUdf, SourceStmt, LetStmt, PipelineStmt]
+Statement = (
+    SetStmt
+    | ImportUdf
+    | SourceStmt
+    | LetStmt
+    | PipelineStmt
+)
 
 
 @dataclass(frozen=True)

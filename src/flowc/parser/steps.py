@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from flowc.api.stream import DataStream, KeyedStream
+from flowc.api.stream import DataStream
 from flowc.errors import ApiError, FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
 from flowc.operators import CodeFn, FileSink
 from flowc.parser import ast as A
@@ -25,7 +25,7 @@ from flowc.parser.aggregates import (
     check_output_names,
     compile_aggregates,
 )
-from flowc.parser.exprs import Column, ExprCompiler, Scope, row_columns
+from flowc.parser.exprs import ExprCompiler, Scope, row_columns
 from flowc.parser.settings import apply_hints
 from flowc.transformations import KeySelector, OutputTag
 from flowc.types import NULL, TIMESTAMP, Field, Schema, Type
