@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     def script_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", help="a .flow script")
+        p.add_argument("file", help="a .flow script (or a PyFlink-style .py program)")
         p.add_argument("--parallelism", "-p", type=int, default=None,
                        help="default parallelism (overrides the script's `set parallelism`)")
         p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
@@ -64,9 +64,40 @@ def _overrides(args: argparse.Namespace) -> dict[str, str]:
     return opts
 
 
+class _PythonProgram:
+    """A PyFlink-style Python program, run with its environments captured."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+
+def _run_python(path: str, dry_run: bool) -> list[Any]:
+    import runpy
+
+    from flowc.api.environment import capture_environments
+
+    with capture_environments(dry_run=dry_run) as cap:
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit as e:
+            if e.code not in (None, 0):
+                raise ConfigError(f"{path} exited with status {e.code}") from None
+    return cap.environments
+
+
 def _compile(args: argparse.Namespace) -> Any:
     if not os.path.exists(args.file):
         raise ConfigError(f"no such file: {args.file}")
+    if args.file.endswith(".py"):
+        envs = [e for e in _run_python(args.file, dry_run=True) if e.program().roots]
+        if not envs:
+            raise ConfigError(f"{args.file} built no pipeline (no StreamExecutionEnvironment "
+                              "with operators)")
+        env = envs[-1]
+        if args.parallelism is not None:
+            raise ConfigError("--parallelism applies to .flow and .sql files; a Python program "
+                              "sets it with env.set_parallelism()")
+        return _PythonProgram(env)
     from flowc.parser import compile_file
 
     return compile_file(args.file, options=_overrides(args))
@@ -97,6 +128,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.file.endswith(".py"):
+        # A Python program runs itself: its env.execute() calls use the Spark executor.
+        if not os.path.exists(args.file):
+            raise ConfigError(f"no such file: {args.file}")
+        _run_python(args.file, dry_run=False)
+        return EXIT_OK
     script = _compile(args)
     from flowc.executor import run_script
 

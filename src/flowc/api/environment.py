@@ -35,6 +35,29 @@ UPPER_BOUND_MAX_PARALLELISM = 1 << 15
 _FLOWC_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+class _Capture:
+    """Environments created while a Python program runs under ``capture_environments``."""
+
+    def __init__(self, dry_run: bool) -> None:
+        self.dry_run = dry_run
+        self.environments: list[StreamExecutionEnvironment] = []
+
+
+_capture_stack: list[_Capture] = []
+
+
+@contextlib.contextmanager
+def capture_environments(dry_run: bool = True) -> Iterator[_Capture]:
+    """Record every environment a program creates (``flowc explain prog.py``); with
+    ``dry_run`` its ``execute()`` calls plan the job but do not run it."""
+    cap = _Capture(dry_run)
+    _capture_stack.append(cap)
+    try:
+        yield cap
+    finally:
+        _capture_stack.remove(cap)
+
+
 def validate_parallelism(p: Any, *, allow_default: bool = True) -> int:
     if isinstance(p, bool) or not isinstance(p, int):
         raise ApiError(f"parallelism must be an int, got {p!r}")
@@ -55,6 +78,22 @@ def validate_max_parallelism(m: Any) -> int:
     return m
 
 
+def _frame_span(frame: Any) -> Span:
+    """The span of the call being executed in ``frame`` (Python >= 3.11 knows its columns)."""
+    line = frame.f_lineno
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is not None:
+        try:
+            pos = list(positions())[frame.f_lasti // 2]
+        except (IndexError, ValueError):
+            pos = None
+        if pos is not None and pos[0] == line and pos[2] is not None:
+            end_line = pos[1] if pos[1] is not None else line
+            end_col = (pos[3] + 1) if pos[3] is not None else 0
+            return Span(frame.f_code.co_filename, line, pos[2] + 1, end_line, end_col)
+    return Span(frame.f_code.co_filename, line, 1)
+
+
 class StreamExecutionEnvironment:
     """Collects transformations; ``get_stream_graph()`` and friends plan them.
 
@@ -73,7 +112,10 @@ class StreamExecutionEnvironment:
 
     @staticmethod
     def get_execution_environment(configuration: Any = None) -> StreamExecutionEnvironment:
-        return StreamExecutionEnvironment()
+        env = StreamExecutionEnvironment()
+        if _capture_stack:
+            _capture_stack[-1].environments.append(env)
+        return env
 
     def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
         self._config = dataclasses.replace(
@@ -198,7 +240,7 @@ class StreamExecutionEnvironment:
             frame = frame.f_back
         if frame is None:
             return None
-        return Span(frame.f_code.co_filename, frame.f_lineno, 1)
+        return _frame_span(frame)
 
     # ------------------------------------------------------------------ graphs
 
@@ -230,6 +272,9 @@ class StreamExecutionEnvironment:
     def execute(self, job_name: str | None = None) -> Any:
         """Run the job on the Spark executor and return its result (collected outputs and
         per-vertex counts)."""
+        if _capture_stack and _capture_stack[-1].dry_run:
+            self.get_job_graph()  # plan errors still surface
+            return None
         try:
             from flowc.executor import run_job_graph
         except ImportError as e:  # pragma: no cover - only before the executor exists

@@ -1,0 +1,60 @@
+"""The flowc command: exit codes, diagnostics, golden explain output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flowc.cli import main
+
+ROOT = Path(__file__).parent.parent
+GOLDEN = Path(__file__).parent / "golden" / "explain"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    proc = subprocess.run([sys.executable, "-m", "flowc.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("level,fmt", [("stream", "text"), ("stream", "json"), ("job", "text"),
+                                       ("job", "json"), ("job", "dot"), ("job", "mermaid"),
+                                       ("execution", "text"), ("execution", "json")])
+def test_explain_python_program_golden(level: str, fmt: str, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["explain", "examples/wordcount.py", "--level", level, "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    golden = GOLDEN / f"wordcount.{level}.{fmt}"
+    if os.environ.get("FLOWC_UPDATE_GOLDEN"):
+        golden.write_text(out)
+    assert out == golden.read_text()
+
+
+def test_planner_error_points_at_program_line() -> None:
+    code, out, err = run_cli("explain", "tests/programs/forward_error.py")
+    assert code == 1
+    assert "Traceback" not in err
+    assert err.startswith(
+        "tests/programs/forward_error.py:6:1: error: Forward partitioning does not "
+        "allow change of parallelism.")
+    assert "   6 | src.forward().map(lambda v: v + 1)" in err
+    # The caret underlines the call that built the operator.
+    assert "     | " + "^" * len("src.forward().map(lambda v: v + 1)") + "\n" in err
+
+
+def test_missing_file_is_a_user_error() -> None:
+    code, out, err = run_cli("check", "does/not/exist.flow")
+    assert code == 1 and "no such file: does/not/exist.flow" in err and "Traceback" not in err
+
+
+def test_bad_flag_value_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["explain", "x.flow", "--level", "nope"])
+    assert info.value.code == 2 or info.value.code == 1
+    assert "invalid choice" in capsys.readouterr().err
