@@ -224,6 +224,9 @@ def generate_stream_graph(program: Program) -> StreamGraph:
 
 
 def _generate(program: Program) -> StreamGraph:
+    if not program.roots:
+        raise PlanError("No operators defined in streaming topology. Cannot execute.",
+                        java_class="IllegalStateException")
     b = _Builder(program, next_id=max(program.next_id, max(program.transformations, default=0) + 1))
     ts = program.transformations
     done: dict[int, list[int]] = {}
