@@ -26,6 +26,13 @@ from flowc.api.stream import (
     KeyedStream,
     WindowedStream,
 )
+from flowc.executor.runtime.state import (
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    RuntimeContext,
+    ValueStateDescriptor,
+)
 from flowc.operators import CollectSink, DiscardingSink, FileSink, PrintSink
 from flowc.transformations import OutputTag, RuntimeExecutionMode
 from flowc.windowing import (
@@ -42,7 +49,8 @@ __all__ = [
     "AggregateFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",
     "CollectSink", "ConnectedStreams", "DataStream", "DataStreamSink", "DiscardingSink",
     "Duration", "EventTimeSessionWindows", "FileSink", "FilterFunction", "FlatMapFunction",
-    "JoinFunction", "KeySelector", "KeyedCoProcessFunction", "KeyedProcessFunction",
+    "JoinFunction", "KeySelector", "ListStateDescriptor", "MapStateDescriptor",
+    "ReducingStateDescriptor", "RuntimeContext", "ValueStateDescriptor", "KeyedCoProcessFunction", "KeyedProcessFunction",
     "KeyedStream", "MapFunction", "OutputTag", "Partitioner", "PrintSink", "ProcessFunction",
     "ProcessJoinFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeExecutionMode",
     "SlidingEventTimeWindows", "StreamExecutionEnvironment", "Time", "TimestampAssigner",

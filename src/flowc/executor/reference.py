@@ -1,0 +1,211 @@
+"""The reference executor: single process, no Spark, unchained.
+
+It runs one StreamNode at a time (topological order), one subtask at a time, over explicit
+channels: every producer subtask's output is routed per edge partitioner into one list per
+consumer subtask, then each consumer subtask merges its channels by the rule in
+``runtime.channels``. Obviously correct rather than fast; it is the Spark executor's test
+oracle. Chaining cannot change results: a chained edge is FORWARD between equal
+parallelisms, i.e. exactly one channel.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from typing import Any
+
+from flowc.chaining.job_graph import JobGraph
+from flowc.errors import FlowcError
+from flowc.executor.failures import wrap
+from flowc.executor.result import JobResult, VertexMetrics
+from flowc.executor.routing import (
+    BROADCAST,
+    connected_consumers,
+    connected_producers,
+    make_selector,
+)
+from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator
+from flowc.executor.runtime.channels import merge_channels
+from flowc.executor.runtime.sources import source_values
+from flowc.executor.sinks import as_row, print_prefix, write_python
+from flowc.keygroups import default_max_parallelism
+from flowc.operators import CollectSink, DiscardingSink, FileSink, PrintSink
+from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
+from flowc.transformations import RuntimeExecutionMode
+
+Channel = list[tuple[Any, Any]]
+
+
+def topological_order(sg: StreamGraph) -> list[int]:
+    """Kahn's algorithm, smallest id first among ready nodes (deterministic)."""
+    indeg = {nid: len(sg.inputs(nid)) for nid in sg.nodes}
+    ready = [nid for nid, d in indeg.items() if d == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        nid = heapq.heappop(ready)
+        order.append(nid)
+        for e in sg.outputs(nid):
+            indeg[e.target_id] -= 1
+            if indeg[e.target_id] == 0:
+                heapq.heappush(ready, e.target_id)
+    return order
+
+
+def resolved_parallelism(node: StreamNode) -> tuple[int, int]:
+    p = node.parallelism if node.parallelism > 0 else 1
+    m = node.max_parallelism if node.max_parallelism > 0 else default_max_parallelism(p)
+    return p, m
+
+
+class _Emitter:
+    """Routes one operator subtask's outputs into consumer channels."""
+
+    def __init__(self, sg: StreamGraph, node: StreamNode, subtask: int,
+                 par: dict[int, tuple[int, int]],
+                 channels: dict[tuple[int, int, int], Channel]) -> None:
+        self.edges: list[tuple[StreamEdge, Callable[[Any], int], list[Channel], range]] = []
+        s = par[node.id][0]
+        for e in sg.outputs(node.id):
+            t, m = par[e.target_id]
+            targets = connected_consumers(e.partitioner, subtask, s, t)
+            chans = [channels.setdefault((id(e), subtask, c), []) for c in range(t)]
+            sel = make_selector(e.partitioner, producer=subtask, s=s, t=t, max_par=m,
+                                seed=e.edge_id)
+            self.edges.append((e, sel, chans, targets))
+        self.counts: dict[int, int] = {id(e): 0 for e in sg.outputs(node.id)}
+
+    def _route(self, tag: Any, value: Any, ts: Any) -> None:
+        for e, sel, chans, targets in self.edges:
+            if e.output_tag != tag:
+                continue
+            self.counts[id(e)] += 1
+            c = sel(value)
+            if c == BROADCAST:
+                for t in targets:
+                    chans[t].append((value, ts))
+            else:
+                chans[c].append((value, ts))
+
+    def out(self, value: Any, ts: Any) -> None:
+        self._route(None, value, ts)
+
+    def side(self, tag: Any, value: Any, ts: Any) -> None:
+        self._route(tag, value, ts)
+
+    def out_wm(self, wm: int) -> None:
+        for _, _, chans, targets in self.edges:
+            for t in targets:
+                chans[t].append((Watermark, wm))
+
+
+def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobResult:
+    start = time.perf_counter()
+    sg = job_graph.stream_graph
+    batch = sg.config.mode is RuntimeExecutionMode.BATCH
+    result = JobResult(job_name or sg.config.job_name)
+    par = {nid: resolved_parallelism(n) for nid, n in sg.nodes.items()}
+    channels: dict[tuple[int, int, int], Channel] = {}
+    node_in: dict[int, int] = {}
+    edge_out: dict[int, int] = {}
+    printed: dict[int, list[str]] = {}
+    files: list[tuple[FileSink, list[tuple[Any, ...]]]] = []
+    for nid in topological_order(sg):
+        node = sg.nodes[nid]
+        p, m = par[nid]
+        for subtask in range(p):
+            emitter = _Emitter(sg, node, subtask, par, channels)
+            chans: list[Channel] = []
+            inputs: list[int] = []
+            for e in sg.inputs(nid):
+                s = par[e.source_id][0]
+                for k in connected_producers(e.partitioner, subtask, s, p):
+                    chans.append(channels.pop((id(e), k, subtask), []))
+                    inputs.append(e.type_number or 1)
+            try:
+                n_in = _run_subtask(node, subtask, p, m, batch, chans, inputs, emitter,
+                                    result, printed, files)
+            except FlowcError as exc:
+                raise wrap(node, exc) from None
+            except Exception as exc:
+                raise wrap(node, exc) from exc
+            node_in[nid] = node_in.get(nid, 0) + n_in
+            for k, c in emitter.counts.items():
+                edge_out[k] = edge_out.get(k, 0) + c
+    for sid in sorted(printed):
+        result.printed.extend(printed[sid])
+    for spec, rows in files:
+        write_python(spec, rows)
+    for v in job_graph.vertices_sorted():
+        chained = {id(e) for e in v.chained_edges}
+        out = sum(edge_out.get(id(e), 0) for nid in v.chain for e in sg.outputs(nid)
+                  if id(e) not in chained)
+        result.vertices.append(VertexMetrics(v.name, max(v.parallelism, 1),
+                                             node_in.get(v.head, 0), out))
+    result.wall_time = time.perf_counter() - start
+    return result
+
+
+def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
+                 chans: list[Channel], inputs: list[int], emitter: _Emitter,
+                 result: JobResult, printed: dict[int, list[str]],
+                 files: list[tuple[FileSink, list[tuple[Any, ...]]]]) -> int:
+    if node.kind is NodeKind.SOURCE:
+        n = 0
+        for v in source_values(node.operator, subtask, p):
+            n += 1
+            emitter.out(v, None)
+        if not batch:
+            emitter.out_wm(LONG_MAX)
+        return n
+    merged = merge_channels(chans, inputs, batch)
+    if node.kind is NodeKind.SINK:
+        return _run_sink(node, subtask, p, merged, result, printed, files)
+    info = TaskInfo(node.name, subtask, p, m, batch)
+    op = create_operator(node.operator, info, node.keys)
+    op.out, op.side, op.out_wm = emitter.out, emitter.side, emitter.out_wm
+    op.open()
+    n = 0
+    if op.two_input:
+        p1, p2 = op.process1, op.process2
+        for i, v, ts in merged:
+            if i == 0:
+                op.on_watermark(ts)
+            else:
+                n += 1
+                (p1 if i == 1 else p2)(v, ts)
+    else:
+        proc = op.process
+        for i, v, ts in merged:
+            if i == 0:
+                op.on_watermark(ts)
+            else:
+                n += 1
+                proc(v, ts)
+    op.finish()
+    op.close()
+    result.late_records_dropped += op.late_records_dropped
+    return n
+
+
+def _run_sink(node: StreamNode, subtask: int, p: int, merged: Any, result: JobResult,
+              printed: dict[int, list[str]],
+              files: list[tuple[FileSink, list[tuple[Any, ...]]]]) -> int:
+    spec = node.operator
+    values = [v for i, v, _ in merged if i != 0]
+    if isinstance(spec, CollectSink):
+        result.collected.setdefault(spec.name, []).extend(values)
+    elif isinstance(spec, PrintSink):
+        prefix = print_prefix(spec, subtask, p)
+        printed.setdefault(node.id, []).extend(f"{prefix}{v}" for v in values)
+    elif isinstance(spec, FileSink):
+        if subtask == 0:
+            files.append((spec, []))
+        target = next(rows for s, rows in files if s is spec)
+        target.extend(as_row(v) for v in values)
+    elif not isinstance(spec, DiscardingSink):
+        from flowc.errors import UnsupportedError
+
+        raise UnsupportedError(f"sink kind '{type(spec).__name__}' is not supported")
+    return len(values)

@@ -1,0 +1,41 @@
+"""What ``run_job_graph`` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class VertexMetrics:
+    name: str
+    parallelism: int
+    records_in: int = 0
+    records_out: int = 0
+
+
+@dataclass
+class JobResult:
+    """Collected outputs per CollectSink name (subtask order, then arrival order), printed
+    lines (print sinks, in sink-node then subtask order), per-vertex record counts (records
+    in = records entering the chain head; records out = records written to non-chained
+    edges, once per edge), late records dropped, and wall time in seconds."""
+
+    job_name: str
+    collected: dict[str, list[Any]] = field(default_factory=dict)
+    printed: list[str] = field(default_factory=list)
+    vertices: list[VertexMetrics] = field(default_factory=list)
+    late_records_dropped: int = 0
+    wall_time: float = 0.0
+
+    def __getitem__(self, sink_name: str) -> list[Any]:
+        return self.collected[sink_name]
+
+    def summary(self) -> str:
+        lines = [f"job '{self.job_name}' finished in {self.wall_time:.2f} s"]
+        for v in self.vertices:
+            lines.append(f"  {v.name} (p={v.parallelism}): in {v.records_in}, "
+                         f"out {v.records_out}")
+        if self.late_records_dropped:
+            lines.append(f"  late records dropped: {self.late_records_dropped}")
+        return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""Which consumer subtask receives a record, per Flink partitioner; shared by both executors.
+
+- HASH: Flink's key groups on the consumer's resolved max parallelism (flowc.keygroups).
+- REBALANCE: round robin over all consumers. Flink's RebalancePartitioner starts at a
+  *random* channel and increments before each send; flowc replaces the random draw by the
+  producer subtask index, so producer ``k``'s first record goes to ``(k + 1) % n``.
+- RESCALE: round robin within the producer's pointwise consumer range, first record to the
+  first consumer of the range (Flink's RescalePartitioner starts at -1).
+- FORWARD: the pointwise consumer (same index). GLOBAL: 0. BROADCAST: every consumer.
+- SHUFFLE: ``random.Random(<edge id>:<producer subtask>)`` (Flink's is unseeded).
+- CUSTOM: ``partition(key, n)``.
+Watermarks are broadcast to every consumer the producer subtask is connected to.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from flowc.errors import ExecutionError
+from flowc.keygroups import assign_key_to_parallel_operator
+from flowc.transformations import Partitioner, PartitionerKind
+
+BROADCAST = -1
+
+
+def pointwise_consumers(partition: int, s: int, t: int) -> range:
+    """Consumers fed by producer partition ``partition`` (flink-semantics §5)."""
+    if s == t:
+        return range(partition, partition + 1)
+    if s > t:
+        i = partition * t // s
+        return range(i, i + 1)
+    return range((partition * t + s - 1) // s, ((partition + 1) * t + s - 1) // s)
+
+
+def pointwise_producers(subtask: int, s: int, t: int) -> range:
+    """Producer partitions consumer ``subtask`` reads."""
+    if s == t:
+        return range(subtask, subtask + 1)
+    if s > t:
+        return range(subtask * s // t, (subtask + 1) * s // t)
+    k = subtask * s // t
+    return range(k, k + 1)
+
+
+def connected_consumers(partitioner: Partitioner, producer: int, s: int, t: int) -> range:
+    if partitioner.kind.is_pointwise:
+        return pointwise_consumers(producer, s, t)
+    return range(t)
+
+
+def connected_producers(partitioner: Partitioner, consumer: int, s: int, t: int) -> range:
+    if partitioner.kind.is_pointwise:
+        return pointwise_producers(consumer, s, t)
+    return range(s)
+
+
+def make_selector(partitioner: Partitioner, *, producer: int, s: int, t: int, max_par: int,
+                  seed: str) -> Callable[[Any], int]:
+    """``select(value) -> consumer subtask`` (or ``BROADCAST``) for one producer subtask."""
+    kind = partitioner.kind
+    if kind is PartitionerKind.HASH:
+        key = partitioner.key
+        assert key is not None
+
+        def select_hash(v: Any) -> int:
+            return assign_key_to_parallel_operator(key(v), max_par, t)
+        return select_hash
+    if kind is PartitionerKind.BROADCAST:
+        return lambda v: BROADCAST
+    if kind is PartitionerKind.GLOBAL:
+        return lambda v: 0
+    if kind is PartitionerKind.REBALANCE:
+        state = [producer % t]
+
+        def select_rebalance(v: Any) -> int:
+            n = (state[0] + 1) % t
+            state[0] = n
+            return n
+        return select_rebalance
+    if kind in (PartitionerKind.RESCALE, PartitionerKind.FORWARD):
+        targets = pointwise_consumers(producer, s, t)
+        if kind is PartitionerKind.FORWARD or len(targets) == 1:
+            only = targets[0]
+            return lambda v: only
+        pos = [-1]
+
+        def select_rescale(v: Any) -> int:
+            pos[0] = (pos[0] + 1) % len(targets)
+            return targets[pos[0]]
+        return select_rescale
+    if kind is PartitionerKind.SHUFFLE:
+        rnd = random.Random(f"{seed}:{producer}")
+        return lambda v: rnd.randrange(t)
+    if kind is PartitionerKind.CUSTOM:
+        key, custom = partitioner.key, partitioner.custom
+        assert key is not None and custom is not None
+
+        def select_custom(v: Any) -> int:
+            c = custom(key(v), t)
+            if not isinstance(c, int) or not 0 <= c < t:
+                raise ExecutionError(f"custom partitioner returned {c!r}, not a channel in "
+                                     f"[0, {t})")
+            return c
+        return select_custom
+    raise ExecutionError(f"unknown partitioner {kind}")

@@ -1,0 +1,397 @@
+"""Flink's one- and two-input operators (everything but windows and interval joins).
+
+Semantics follow Flink's StreamMap/StreamFilter/StreamFlatMap/ProcessOperator/
+KeyedProcessOperator/StreamGroupedReduceOperator/TimestampsAndWatermarksOperator and the
+co-operators: outputs keep the input record's timestamp, timer outputs carry the timer's.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from flowc.api.functions import (
+    CoFlatMapFunction,
+    CoMapFunction,
+    CoProcessFunction,
+    FilterFunction,
+    FlatMapFunction,
+    KeyedProcessFunction,
+    MapFunction,
+    ProcessFunction,
+    ReduceFunction,
+)
+from flowc.errors import ExecutionError, UnsupportedError
+from flowc.executor.runtime.core import (
+    LONG_MAX,
+    LONG_MIN,
+    Operator,
+    TaskInfo,
+    method_of,
+    results,
+)
+
+_MISSING = object()
+TIMER_NS = "user-timer"
+
+
+# ----------------------------------------------------------------- contexts
+
+
+class _TimerServiceView:
+    """``ctx.timer_service()``: event time only; processing time is not supported."""
+
+    def __init__(self, op: Operator, keyed: bool) -> None:
+        self._op = op
+        self._keyed = keyed
+
+    def current_watermark(self) -> int:
+        return self._op.timers.current_watermark
+
+    def current_processing_time(self) -> int:
+        raise UnsupportedError("processing time is not supported by flowc executors")
+
+    def _key(self) -> Any:
+        if not self._keyed:
+            raise ExecutionError("Setting timers is only supported on a keyed streams.")
+        assert self._op.backend is not None
+        return self._op.backend.current_key
+
+    def register_event_time_timer(self, ts: int) -> None:
+        self._op.timers.register(int(ts), self._key(), TIMER_NS)
+
+    def delete_event_time_timer(self, ts: int) -> None:
+        self._op.timers.delete(int(ts), self._key(), TIMER_NS)
+
+    def register_processing_time_timer(self, ts: int) -> None:
+        raise UnsupportedError("processing-time timers are not supported by flowc executors")
+
+    delete_processing_time_timer = register_processing_time_timer
+
+
+class ProcessContext:
+    """The ``ctx`` of process functions (and ``on_timer``'s OnTimerContext)."""
+
+    def __init__(self, op: Operator, keyed: bool) -> None:
+        self._op = op
+        self._ts: int | None = None
+        self._timer_service = _TimerServiceView(op, keyed)
+        self._keyed = keyed
+
+    def timestamp(self) -> int | None:
+        return self._ts
+
+    def timer_service(self) -> _TimerServiceView:
+        return self._timer_service
+
+    def get_current_key(self) -> Any:
+        if not self._keyed:
+            raise ExecutionError("get_current_key() is only available on keyed streams")
+        assert self._op.backend is not None
+        return self._op.backend.current_key
+
+    def time_domain(self) -> str:
+        return "EVENT_TIME"
+
+    def output(self, tag: Any, value: Any) -> None:
+        if tag is None:
+            raise ExecutionError("OutputTag must not be null.")
+        self._op.side(tag, value, self._ts)
+
+
+# ----------------------------------------------------------------- stateless
+
+
+class MapOperator(Operator):
+    def open(self) -> None:
+        self.fn = method_of(self.spec.fn, MapFunction, "map")
+        self.open_function(self.spec.fn)
+
+    def process(self, value: Any, ts: int | None) -> None:
+        self.out(self.fn(value), ts)
+
+
+class FilterOperator(Operator):
+    def open(self) -> None:
+        self.fn = method_of(self.spec.fn, FilterFunction, "filter")
+        self.open_function(self.spec.fn)
+
+    def process(self, value: Any, ts: int | None) -> None:
+        if self.fn(value):
+            self.out(value, ts)
+
+
+class FlatMapOperator(Operator):
+    def open(self) -> None:
+        self.fn = method_of(self.spec.fn, FlatMapFunction, "flat_map")
+        self.open_function(self.spec.fn)
+
+    def process(self, value: Any, ts: int | None) -> None:
+        out = self.out
+        for r in results(self.fn(value)):
+            out(r, ts)
+
+
+class ProcessOperator(Operator):
+    def open(self) -> None:
+        self.fn = method_of(self.spec.fn, ProcessFunction, "process_element")
+        self.ctx = ProcessContext(self, keyed=False)
+        self.open_function(self.spec.fn)
+
+    def process(self, value: Any, ts: int | None) -> None:
+        self.ctx._ts = ts
+        out = self.out
+        for r in results(self.fn(value, self.ctx)):
+            out(r, ts)
+
+
+# ----------------------------------------------------------------- keyed
+
+
+class KeyedOperator(Operator):
+    keyed = True
+
+    def open(self) -> None:
+        key = self.keys[0] if self.keys else None
+        if key is None:
+            raise ExecutionError(f"{type(self.spec).__name__} needs a keyed input (key_by)")
+        self.key_fn = key
+
+
+class KeyedProcessOperator(KeyedOperator):
+    def open(self) -> None:
+        super().open()
+        self.fn = method_of(self.spec.fn, KeyedProcessFunction, "process_element")
+        fn_obj = self.spec.fn
+        self.timer_fn = fn_obj.on_timer if isinstance(fn_obj, KeyedProcessFunction) else None
+        self.ctx = ProcessContext(self, keyed=True)
+        self.open_function(fn_obj)
+
+    def process(self, value: Any, ts: int | None) -> None:
+        self.backend.current_key = self.key_fn(value)  # type: ignore[union-attr]
+        self.ctx._ts = ts
+        out = self.out
+        for r in results(self.fn(value, self.ctx)):
+            out(r, ts)
+
+    def on_timer(self, ts: int, key: Any, namespace: Any) -> None:
+        if self.timer_fn is None:
+            return
+        self.backend.current_key = key  # type: ignore[union-attr]
+        self.ctx._ts = ts
+        out = self.out
+        for r in results(self.timer_fn(ts, self.ctx)):
+            out(r, ts)
+
+
+class ReduceOperator(KeyedOperator):
+    """Rolling reduce: STREAMING emits the running value per record; BATCH emits only the
+    final value per key at end of input (Flink's BATCH execution mode), keys in first-seen
+    order, with the timestamp of the key's last record."""
+
+    def open(self) -> None:
+        super().open()
+        self.fn = method_of(self.spec.fn, ReduceFunction, "reduce")
+        self.values: dict[Any, Any] = {}
+        self.last_ts: dict[Any, int | None] = {}
+        self.open_function(self.spec.fn)
+
+    def process(self, value: Any, ts: int | None) -> None:
+        key = self.key_fn(value)
+        cur = self.values.get(key, _MISSING)
+        new = value if cur is _MISSING else self.fn(cur, value)
+        self.values[key] = new
+        if self.info.batch:
+            self.last_ts[key] = ts
+        else:
+            self.out(new, ts)
+
+    def finish(self) -> None:
+        if self.info.batch:
+            for key, v in self.values.items():
+                self.out(v, self.last_ts[key])
+        super().finish()
+
+
+def get_field(value: Any, position: int | str) -> Any:
+    if isinstance(value, (tuple, list)):
+        if isinstance(position, str):
+            return getattr(value, position)  # a namedtuple / Row
+        return value[position]
+    if isinstance(value, dict):
+        return value[position]
+    if position in (0, "0"):
+        return value  # a scalar stream: the value is its own field 0
+    return getattr(value, position) if isinstance(position, str) else value[position]
+
+
+def set_field(value: Any, position: int | str, field: Any) -> Any:
+    if isinstance(value, tuple):
+        if isinstance(position, str):
+            return value._replace(**{position: field})  # type: ignore[attr-defined]
+        return value[:position] + (field,) + value[position + 1:]
+    if isinstance(value, list):
+        out = list(value)
+        out[position] = field  # type: ignore[index]
+        return out
+    if isinstance(value, dict):
+        d = dict(value)
+        d[position] = field
+        return d
+    if position in (0, "0"):
+        return field
+    out_obj = copy.copy(value)
+    setattr(out_obj, str(position), field)
+    return out_obj
+
+
+class AggregationOperator(ReduceOperator):
+    """Flink's SumAggregator / ComparableAggregator as a rolling reduce: ``sum``/``min``/
+    ``max`` change one field of the first record; ``min_by``/``max_by`` keep the whole
+    extreme record (the first one on ties, Flink's default)."""
+
+    def open(self) -> None:
+        KeyedOperator.open(self)
+        kind, pos = self.spec.kind, self.spec.position
+        if kind == "sum":
+            def fn(a: Any, b: Any) -> Any:
+                return set_field(a, pos, get_field(a, pos) + get_field(b, pos))
+        elif kind in ("min", "max"):
+            lt = kind == "min"
+
+            def fn(a: Any, b: Any) -> Any:
+                fa, fb = get_field(a, pos), get_field(b, pos)
+                better = fb < fa if lt else fb > fa
+                return set_field(a, pos, fb) if better else a
+        elif kind in ("min_by", "max_by"):
+            lt = kind == "min_by"
+
+            def fn(a: Any, b: Any) -> Any:
+                fa, fb = get_field(a, pos), get_field(b, pos)
+                return b if (fb < fa if lt else fb > fa) else a
+        else:
+            raise UnsupportedError(f"aggregation '{kind}'")
+        self.fn = fn
+        self.values = {}
+        self.last_ts = {}
+
+
+# ----------------------------------------------------------------- event time
+
+
+class TimestampsAndWatermarksOperator(Operator):
+    """Assigns timestamps and generates bounded-out-of-orderness watermarks. Flink emits them
+    periodically (every 200 ms); flowc's deterministic rule: after every record, emit the
+    generator's watermark if it rose. Upstream watermarks are swallowed except the final
+    ``LONG_MAX`` (end of input), as in Flink."""
+
+    def open(self) -> None:
+        strategy = self.spec.strategy
+        self.strategy = strategy
+        self.assigner = strategy.timestamp_assigner
+        self.max_ts = LONG_MIN
+        self.emitted = LONG_MIN
+        self.generates = strategy.out_of_orderness is not None and not self.info.batch
+        self.delay = (strategy.out_of_orderness or 0) + 1
+
+    def process(self, value: Any, ts: int | None) -> None:
+        if self.assigner is not None:
+            ts = int(self.assigner(value, LONG_MIN if ts is None else ts))
+        self.out(value, ts)
+        if self.generates and ts is not None and ts > self.max_ts:
+            self.max_ts = ts
+            wm = ts - self.delay
+            if wm > self.emitted:
+                self.emitted = wm
+                self.out_wm(wm)
+
+    def on_watermark(self, wm: int) -> None:
+        if wm == LONG_MAX and self.watermark < LONG_MAX:
+            self.watermark = wm
+            self.emitted = wm
+            self.out_wm(wm)
+
+
+# ----------------------------------------------------------------- two inputs
+
+
+class CoMapOperator(Operator):
+    two_input = True
+
+    def open(self) -> None:
+        fn = self.spec.fn
+        self.f1 = method_of(fn, CoMapFunction, "map1")
+        self.f2 = method_of(fn, CoMapFunction, "map2")
+        self.open_function(fn)
+
+    def process1(self, value: Any, ts: int | None) -> None:
+        self.out(self.f1(value), ts)
+
+    def process2(self, value: Any, ts: int | None) -> None:
+        self.out(self.f2(value), ts)
+
+
+class CoFlatMapOperator(Operator):
+    two_input = True
+
+    def open(self) -> None:
+        fn = self.spec.fn
+        self.f1 = method_of(fn, CoFlatMapFunction, "flat_map1")
+        self.f2 = method_of(fn, CoFlatMapFunction, "flat_map2")
+        self.open_function(fn)
+
+    def process1(self, value: Any, ts: int | None) -> None:
+        for r in results(self.f1(value)):
+            self.out(r, ts)
+
+    def process2(self, value: Any, ts: int | None) -> None:
+        for r in results(self.f2(value)):
+            self.out(r, ts)
+
+
+class CoProcessOperator(Operator):
+    two_input = True
+
+    def open(self) -> None:
+        fn = self.spec.fn
+        self.f1 = method_of(fn, CoProcessFunction, "process_element1")
+        self.f2 = method_of(fn, CoProcessFunction, "process_element2")
+        self.ctx = ProcessContext(self, keyed=self.keyed)
+        self.timer_fn = getattr(fn, "on_timer", None)
+        self.open_function(fn)
+
+    def _run(self, f: Any, value: Any, ts: int | None) -> None:
+        self.ctx._ts = ts
+        for r in results(f(value, self.ctx)):
+            self.out(r, ts)
+
+    def process1(self, value: Any, ts: int | None) -> None:
+        self._run(self.f1, value, ts)
+
+    def process2(self, value: Any, ts: int | None) -> None:
+        self._run(self.f2, value, ts)
+
+
+class KeyedCoProcessOperator(CoProcessOperator):
+    keyed = True
+
+    def process1(self, value: Any, ts: int | None) -> None:
+        self.backend.current_key = self.keys[0](value)  # type: ignore[union-attr]
+        self._run(self.f1, value, ts)
+
+    def process2(self, value: Any, ts: int | None) -> None:
+        self.backend.current_key = self.keys[1](value)  # type: ignore[union-attr]
+        self._run(self.f2, value, ts)
+
+    def on_timer(self, ts: int, key: Any, namespace: Any) -> None:
+        if self.timer_fn is None:
+            return
+        self.backend.current_key = key  # type: ignore[union-attr]
+        self.ctx._ts = ts
+        for r in results(self.timer_fn(ts, self.ctx)):
+            self.out(r, ts)
+
+
+def make_task_info(name: str, subtask: int, parallelism: int, max_parallelism: int,
+                   batch: bool) -> TaskInfo:
+    return TaskInfo(name, subtask, parallelism, max_parallelism, batch)

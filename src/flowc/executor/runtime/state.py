@@ -1,0 +1,225 @@
+"""Keyed state and the runtime context, in PyFlink's shape.
+
+A user function's ``open(runtime_context)`` asks the context for state handles
+(``get_state(ValueStateDescriptor(...))``); each handle reads and writes the entry of the
+operator's *current key*, which the operator sets before every call into user code, exactly
+as Flink's keyed state backend does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from flowc.errors import ExecutionError
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class StateDescriptor:
+    name: str
+
+
+@dataclass(frozen=True, init=False)
+class ValueStateDescriptor(StateDescriptor):
+    type_info: Any
+
+    def __init__(self, name: str, value_type_info: Any = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type_info", value_type_info)
+
+
+@dataclass(frozen=True, init=False)
+class ListStateDescriptor(StateDescriptor):
+    type_info: Any
+
+    def __init__(self, name: str, elem_type_info: Any = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type_info", elem_type_info)
+
+
+@dataclass(frozen=True, init=False)
+class MapStateDescriptor(StateDescriptor):
+    key_type_info: Any
+    value_type_info: Any
+
+    def __init__(self, name: str, key_type_info: Any = None, value_type_info: Any = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "key_type_info", key_type_info)
+        object.__setattr__(self, "value_type_info", value_type_info)
+
+
+@dataclass(frozen=True, init=False)
+class ReducingStateDescriptor(StateDescriptor):
+    reduce_function: Any
+    type_info: Any
+
+    def __init__(self, name: str, reduce_function: Any, type_info: Any = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "reduce_function", reduce_function)
+        object.__setattr__(self, "type_info", type_info)
+
+
+class KeyedStateBackend:
+    """All keyed state of one operator subtask: ``tables[state name][key] -> value``."""
+
+    def __init__(self) -> None:
+        self.current_key: Any = None
+        self.tables: dict[str, dict[Any, Any]] = {}
+        self.kinds: dict[str, type] = {}
+
+    def table(self, desc: StateDescriptor) -> dict[Any, Any]:
+        kind = self.kinds.setdefault(desc.name, type(desc))
+        if kind is not type(desc):
+            raise ExecutionError(f"state '{desc.name}' was registered as {kind.__name__} and "
+                                 f"is now requested as {type(desc).__name__}")
+        return self.tables.setdefault(desc.name, {})
+
+
+class _State:
+    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any]) -> None:
+        self._backend = backend
+        self._table = table
+
+    def _key(self) -> Any:
+        return self._backend.current_key
+
+    def clear(self) -> None:
+        self._table.pop(self._backend.current_key, None)
+
+
+class ValueState(_State):
+    def value(self) -> Any:
+        return self._table.get(self._backend.current_key)
+
+    def update(self, value: Any) -> None:
+        if value is None:
+            self.clear()
+        else:
+            self._table[self._backend.current_key] = value
+
+
+class ListState(_State):
+    def get(self) -> list[Any]:
+        return list(self._table.get(self._backend.current_key, ()))
+
+    def add(self, value: Any) -> None:
+        self._table.setdefault(self._backend.current_key, []).append(value)
+
+    def add_all(self, values: Iterable[Any]) -> None:
+        self._table.setdefault(self._backend.current_key, []).extend(values)
+
+    def update(self, values: Iterable[Any]) -> None:
+        vs = list(values)
+        if vs:
+            self._table[self._backend.current_key] = vs
+        else:
+            self.clear()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.get())
+
+
+class MapState(_State):
+    def _map(self, create: bool = False) -> dict[Any, Any]:
+        if create:
+            return self._table.setdefault(self._backend.current_key, {})
+        return self._table.get(self._backend.current_key, {})
+
+    def get(self, key: Any) -> Any:
+        return self._map().get(key)
+
+    def put(self, key: Any, value: Any) -> None:
+        self._map(True)[key] = value
+
+    def put_all(self, mapping: dict[Any, Any]) -> None:
+        self._map(True).update(mapping)
+
+    def remove(self, key: Any) -> None:
+        m = self._map()
+        m.pop(key, None)
+        if not m:
+            self.clear()
+
+    def contains(self, key: Any) -> bool:
+        return key in self._map()
+
+    def keys(self) -> list[Any]:
+        return list(self._map().keys())
+
+    def values(self) -> list[Any]:
+        return list(self._map().values())
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return list(self._map().items())
+
+    def is_empty(self) -> bool:
+        return not self._map()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys())
+
+
+class ReducingState(_State):
+    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any], fn: Any) -> None:
+        super().__init__(backend, table)
+        self._fn = fn.reduce if hasattr(fn, "reduce") else fn
+
+    def get(self) -> Any:
+        return self._table.get(self._backend.current_key)
+
+    def add(self, value: Any) -> None:
+        k = self._backend.current_key
+        cur = self._table.get(k, _MISSING)
+        self._table[k] = value if cur is _MISSING else self._fn(cur, value)
+
+
+class RuntimeContext:
+    """PyFlink's RuntimeContext: task info plus keyed state (keyed operators only)."""
+
+    def __init__(self, task_name: str, subtask: int, parallelism: int, max_parallelism: int,
+                 backend: KeyedStateBackend | None) -> None:
+        self._task_name = task_name
+        self._subtask = subtask
+        self._parallelism = parallelism
+        self._max_parallelism = max_parallelism
+        self._backend = backend
+
+    def get_task_name(self) -> str:
+        return self._task_name
+
+    def get_index_of_this_subtask(self) -> int:
+        return self._subtask
+
+    def get_number_of_parallel_subtasks(self) -> int:
+        return self._parallelism
+
+    def get_max_number_of_parallel_subtasks(self) -> int:
+        return self._max_parallelism
+
+    def get_attempt_number(self) -> int:
+        return 0
+
+    def _need_backend(self) -> KeyedStateBackend:
+        if self._backend is None:
+            raise ExecutionError("Keyed state can only be used on a 'keyed stream', "
+                                 "i.e., after a 'key_by()' operation.")
+        return self._backend
+
+    def get_state(self, descriptor: ValueStateDescriptor) -> ValueState:
+        b = self._need_backend()
+        return ValueState(b, b.table(descriptor))
+
+    def get_list_state(self, descriptor: ListStateDescriptor) -> ListState:
+        b = self._need_backend()
+        return ListState(b, b.table(descriptor))
+
+    def get_map_state(self, descriptor: MapStateDescriptor) -> MapState:
+        b = self._need_backend()
+        return MapState(b, b.table(descriptor))
+
+    def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> ReducingState:
+        b = self._need_backend()
+        return ReducingState(b, b.table(descriptor), descriptor.reduce_function)

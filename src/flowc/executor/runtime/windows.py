@@ -1,0 +1,235 @@
+"""Flink's WindowOperator with the EventTimeTrigger, for tumbling, sliding and session
+(merging) event-time windows, allowed lateness and the late-data side output.
+
+State per (key, state window): the element list, the reduced value or the accumulator.
+Merging follows Flink's MergingWindowSet (the merged window keeps the state of one of the
+windows it absorbed). ``max_timestamp = end - 1``; ``cleanup = max_timestamp + lateness``;
+a window is late when ``cleanup <= watermark``; an element none of whose windows accepts it
+is sent to the late side output (or dropped and counted) when
+``timestamp + lateness <= watermark``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from flowc.api.functions import AggregateFunction, ProcessWindowFunction, ReduceFunction
+from flowc.errors import ExecutionError
+from flowc.executor.runtime.core import LONG_MAX, method_of, require_timestamp, results
+from flowc.executor.runtime.operators import KeyedOperator
+from flowc.windowing import TimeWindow, merge_windows
+
+_MISSING = object()
+_FIRE = "fire"
+
+
+class WindowContext:
+    """ProcessWindowFunction.Context."""
+
+    def __init__(self, op: WindowOperator) -> None:
+        self._op = op
+        self._window: TimeWindow | None = None
+
+    def window(self) -> TimeWindow:
+        assert self._window is not None
+        return self._window
+
+    def current_watermark(self) -> int:
+        return self._op.timers.current_watermark
+
+    def current_processing_time(self) -> int:
+        from flowc.errors import UnsupportedError
+
+        raise UnsupportedError("processing time is not supported by flowc executors")
+
+    def output(self, tag: Any, value: Any) -> None:
+        assert self._window is not None
+        self._op.side(tag, value, self._window.max_timestamp())
+
+
+class WindowOperator(KeyedOperator):
+    def open(self) -> None:
+        super().open()
+        spec = self.spec
+        self.assigner = spec.assigner
+        self.lateness = int(spec.allowed_lateness)
+        self.late_tag = spec.late_tag
+        self.merging = bool(self.assigner.is_merging)
+        self.reduce = (method_of(spec.reduce_fn, ReduceFunction, "reduce")
+                       if spec.reduce_fn is not None else None)
+        agg = spec.aggregate_fn
+        self.agg: AggregateFunction | None = agg
+        self.window_fn = (method_of(spec.window_fn, ProcessWindowFunction, "process")
+                          if spec.window_fn is not None else None)
+        self.ctx = WindowContext(self)
+        # (key, state window) -> contents
+        self.state: dict[tuple[Any, TimeWindow], Any] = {}
+        # merging only: key -> {window: state window} (Flink's MergingWindowSet mapping)
+        self.mapping: dict[Any, dict[TimeWindow, TimeWindow]] = {}
+        for fn in (spec.reduce_fn, agg, spec.window_fn):
+            if fn is not None:
+                self.open_function(fn)
+
+    # -- helpers ------------------------------------------------------------------
+
+    def _cleanup_time(self, w: TimeWindow) -> int:
+        t = w.max_timestamp() + self.lateness
+        return t if t >= w.max_timestamp() else LONG_MAX
+
+    def _window_late(self, w: TimeWindow) -> bool:
+        return self._cleanup_time(w) <= self.timers.current_watermark
+
+    def _add(self, key: Any, sw: TimeWindow, value: Any) -> None:
+        k = (key, sw)
+        cur = self.state.get(k, _MISSING)
+        if self.reduce is not None:
+            self.state[k] = value if cur is _MISSING else self.reduce(cur, value)
+        elif self.agg is not None:
+            acc = self.agg.create_accumulator() if cur is _MISSING else cur
+            self.state[k] = self.agg.add(value, acc)
+        elif cur is _MISSING:
+            self.state[k] = [value]
+        else:
+            cur.append(value)
+
+    def _merge_state(self, key: Any, target: TimeWindow, sources: Iterable[TimeWindow]) -> None:
+        st = self.state
+        t = st.get((key, target), _MISSING)
+        for s in sources:
+            v = st.pop((key, s), _MISSING)
+            if v is _MISSING:
+                continue
+            if t is _MISSING:
+                t = v
+            elif self.reduce is not None:
+                t = self.reduce(t, v)
+            elif self.agg is not None:
+                t = self.agg.merge(t, v)
+            else:
+                t = t + v
+        if t is not _MISSING:
+            st[(key, target)] = t
+
+    def _register_cleanup(self, key: Any, w: TimeWindow) -> None:
+        t = self._cleanup_time(w)
+        if t != LONG_MAX:
+            self.timers.register(t, key, w)
+
+    def _emit(self, key: Any, w: TimeWindow, contents: Any) -> None:
+        ts = w.end - 1
+        if self.reduce is not None:
+            elements: list[Any] = [contents]
+        elif self.agg is not None:
+            elements = [self.agg.get_result(contents)]
+        else:
+            elements = list(contents)
+        out = self.out
+        if self.window_fn is None:
+            for e in elements:
+                out(e, ts)
+            return
+        self.ctx._window = w
+        for r in results(self.window_fn(key, self.ctx, elements)):
+            out(r, ts)
+
+    # -- elements -----------------------------------------------------------------
+
+    def process(self, value: Any, ts: int | None) -> None:
+        t = require_timestamp(ts, "an event-time window")
+        key = self.key_fn(value)
+        self.backend.current_key = key  # type: ignore[union-attr]
+        wm = self.timers.current_watermark
+        skipped = True
+        windows = self.assigner.assign_windows(t)
+        if self.merging:
+            for w in windows:
+                actual, state_window = self._add_merging_window(key, w)
+                if self._window_late(actual):
+                    self.mapping[key].pop(actual, None)
+                    continue
+                skipped = False
+                self._add(key, state_window, value)
+                self._on_element(key, actual, state_window)
+        else:
+            for w in windows:
+                if self._window_late(w):
+                    continue
+                skipped = False
+                self._add(key, w, value)
+                self._on_element(key, w, w)
+        if skipped and t + self.lateness <= wm:
+            if self.late_tag is not None:
+                self.side(self.late_tag, value, ts)
+            else:
+                self.late_records_dropped += 1
+
+    def _on_element(self, key: Any, w: TimeWindow, state_window: TimeWindow) -> None:
+        # EventTimeTrigger.onElement: fire at once if the watermark is past the window
+        # (possible with allowed lateness), else register the end-of-window timer.
+        if w.max_timestamp() <= self.timers.current_watermark:
+            self._emit(key, w, self.state[(key, state_window)])
+        else:
+            self.timers.register(w.max_timestamp(), key, w)
+        self._register_cleanup(key, w)
+
+    def _add_merging_window(self, key: Any, new: TimeWindow) -> tuple[TimeWindow, TimeWindow]:
+        mapping = self.mapping.setdefault(key, {})
+        candidates = list(mapping) + [new]
+        result = new
+        merged_new = False
+        for merge_result, merged in merge_windows(candidates):
+            if len(merged) <= 1:
+                continue
+            merged = list(merged)
+            if new in merged:
+                merged.remove(new)
+                merged_new = True
+                result = merge_result
+            state_window = mapping[merged[0]]
+            merged_state = [sw for m in merged if (sw := mapping.pop(m, None)) is not None]
+            mapping[merge_result] = state_window
+            merged_state.remove(state_window)
+            if not (merge_result in merged and len(merged) == 1):
+                self._merge(key, merge_result, merged, state_window, merged_state)
+        if result == new and not merged_new:
+            mapping[result] = result
+        return result, mapping[result]
+
+    def _merge(self, key: Any, result: TimeWindow, merged: list[TimeWindow],
+               state_window: TimeWindow, merged_state: list[TimeWindow]) -> None:
+        wm = self.timers.current_watermark
+        if result.max_timestamp() + self.lateness <= wm:
+            raise ExecutionError("The end timestamp of an event-time window cannot become "
+                                 "earlier than the current watermark by merging.")
+        # EventTimeTrigger.onMerge, then clear the absorbed windows' triggers and cleanup.
+        if result.max_timestamp() > wm:
+            self.timers.register(result.max_timestamp(), key, result)
+        for m in merged:
+            self.timers.delete(m.max_timestamp(), key, m)
+            ct = self._cleanup_time(m)
+            if ct != LONG_MAX:
+                self.timers.delete(ct, key, m)
+        self._merge_state(key, state_window, merged_state)
+
+    # -- timers -------------------------------------------------------------------
+
+    def on_timer(self, ts: int, key: Any, w: Any) -> None:
+        self.backend.current_key = key  # type: ignore[union-attr]
+        if self.merging:
+            mapping = self.mapping.get(key, {})
+            state_window = mapping.get(w)
+            if state_window is None:
+                return
+        else:
+            state_window = w
+        contents = self.state.get((key, state_window), _MISSING)
+        if contents is not _MISSING and ts == w.max_timestamp():
+            self._emit(key, w, contents)
+        if ts == self._cleanup_time(w):
+            self.state.pop((key, state_window), None)
+            self.timers.delete(w.max_timestamp(), key, w)
+            if self.merging:
+                self.mapping[key].pop(w, None)
+                if not self.mapping[key]:
+                    del self.mapping[key]

@@ -1,0 +1,328 @@
+"""Generate one Python function per JobVertex that runs its whole OperatorChain.
+
+Stateless operators (map, filter, flat_map) are fused into the loop as statements: a
+CodeFn's source is inlined, other functions are called directly. Stateful operators are
+runtime operator objects (shared with the reference executor) whose outputs call generated
+closures holding the rest of the chain. Non-chained outputs append
+``(slot, (target subtask, (channel id, value, ts)))`` to a buffer the task yields in
+chunks; sink outputs append ``(slot, value)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import keyword
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowc.api.functions import FilterFunction, FlatMapFunction, Function, MapFunction
+from flowc.chaining.job_graph import JobVertex
+from flowc.executor import routing
+from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator
+from flowc.executor.runtime.core import method_of
+from flowc.executor.spark import tasks
+from flowc.operators import CodeFn, DiscardingSink, FilterOp, FlatMapOp, MapOp
+from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph
+from flowc.transformations import PartitionerKind
+
+CHUNK = 4096
+_counter = itertools.count()
+
+
+@dataclass
+class Slot:
+    """One non-chained output of the vertex: an edge to another vertex, or a sink."""
+
+    index: int
+    node: int
+    edge: StreamEdge | None = None
+    # edges: (consumer parallelism, consumer max parallelism, channel base id)
+    consumer_parallelism: int = 0
+    consumer_max_parallelism: int = 0
+    edge_order: int = 0
+    sink: Any = None
+
+
+@dataclass
+class VertexPlan:
+    vertex: JobVertex
+    parallelism: int
+    max_parallelism: int
+    batch: bool
+    slots: list[Slot] = field(default_factory=list)
+    edge_slot: dict[int, Slot] = field(default_factory=dict)  # id(edge) -> slot
+    sink_slots: dict[int, Slot] = field(default_factory=dict)  # sink node -> slot
+
+
+class _Gen:
+    def __init__(self, sg: StreamGraph, plan: VertexPlan) -> None:
+        self.sg = sg
+        self.plan = plan
+        self.ns: dict[str, Any] = {
+            "_FWM": Watermark, "_FLONG_MAX": LONG_MAX, "_fcreate": create_operator,
+            "_fTaskInfo": TaskInfo, "_fmethod": method_of, "_fselector": routing.make_selector,
+            "_fconsumers": routing.connected_consumers, "_fislice": itertools.islice,
+            "_ftask_error": tasks.task_error, "_fFunction": Function,
+        }
+        self.lines: list[str] = []
+        self.line_nodes: dict[int, int] = {}
+        members = set(plan.vertex.chain)
+        self.members = members
+        self.chained = {id(e) for e in plan.vertex.chained_edges}
+        self.stateful: list[int] = []
+        self.inline: dict[int, tuple[str, str]] = {}  # node -> (kind, expression template)
+
+    # -- helpers ----------------------------------------------------------------
+
+    def emit(self, indent: int, text: str, node: int | None = None) -> None:
+        if node is not None:
+            self.line_nodes[len(self.lines) + 1] = node
+        self.lines.append("    " * indent + text)
+
+    def const(self, name: str, value: Any) -> str:
+        self.ns[name] = value
+        return name
+
+    def _env_ok(self, fn: CodeFn) -> bool:
+        for k, v in fn.env.items():
+            if not k.isidentifier() or keyword.iskeyword(k) or k.startswith("_f"):
+                return False
+            if k in self.ns and self.ns[k] is not v:
+                return False
+        return fn.params[0].isidentifier() and not fn.params[0].startswith("_f")
+
+    def inline_value(self, nid: int, fn: Any, cls: type, method: str, var: str,
+                     indent: int) -> str:
+        if isinstance(fn, CodeFn) and len(fn.params) == 1 and self._env_ok(fn):
+            for k, v in fn.env.items():
+                self.ns[k] = v
+            p = fn.params[0]
+            if p != var:
+                self.emit(indent, f"{p} = {var}", nid)
+            return f"({fn.source})"
+        name = f"_ff{nid}"
+        self.ns[f"_fraw{nid}"] = fn
+        self.setup_fns.append((nid, name, cls, method))
+        return f"{name}({var})"
+
+    # -- records ----------------------------------------------------------------
+
+    def gen_out(self, nid: int, tag: Any, v: str, ts: str, indent: int) -> None:
+        any_out = False
+        for e in self.sg.outputs(nid):
+            if e.output_tag != tag:
+                continue
+            any_out = True
+            if id(e) in self.chained:
+                self.gen_node(e.target_id, v, ts, indent)
+            else:
+                self.gen_slot(self.plan.edge_slot[id(e)], v, ts, indent)
+        if not any_out:
+            self.emit(indent, "pass")
+
+    def gen_node(self, nid: int, v: str, ts: str, indent: int) -> None:
+        node = self.sg.nodes[nid]
+        spec = node.operator
+        if node.kind is NodeKind.SINK:
+            slot = self.plan.sink_slots[nid]
+            if isinstance(spec, DiscardingSink):
+                self.emit(indent, "pass", nid)
+            else:
+                self.emit(indent, f"_fappend(({slot.index}, {v}))", nid)
+            return
+        if isinstance(spec, MapOp):
+            expr = self.inline_value(nid, spec.fn, MapFunction, "map", v, indent)
+            self.emit(indent, f"_fv{nid} = {expr}", nid)
+            self.gen_out(nid, None, f"_fv{nid}", ts, indent)
+        elif isinstance(spec, FilterOp):
+            expr = self.inline_value(nid, spec.fn, FilterFunction, "filter", v, indent)
+            self.emit(indent, f"if {expr}:", nid)
+            self.gen_out(nid, None, v, ts, indent + 1)
+        elif isinstance(spec, FlatMapOp):
+            expr = self.inline_value(nid, spec.fn, FlatMapFunction, "flat_map", v, indent)
+            self.emit(indent, f"for _fv{nid} in ({expr}) or ():", nid)
+            self.gen_out(nid, None, f"_fv{nid}", ts, indent + 1)
+        else:
+            self.emit(indent, f"_fop{nid}.process({v}, {ts})", nid)
+
+    def gen_slot(self, slot: Slot, v: str, ts: str, indent: int) -> None:
+        i = slot.index
+        self.emit(indent, f"_fc[{i}] += 1", slot.node)
+        item = f"(_fcid{i}, {v}, {ts})"
+        kind = slot.edge.partitioner.kind  # type: ignore[union-attr]
+        if kind is PartitionerKind.BROADCAST:
+            self.emit(indent, f"for _ft in _ftg{i}:", slot.node)
+            self.emit(indent + 1, f"_fappend(({i}, (_ft, {item})))", slot.node)
+        elif kind is PartitionerKind.GLOBAL:
+            self.emit(indent, f"_fappend(({i}, (0, {item})))", slot.node)
+        elif kind.is_pointwise:
+            self.emit(indent, f"_fappend(({i}, (_fsel{i}({v}), {item})))", slot.node)
+        else:
+            self.emit(indent, f"_fappend(({i}, (_fsel{i}({v}), {item})))", slot.node)
+
+    # -- watermarks -------------------------------------------------------------
+
+    def gen_wm_forward(self, nid: int, indent: int) -> None:
+        """Body forwarding watermark ``_fw`` from node ``nid`` to all its outputs."""
+        body = False
+        for e in self.sg.outputs(nid):
+            body = True
+            if id(e) in self.chained:
+                self.emit(indent, f"_fwm{e.target_id}(_fw)", nid)
+            else:
+                i = self.plan.edge_slot[id(e)].index
+                self.emit(indent, f"for _ft in _ftg{i}:", nid)
+                self.emit(indent + 1, f"_fappend(({i}, (_ft, (_fcid{i}, _FWM, _fw))))", nid)
+        if not body:
+            self.emit(indent, "pass")
+
+    # -- the function -----------------------------------------------------------
+
+    def generate(self) -> tuple[str, dict[str, Any], dict[int, int]]:
+        plan, sg = self.plan, self.sg
+        v = plan.vertex
+        head = v.chain[-1]
+        head_node = sg.nodes[head]
+        order = list(reversed(v.chain))  # head first (reverse post-order is topological)
+        self.setup_fns: list[tuple[int, str, type, str]] = []
+        for nid in order:
+            n = sg.nodes[nid]
+            if n.kind is NodeKind.OPERATOR and not isinstance(
+                    n.operator, (MapOp, FilterOp, FlatMapOp)):
+                self.stateful.append(nid)
+        # Body first (into a separate buffer), setup afterwards needs setup_fns.
+        body_start = len(self.lines)
+        self.emit(0, "def _fchain(_fsubtask, _fin, _fon_end):")
+        self.emit(1, "_fbuf = []")
+        self.emit(1, "_fappend = _fbuf.append")
+        self.emit(1, f"_fc = [0] * {len(plan.slots)}")
+        self.emit(1, "_fnin = 0")
+        self.emit(1, "_fnwm = 0")
+        self.emit(1, "_fops = []")
+        self.emit(1, "try:")
+        ind = 2
+        P, M = plan.parallelism, plan.max_parallelism
+        for s in plan.slots:
+            if s.edge is None:
+                continue
+            i = s.index
+            self.const(f"_fpart{i}", s.edge.partitioner)
+            self.emit(ind, f"_fcid{i} = ({s.edge_order} << 16) | _fsubtask")
+            self.emit(ind, f"_ftg{i} = list(_fconsumers(_fpart{i}, _fsubtask, {P}, "
+                           f"{s.consumer_parallelism}))")
+            self.emit(ind, f"_fsel{i} = _fselector(_fpart{i}, producer=_fsubtask, s={P}, "
+                           f"t={s.consumer_parallelism}, max_par={s.consumer_max_parallelism}, "
+                           f"seed={s.edge.edge_id!r})")
+        setup_at = len(self.lines)
+        for nid in self.stateful:
+            n = sg.nodes[nid]
+            self.const(f"_fspec{nid}", n.operator)
+            self.const(f"_fkeys{nid}", n.keys)
+            self.emit(ind, f"_fop{nid} = _fcreate(_fspec{nid}, _fTaskInfo({n.name!r}, "
+                           f"_fsubtask, {P}, {M}, {plan.batch}), _fkeys{nid})", nid)
+            self.emit(ind, f"_fops.append(_fop{nid})")
+        # Emitter closures for stateful operators.
+        for nid in self.stateful:
+            self.emit(ind, f"def _femit{nid}(_fv{nid}x, _fts{nid}):")
+            self.gen_out(nid, None, f"_fv{nid}x", f"_fts{nid}", ind + 1)
+            tags = []
+            for e in sg.outputs(nid):
+                if e.output_tag is not None and e.output_tag not in tags:
+                    tags.append(e.output_tag)
+            self.emit(ind, f"def _fside{nid}(_ftag, _fsv, _fsts):")
+            if not tags:
+                self.emit(ind + 1, "pass")
+            for j, tag in enumerate(tags):
+                self.const(f"_ftag{nid}_{j}", tag)
+                self.emit(ind + 1, f"{'if' if j == 0 else 'elif'} _ftag == _ftag{nid}_{j}:")
+                self.gen_out(nid, tag, "_fsv", "_fsts", ind + 2)
+            self.emit(ind, f"def _fwmfwd{nid}(_fw):")
+            self.gen_wm_forward(nid, ind + 1)
+            self.emit(ind, f"_fop{nid}.out = _femit{nid}")
+            self.emit(ind, f"_fop{nid}.side = _fside{nid}")
+            self.emit(ind, f"_fop{nid}.out_wm = _fwmfwd{nid}")
+            self.emit(ind, f"_fwm{nid} = _fop{nid}.on_watermark")
+        # Watermark functions of stateless nodes (sinks swallow them), tail first so
+        # every callee exists before its caller is defined... closures resolve late anyway.
+        for nid in order:
+            n = sg.nodes[nid]
+            if nid in self.stateful:
+                continue
+            self.emit(ind, f"def _fwm{nid}(_fw):")
+            if n.kind is NodeKind.SINK:
+                self.emit(ind + 1, "pass")
+            else:
+                self.gen_wm_forward(nid, ind + 1)
+        for nid in reversed(self.stateful):  # Flink opens tail -> head
+            self.emit(ind, f"_fop{nid}.open()", nid)
+        # Main loop.
+        self.emit(ind, "while True:")
+        self.emit(ind + 1, f"_fchunk = list(_fislice(_fin, {CHUNK}))")
+        self.emit(ind + 1, "if not _fchunk:")
+        self.emit(ind + 2, "break")
+        self.emit(ind + 1, "_fnin += len(_fchunk)")
+        if head_node.kind is NodeKind.SOURCE:
+            self.emit(ind + 1, "for _fv in _fchunk:", head)
+            self.gen_out(head, None, "_fv", "None", ind + 2)
+        else:
+            self.emit(ind + 1, "for _fi, _fv, _fts in _fchunk:", head)
+            self.emit(ind + 2, "if _fi == 0:")
+            self.emit(ind + 3, "_fnwm += 1")
+            self.emit(ind + 3, f"_fwm{head}(_fts)", head)
+            if head_node.two_input:
+                self.emit(ind + 2, "elif _fi == 1:")
+                self.emit(ind + 3, f"_fop{head}.process1(_fv, _fts)", head)
+                self.emit(ind + 2, "else:")
+                self.emit(ind + 3, f"_fop{head}.process2(_fv, _fts)", head)
+            else:
+                self.emit(ind + 2, "else:")
+                self.gen_node(head, "_fv", "_fts", ind + 3)
+        self.emit(ind + 1, "if _fbuf:")
+        self.emit(ind + 2, "yield from _fbuf")
+        self.emit(ind + 2, "del _fbuf[:]")
+        if head_node.kind is NodeKind.SOURCE and not plan.batch:
+            self.emit(ind, f"_fwm{head}(_FLONG_MAX)", head)
+        for nid in self.stateful:  # end of input, head first
+            self.emit(ind, f"_fop{nid}.finish()", nid)
+        for nid in self.stateful:
+            self.emit(ind, f"_fop{nid}.close()", nid)
+        self.emit(ind, "yield from _fbuf")
+        self.emit(ind, "_fstats = [_fnin - _fnwm, sum(_fc[i] for i in _FEDGE_SLOTS), "
+                       "sum(o.late_records_dropped for o in _fops)]")
+        self.emit(ind, "_fon_end(_fstats)")
+        self.emit(1, "except Exception as _fe:")
+        self.emit(2, f"raise _ftask_error(_fe, _FFILE, _FLINES, {head}) from None")
+        self.ns["_FEDGE_SLOTS"] = tuple(s.index for s in plan.slots if s.edge is not None)
+        # Function setup for inlined non-CodeFn functions, inserted after the selectors.
+        setup: list[str] = []
+        for nid, name, cls, method in self.setup_fns:
+            setup.append("    " * ind + f"{name} = _fmethod(_fraw{nid}, _fcls{nid}, {method!r})")
+            setup.append("    " * ind + f"if isinstance(_fraw{nid}, _fFunction):")
+            setup.append("    " * (ind + 1) + f"_fraw{nid}.open(_fTaskInfoCtx(_fsubtask))")
+            self.ns[f"_fcls{nid}"] = cls
+        if setup:
+            self.lines[setup_at:setup_at] = setup
+            shift = len(setup)
+            self.line_nodes = {(ln + shift if ln > setup_at else ln): n
+                               for ln, n in self.line_nodes.items()}
+        assert body_start == 0
+        return "\n".join(self.lines) + "\n", self.ns, self.line_nodes
+
+
+def generate_chain(sg: StreamGraph, plan: VertexPlan) -> tuple[str, Callable[..., Any]]:
+    """Source text and the compiled ``_fchain(subtask, elements)`` generator function."""
+    from flowc.executor.runtime.state import RuntimeContext
+
+    gen = _Gen(sg, plan)
+    src, ns, line_nodes = gen.generate()
+    filename = f"<flowc-chain-{plan.vertex.id[:8]}-{next(_counter)}>"
+    p, m = plan.parallelism, plan.max_parallelism
+    name = plan.vertex.name
+    ns["_FFILE"] = filename
+    ns["__name__"] = "flowc_generated_chain"
+    ns["_FLINES"] = line_nodes
+    ns["_fTaskInfoCtx"] = lambda st: RuntimeContext(name, st, p, m, None)
+    code = compile(src, filename, "exec")
+    exec(code, ns)
+    return src, ns["_fchain"]

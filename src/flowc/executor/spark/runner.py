@@ -1,0 +1,320 @@
+"""Build and run the Spark job for a JobGraph.
+
+Subtask i of a vertex is Spark partition i of the vertex's RDD. The vertex RDD holds
+``(slot, payload)`` items: for an edge slot the payload is
+``(target subtask, (channel id, value, ts))`` and the edge becomes
+``partitionBy(consumer parallelism, identity)`` on the precomputed target (no Python
+``hash()``); a vertex fed by exactly one pointwise edge of equal parallelism reads its
+producer's partitions in place (no shuffle). Sink slots carry the record. RDDs with several
+consumers are persisted and unpersisted when the job ends.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from flowc.chaining.execution_graph import build_execution_graph
+from flowc.chaining.job_graph import JobGraph, JobVertex
+from flowc.errors import ExecutionError, FlowcError
+from flowc.executor.failures import operator_error
+from flowc.executor.result import JobResult, VertexMetrics
+from flowc.executor.routing import connected_producers
+from flowc.executor.runtime.core import TaskInfo
+from flowc.executor.runtime.factory import create_operator
+from flowc.executor.runtime.sources import source_values
+from flowc.executor.sinks import print_prefix
+from flowc.executor.spark import io, tasks
+from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
+from flowc.executor.spark.session import get_spark
+from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
+from flowc.planner.stream_graph import NodeKind
+from flowc.transformations import RuntimeExecutionMode
+
+
+def _identity(k: int) -> int:
+    return k
+
+
+class _ListAcc:
+    def zero(self, value: list[Any]) -> list[Any]:
+        return []
+
+    def addInPlace(self, a: list[Any], b: list[Any]) -> list[Any]:  # noqa: N802
+        a.extend(b)
+        return a
+
+
+def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: bool = False,
+                 progress: bool = False, job_name: str | None = None) -> JobResult:
+    start = time.perf_counter()
+    sg = job_graph.stream_graph
+    name = job_name or sg.config.job_name
+    eg = build_execution_graph(job_graph)  # validates and resolves parallelism
+    _check_operators(job_graph)
+    spark = get_spark(master, verbose)
+    job = _SparkJob(spark, job_graph, eg, name)
+    try:
+        if progress and sys.stderr.isatty():
+            from rich.console import Console
+
+            with Console(stderr=True).status(f"running {name} on Spark"):
+                result = job.run()
+        else:
+            result = job.run()
+    finally:
+        job.cleanup()
+    result.result.wall_time = time.perf_counter() - start
+    for line in result.printed_out:
+        print(line)
+    for line in result.printed_err:
+        print(line, file=sys.stderr)
+    return result.result
+
+
+def _check_operators(job_graph: JobGraph) -> None:
+    """Fail before Spark starts for operator kinds the runtime does not execute."""
+    sg = job_graph.stream_graph
+    for n in sg.nodes.values():
+        if n.kind is NodeKind.OPERATOR:
+            try:
+                create_operator(n.operator, TaskInfo(n.name, 0, 1, 128, False), n.keys)
+            except FlowcError as e:
+                raise type(e)(e.message, n.span) from None
+
+
+class _Outcome:
+    def __init__(self, result: JobResult) -> None:
+        self.result = result
+        self.printed_out: list[str] = []
+        self.printed_err: list[str] = []
+
+
+class _SparkJob:
+    def __init__(self, spark: Any, job_graph: JobGraph, eg: Any, name: str) -> None:
+        self.spark = spark
+        self.sc = spark.sparkContext
+        self.jg = job_graph
+        self.sg = job_graph.stream_graph
+        self.batch = self.sg.config.mode is RuntimeExecutionMode.BATCH
+        self.resolved = {v.id: (v.parallelism, v.max_parallelism) for v in eg.vertices}
+        self.name = name
+        self.plans: dict[str, VertexPlan] = {}
+        self.rdds: dict[str, Any] = {}
+        self.persisted: list[Any] = []
+        self.stats = self.sc.accumulator({}, tasks.DictSum())
+        self.dead = self.sc.accumulator([], _ListAcc())
+
+    # -- planning ---------------------------------------------------------------
+
+    def _plan(self, v: JobVertex) -> VertexPlan:
+        p, m = self.resolved[v.id]
+        plan = VertexPlan(v, p, m, self.batch)
+        chained = {id(e) for e in v.chained_edges}
+        for nid in reversed(v.chain):
+            node = self.sg.nodes[nid]
+            if node.kind is NodeKind.SINK:
+                slot = Slot(len(plan.slots), nid, sink=node.operator)
+                plan.slots.append(slot)
+                plan.sink_slots[nid] = slot
+            for e in self.sg.outputs(nid):
+                if id(e) in chained:
+                    continue
+                target = self.jg.vertex_of_node(e.target_id)
+                tp, tm = self.resolved[target.id]
+                order = list(self.sg.inputs(e.target_id)).index(e)
+                slot = Slot(len(plan.slots), nid, edge=e, consumer_parallelism=tp,
+                            consumer_max_parallelism=tm, edge_order=order)
+                plan.slots.append(slot)
+                plan.edge_slot[id(e)] = slot
+        return plan
+
+    # -- building RDDs ------------------------------------------------------------
+
+    def run(self) -> _Outcome:
+        order = self.jg.vertices_sorted()
+        for v in order:
+            self.plans[v.id] = self._plan(v)
+        uses: dict[str, int] = {v.id: 0 for v in order}
+        for v in order:
+            for e in v.inputs:
+                uses[e.source] += 1
+            if any(s.sink is not None and not isinstance(s.sink, DiscardingSink)
+                   for s in self.plans[v.id].slots):
+                uses[v.id] += 2 if any(isinstance(s.sink, FileSink)
+                                       for s in self.plans[v.id].slots) else 1
+            if not v.inputs and not self.plans[v.id].slots:
+                uses[v.id] += 1
+        for v in order:
+            rdd = self._vertex_rdd(v)
+            if uses[v.id] > 1:
+                rdd = rdd.persist()
+                self.persisted.append(rdd)
+            self.rdds[v.id] = rdd
+        outcome = _Outcome(JobResult(self.name))
+        try:
+            self._actions(order, outcome)
+        except Exception as e:  # Spark wraps task failures in Py4J / PythonException
+            raise self._translate(e) from None
+        self._metrics(order, outcome.result)
+        return outcome
+
+    def _vertex_rdd(self, v: JobVertex) -> Any:
+        plan = self.plans[v.id]
+        _, chain = generate_chain(self.sg, plan)
+        stats, vid = self.stats, v.id
+
+        def on_end(s: list[int]) -> None:
+            stats.add({vid: s})
+
+        head = self.sg.nodes[v.head]
+        p = plan.parallelism
+        if head.kind is NodeKind.SOURCE:
+            spec = head.operator
+            if isinstance(spec, FileSource):
+                return self._file_source_rdd(spec, plan, chain, on_end)
+
+            def run_source(idx: int, _it: Any) -> Any:
+                return chain(idx, source_values(spec, idx, p), on_end)
+            return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
+        batch = self.batch
+        head_inputs = list(self.sg.inputs(v.head))
+        edges = sorted(v.inputs, key=lambda e: head_inputs.index(e.stream_edge))
+        sources = []
+        for e in edges:
+            src_plan = self.plans[e.source]
+            slot = src_plan.edge_slot[id(e.stream_edge)].index
+            sources.append((self.rdds[e.source], slot, src_plan.parallelism, e))
+
+        wiring = [(s, e.partitioner, e.type_number or 1) for _, _, s, e in sources]
+
+        def channels(idx: int) -> tuple[list[int], list[int]]:
+            expected, inputs = [], []
+            for order, (s, part, tn) in enumerate(wiring):
+                for k in connected_producers(part, idx, s, p):
+                    expected.append((order << 16) | k)
+                    inputs.append(tn)
+            return expected, inputs
+
+        def select(slot: int) -> Any:
+            return lambda it: (x[1] for x in it if x[0] == slot)
+
+        if (len(sources) == 1 and sources[0][3].partitioner.kind.is_pointwise
+                and sources[0][2] == p):
+            shuffled = sources[0][0].mapPartitions(select(sources[0][1]),
+                                                   preservesPartitioning=True)
+        else:
+            parts = [rdd.mapPartitions(select(slot)) for rdd, slot, _, _ in sources]
+            merged = parts[0] if len(parts) == 1 else self.sc.union(parts)
+            shuffled = merged.partitionBy(p, _identity)
+
+        def run_consumer(idx: int, it: Any) -> Any:
+            expected, inputs = channels(idx)
+            return chain(idx, tasks.merged_input(it, expected, inputs, batch), on_end)
+        return shuffled.mapPartitionsWithIndex(run_consumer)
+
+    def _file_source_rdd(self, spec: FileSource, plan: VertexPlan, chain: Any,
+                         on_end: Any) -> Any:
+        rows = io.read_source_rdd(self.spark, spec)
+        p = plan.parallelism
+        n = rows.getNumPartitions()
+        if n != p:
+            # Spark's file split k of n goes to subtask k * p // n, in split order.
+            def tag(idx: int, it: Any) -> Any:
+                t = idx * p // n
+                return ((t, (idx, r)) for r in it)
+
+            def untag(it: Any) -> Any:
+                buckets: dict[int, list[Any]] = {}
+                for _, (idx, r) in it:
+                    buckets.setdefault(idx, []).append(r)
+                return (r for k in sorted(buckets) for r in buckets[k])
+            rows = rows.mapPartitionsWithIndex(tag).partitionBy(p, _identity) \
+                .mapPartitions(untag, preservesPartitioning=True)
+        dead, path, dl = self.dead, spec.path, spec.dead_letter is not None
+
+        def run(idx: int, it: Any) -> Any:
+            bad: list[str] = []
+            yield from chain(idx, io.clean_rows(it, path, dl, bad), on_end)
+            if bad:
+                dead.add(bad)
+        return rows.mapPartitionsWithIndex(run)
+
+    # -- actions --------------------------------------------------------------------
+
+    def _actions(self, order: list[JobVertex], outcome: _Outcome) -> None:
+        for v in order:
+            plan = self.plans[v.id]
+            rdd = self.rdds[v.id]
+            sink_slots = [s for s in plan.slots if s.sink is not None]
+            shown = [s for s in sink_slots if isinstance(s.sink, (CollectSink, PrintSink))]
+            if shown:
+                wanted = {s.index for s in shown}
+                items = rdd.mapPartitionsWithIndex(
+                    lambda idx, it, w=wanted: ((idx, x[0], x[1]) for x in it if x[0] in w)
+                ).collect()
+                by_slot: dict[int, list[tuple[int, Any]]] = {s.index: [] for s in shown}
+                for idx, slot, value in items:
+                    by_slot[slot].append((idx, value))
+                for s in shown:
+                    self._deliver(s, plan.parallelism, by_slot[s.index], outcome)
+            for s in sink_slots:
+                if isinstance(s.sink, FileSink):
+                    io.write_sink(self.spark, s.sink, rdd.filter(
+                        lambda x, i=s.index: x[0] == i).map(lambda x: x[1]))
+            if not v.produced and not shown and not any(
+                    isinstance(s.sink, FileSink) for s in sink_slots):
+                rdd.foreach(_noop)
+        for spec in self._dead_letter_specs():
+            io.write_dead_letter(self.spark, spec.dead_letter, list(self.dead.value))
+
+    def _dead_letter_specs(self) -> list[FileSource]:
+        return [n.operator for n in self.sg.nodes.values()
+                if isinstance(n.operator, FileSource) and n.operator.dead_letter]
+
+    def _deliver(self, slot: Slot, p: int, items: list[tuple[int, Any]],
+                 outcome: _Outcome) -> None:
+        spec = slot.sink
+        if isinstance(spec, CollectSink):
+            outcome.result.collected.setdefault(spec.name, []).extend(v for _, v in items)
+        else:
+            lines = [f"{print_prefix(spec, idx, p)}{v}" for idx, v in items]
+            outcome.result.printed.extend(lines)
+            (outcome.printed_err if spec.stderr else outcome.printed_out).extend(lines)
+
+    def _metrics(self, order: list[JobVertex], result: JobResult) -> None:
+        stats = self.stats.value
+        for v in order:
+            s = stats.get(v.id, [0, 0, 0])
+            result.vertices.append(VertexMetrics(v.name, self.plans[v.id].parallelism,
+                                                 s[0], s[1]))
+            result.late_records_dropped += s[2]
+
+    def _translate(self, e: Exception) -> FlowcError:
+        if isinstance(e, FlowcError):
+            return e
+        info = tasks.parse_task_error(str(e))
+        if info is None:
+            return ExecutionError(f"the Spark job failed: {_first_line(e)}")
+        node = self.sg.nodes.get(info["node"])
+        if node is None:
+            return ExecutionError(f"{info['type']}: {info['message']}")
+        return operator_error(node.name, node.span, info["type"], info["message"],
+                              is_flowc=info["flowc"])
+
+    def cleanup(self) -> None:
+        for rdd in self.persisted:
+            try:
+                rdd.unpersist()
+            except Exception:  # noqa: BLE001 - best effort after a failed job
+                pass
+
+
+def _noop(_: Any) -> None:
+    pass
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__

@@ -1,0 +1,68 @@
+"""Helpers the generated chain code calls inside Spark tasks (kept small: they are
+pickled into every task by reference to this module)."""
+
+from __future__ import annotations
+
+import json
+import re
+import traceback
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from flowc.errors import FlowcError
+from flowc.executor.runtime.channels import merge_channels
+
+_MARK = re.compile(r"FLOWC-ERROR(\{.*?\})FLOWC-END", re.S)
+
+
+class FlowcTaskError(RuntimeError):
+    """Carries (node id, error type, message) out of a Spark task as text, so the driver
+    can rebuild an ExecutionError from Spark's wrapped Python exception."""
+
+
+def task_error(exc: BaseException, filename: str, line_nodes: dict[int, int],
+               default_node: int) -> FlowcTaskError:
+    node = default_node
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == filename:
+            node = _node_at(line_nodes, lineno, node)
+    payload = {"node": node, "type": type(exc).__name__, "message": str(exc),
+               "flowc": isinstance(exc, FlowcError)}
+    return FlowcTaskError("FLOWC-ERROR" + json.dumps(payload) + "FLOWC-END")
+
+
+def _node_at(line_nodes: dict[int, int], lineno: int, default: int) -> int:
+    best = None
+    for ln in line_nodes:
+        if ln <= lineno and (best is None or ln > best):
+            best = ln
+    return line_nodes[best] if best is not None else default
+
+
+def parse_task_error(text: str) -> dict[str, Any] | None:
+    m = _MARK.search(text)
+    return json.loads(m.group(1)) if m else None
+
+
+def merged_input(it: Iterable[tuple[int, tuple[int, Any, Any]]], expected: Sequence[int],
+                 inputs: Sequence[int], batch: bool) -> Iterator[tuple[int, Any, Any]]:
+    """Bucket a shuffled partition by channel (Spark keeps each map output block's order)
+    and merge the channels by the deterministic rule of ``runtime.channels``."""
+    buckets: dict[int, list[tuple[Any, Any]]] = {c: [] for c in expected}
+    appends = {c: b.append for c, b in buckets.items()}
+    for _, (cid, v, ts) in it:
+        appends[cid]((v, ts))
+    return merge_channels([buckets[c] for c in expected], inputs, batch)
+
+
+class DictSum:
+    """AccumulatorParam: {vertex: [records in, records out, late dropped]} summed."""
+
+    def zero(self, value: dict[str, list[int]]) -> dict[str, list[int]]:
+        return {}
+
+    def addInPlace(self, a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str, list[int]]:  # noqa: N802
+        for k, v in b.items():
+            cur = a.get(k)
+            a[k] = list(v) if cur is None else [x + y for x, y in zip(cur, v)]
+        return a
