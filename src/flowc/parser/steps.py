@@ -295,16 +295,17 @@ class PipelineBuilder:
         positions = tuple(flow.schema.index_of(k) or 0 for k in flow.key)
         n = len(flow.key)
         acc_schema = Schema(tuple(f for f in key_fields if f) + (Field("_acc", NULL),))
+        shared = tuple(h for h in step.hints if h.key in (
+            "parallelism", "max_parallelism", "slot_group", "slot_sharing_group"))
+        # Hints are applied as each operator is made, as a Python user would (the key_by
+        # partition inherits the parallelism of the map before it).
         start = flow.stream.map(RollingStart(positions, agg))
+        apply_hints(start, shared + tuple(h for h in step.hints if h.key == "chain"))
         reduced = start.key_by(key_selector(acc_schema, flow.key)).reduce(RollingMerge(n, agg))
-        stream = reduced.map(RollingResult(n, agg), output_type=schema)
-        parts = [start, reduced, stream]
-        for part in parts:
-            apply_hints(part, tuple(h for h in step.hints if h.key in (
-                "parallelism", "max_parallelism", "slot_group", "slot_sharing_group")))
-        apply_hints(reduced, tuple(h for h in step.hints if h.key in (
+        apply_hints(reduced, shared + tuple(h for h in step.hints if h.key in (
             "name", "uid", "uid_hash", "description")))
-        apply_hints(start, tuple(h for h in step.hints if h.key == "chain"))
+        stream = reduced.map(RollingResult(n, agg), output_type=schema)
+        apply_hints(stream, shared)
         return self._next(flow, stream, schema)
 
     def windowed(self, flow: Flow, step: A.AggregateStep, specs: list[Any],
