@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import job_graph_dump, structure
 
+from conftest import job_graph_dump, structure
 from flowc.datastream import (
     Duration,
     EventTimeSessionWindows,
