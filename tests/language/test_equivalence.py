@@ -44,7 +44,8 @@ def key(*fields: str, pos: tuple[int, ...] = (0,)) -> KeySelector:
 def clicks_source(env: StreamExecutionEnvironment, path: str = "data/clicks.csv"):
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(Duration.of_seconds(2)) \
         .with_timestamp_assigner(lambda r, t: r[3])
-    return env.from_source(FileSource(path, "csv", CLICKS.as_pairs()), strategy, "clicks",
+    return env.from_source(FileSource(path, "csv", CLICKS.as_pairs(), (("header", "true"),)),
+                           strategy, "clicks",
                            type_info=CLICKS)
 
 

@@ -310,6 +310,9 @@ class Lowerer:
                     raise FlowTypeError(f"csv cannot hold the array field '{f.name}'", stmt.span,
                                         hint="read json or parquet for array fields")
         options = self.file_options(body.format, body.options)
+        if body.format == "csv" and not any(k == "header" for k, _ in options):
+            # The language's default (documented): a csv file's first line names its columns.
+            options = (("header", "true"),) + options
         dead = self.resolve_path(stmt.dead_letter) if stmt.dead_letter else None
         spec = FileSource(self.resolve_path(body.path), body.format, schema.as_pairs(), options,
                           dead)
