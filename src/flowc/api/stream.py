@@ -240,7 +240,10 @@ class DataStream(_Settings):
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> DataStream:
         if not isinstance(strategy, WatermarkStrategy):
             raise ApiError(f"expected a WatermarkStrategy, got {strategy!r}")
-        return self._transform(TimestampsAndWatermarksOp(strategy), self.get_type())
+        out = self._transform(TimestampsAndWatermarksOp(strategy), self.get_type())
+        # Flink gives this operator its input's parallelism, not the environment's.
+        self._env._update(out._id, parallelism=self._env._get(self._id).parallelism)
+        return out
 
     def get_side_output(self, output_tag: OutputTag) -> DataStream:
         if not isinstance(output_tag, OutputTag):

@@ -14,6 +14,7 @@ as :class:`flowc.errors.MultipleErrors` (in source order).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from flowc.api.environment import StreamExecutionEnvironment
 from flowc.errors import ConfigError, FlowcError, InternalError, MultipleErrors
@@ -60,11 +61,23 @@ def parse_source(text: str, filename: str = "<input>") -> ast.Script:
     return ast.Script(tuple(statements), filename)
 
 
+COMMAND_LINE = "<command line>"
+
+
 def compile_source(text: str, filename: str = "<input>", *, base_dir: str | None = None,
-                   env: StreamExecutionEnvironment | None = None) -> CompiledScript:
-    """Parse, type-check and lower a script into ``env`` (a new environment by default)."""
+                   env: StreamExecutionEnvironment | None = None,
+                   options: Mapping[str, str] | None = None) -> CompiledScript:
+    """Parse, type-check and lower a script into ``env`` (a new environment by default).
+
+    ``options`` (``flowc run --set k=v``, ``--parallelism``) act as ``set k = v;`` statements
+    that take precedence over the script's own."""
     try:
         statements, errors, broken = _parse(text, filename)
+        if options:
+            cli = "".join(f"set {k} = {v};\n" for k, v in options.items())
+            cli_statements, cli_errors, _ = _parse(cli, COMMAND_LINE)
+            statements = cli_statements + statements
+            errors = cli_errors + errors
         lowerer = Lowerer(filename, text, base_dir, env)
         lowerer.broken |= broken
         lowerer.lower_all(statements)
@@ -81,11 +94,13 @@ def compile_source(text: str, filename: str = "<input>", *, base_dir: str | None
                           ast.Script(tuple(statements), filename), lowerer.udfs)
 
 
-def compile_file(path: str, *, env: StreamExecutionEnvironment | None = None) -> CompiledScript:
+def compile_file(path: str, *, env: StreamExecutionEnvironment | None = None,
+                 options: Mapping[str, str] | None = None) -> CompiledScript:
     """Compile a .flow file; paths in it are relative to the file's directory."""
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
-    return compile_source(text, path, base_dir=os.path.dirname(path) or None, env=env)
+    return compile_source(text, path, base_dir=os.path.dirname(path) or None, env=env,
+                          options=options)

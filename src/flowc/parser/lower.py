@@ -118,6 +118,8 @@ class Lowerer:
     def statement(self, stmt: A.Statement) -> None:
         if isinstance(stmt, A.SetStmt):
             prev = self._set_at.get(stmt.setting.key)
+            if prev is not None and prev.file == "<command line>":
+                return  # flowc run --set / --parallelism win over the script's own set
             if prev is not None:
                 raise FlowNameError(f"'{stmt.setting.key}' is set twice", stmt.setting.key_span,
                                     notes=[f"it is first set at line {prev.line}"])
