@@ -135,10 +135,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         _run_python(args.file, dry_run=False)
         return EXIT_OK
     script = _compile(args)
-    from flowc.executor import run_script
+    from flowc.executor import run_job_graph
 
-    return run_script(script, master=args.master, verbose=args.verbose,
-                      progress=not args.no_progress and sys.stdout.isatty())
+    env = script.env
+    result = run_job_graph(env.get_job_graph(), master=args.master, verbose=args.verbose,
+                           progress=not args.no_progress and sys.stderr.isatty(),
+                           job_name=env.config.job_name)
+    print(result.summary(), file=sys.stderr)
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
