@@ -316,5 +316,11 @@ def _noop(_: Any) -> None:
 
 
 def _first_line(e: Exception) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
+    """The Python error at the end of a worker traceback, else Spark's first line."""
+    import re
+
+    lines = str(e).strip().splitlines()
+    errors = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception): ", ln)]
+    if errors:
+        return errors[-1]
+    return lines[0] if lines else type(e).__name__

@@ -68,6 +68,11 @@ def get_spark(master: str | None = None, verbose: bool = False) -> Any:
             return _spark
         find_java()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # Python workers must import the modules user functions live in (cloudpickle
+        # pickles importable functions by reference): give them the driver's sys.path.
+        paths = [p for p in sys.path if p and os.path.isdir(p)]
+        old = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(paths + ([old] if old else []))
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         level = "WARN" if verbose else "ERROR"
         conf_dir = tempfile.mkdtemp(prefix="flowc-log4j-")
