@@ -87,7 +87,9 @@ def plan(spec: dict[str, Any]):  # type: ignore[no-untyped-def]
     try:
         return env.get_job_graph()
     except PlanError as e:
-        assert "Forward partitioning does not allow change of parallelism" in e.message
+        # The two ways Flink rejects a program at this stage.
+        assert ("Forward partitioning does not allow change of parallelism" in e.message
+                or e.message == "No operators defined in streaming topology. Cannot execute.")
         return None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flowc.chaining import ChainBreak, chain_breaks
+from flowc.chaining import ChainBreak, build_execution_graph, chain_breaks
 from flowc.datastream import (
     OutputTag,
     ProcessFunction,
@@ -349,4 +349,4 @@ def test_hundred_thousand_operators_plan_without_recursion() -> None:
     jg = e.get_job_graph()
     (v,) = jg.vertices.values()
     assert len(v.operators) == 100_002
-    assert len(e.get_execution_graph().vertices) == 1
+    assert len(build_execution_graph(jg).vertices) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -78,15 +79,21 @@ def validate_max_parallelism(m: Any) -> int:
     return m
 
 
+@functools.lru_cache(maxsize=512)
+def _positions(code: Any) -> tuple[Any, ...]:
+    # Materialising co_positions() costs O(code size); programs call the API from few code
+    # objects many times, so cache per code object.
+    positions = getattr(code, "co_positions", None)
+    return tuple(positions()) if positions is not None else ()
+
+
 def _frame_span(frame: Any) -> Span:
     """The span of the call being executed in ``frame`` (Python >= 3.11 knows its columns)."""
     line = frame.f_lineno
-    positions = getattr(frame.f_code, "co_positions", None)
-    if positions is not None:
-        try:
-            pos = list(positions())[frame.f_lasti // 2]
-        except (IndexError, ValueError):
-            pos = None
+    positions = _positions(frame.f_code)
+    if positions:
+        i = frame.f_lasti // 2
+        pos = positions[i] if 0 <= i < len(positions) else None
         if pos is not None and pos[0] == line and pos[2] is not None:
             end_line = pos[1] if pos[1] is not None else line
             end_col = (pos[3] + 1) if pos[3] is not None else 0
