@@ -1,7 +1,8 @@
 """Hypothesis differential tests: random pipelines on Spark and on the reference executor.
 
-Both executors share the operator runtime and the channel-merge rule, so results must be
-identical lists per sink (a stronger check than multiset equality)."""
+Both executors share the operator runtime and the channel-merge rule, so STREAMING results
+must be identical lists per sink (stronger than multiset equality); BATCH results equal
+as multisets."""
 
 from __future__ import annotations
 
@@ -142,7 +143,13 @@ def test_spark_matches_reference(spark: Any, pipeline: dict[str, Any]) -> None:
     actual = run_job_graph(jg)
     assert actual.collected.keys() == expected.collected.keys()
     for name in expected.collected:
-        assert actual.collected[name] == expected.collected[name], name
+        if pipeline["batch"]:
+            # BATCH combines windows map-side; windows ending together may fire in another
+            # order (Flink leaves that order unspecified), so compare multisets.
+            assert sorted(map(repr, actual.collected[name])) == \
+                sorted(map(repr, expected.collected[name])), name
+        else:
+            assert actual.collected[name] == expected.collected[name], name
     assert actual.late_records_dropped == expected.late_records_dropped
     assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
         [(v.name, v.records_in, v.records_out) for v in expected.vertices]

@@ -57,6 +57,28 @@ def connected_producers(partitioner: Partitioner, consumer: int, s: int, t: int)
     return range(s)
 
 
+def cached_key_router(key: Callable[[Any], Any] | None, max_par: int,
+                      t: int) -> Callable[[Any], int]:
+    """``value -> subtask`` by key group, memoised per key: Java-hashCode + murmur in pure
+    Python costs microseconds, a dict hit tens of nanoseconds, and keys repeat."""
+    cache: dict[Any, int] = {}
+
+    def route(v: Any) -> int:
+        k = key(v) if key is not None else v
+        tk = type(k)
+        # Only str and (non-bool) int keys are cached: 1 == 1.0 == True in a dict, but
+        # Java hashes Long, Double and Boolean differently.
+        if tk is str or tk is int:
+            r = cache.get(k)
+            if r is None:
+                if len(cache) > 200_000:
+                    cache.clear()
+                r = cache[k] = assign_key_to_parallel_operator(k, max_par, t)
+            return r
+        return assign_key_to_parallel_operator(k, max_par, t)
+    return route
+
+
 def make_selector(partitioner: Partitioner, *, producer: int, s: int, t: int, max_par: int,
                   seed: str) -> Callable[[Any], int]:
     """``select(value) -> consumer subtask`` (or ``BROADCAST``) for one producer subtask."""
@@ -64,10 +86,7 @@ def make_selector(partitioner: Partitioner, *, producer: int, s: int, t: int, ma
     if kind is PartitionerKind.HASH:
         key = partitioner.key
         assert key is not None
-
-        def select_hash(v: Any) -> int:
-            return assign_key_to_parallel_operator(key(v), max_par, t)
-        return select_hash
+        return cached_key_router(key, max_par, t)
     if kind is PartitionerKind.BROADCAST:
         return lambda v: BROADCAST
     if kind is PartitionerKind.GLOBAL:

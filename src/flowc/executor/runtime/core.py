@@ -28,6 +28,11 @@ class Watermark:
     so identity survives Spark's serialization)."""
 
 
+class Partial:
+    """Marks a map-side combined window partial ``(key, start, end, acc, n)`` in place of a
+    record's timestamp (BATCH only; see ``spark.combine``)."""
+
+
 @dataclass(frozen=True)
 class TaskInfo:
     name: str
@@ -122,6 +127,8 @@ class Operator:
         self.timers = TimerService()
         self._functions: list[Any] = []
         self.late_records_dropped = 0
+        # Records folded into combined partials beyond the one element that carried them.
+        self.extra_records = 0
 
     # -- lifecycle -------------------------------------------------------------
 

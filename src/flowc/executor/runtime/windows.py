@@ -16,7 +16,13 @@ from typing import Any
 
 from flowc.api.functions import AggregateFunction, ProcessWindowFunction, ReduceFunction
 from flowc.errors import ExecutionError
-from flowc.executor.runtime.core import LONG_MAX, method_of, require_timestamp, results
+from flowc.executor.runtime.core import (
+    LONG_MAX,
+    Partial,
+    method_of,
+    require_timestamp,
+    results,
+)
 from flowc.executor.runtime.operators import KeyedOperator
 from flowc.windowing import TimeWindow, merge_windows
 
@@ -67,6 +73,10 @@ class WindowOperator(KeyedOperator):
         self.state: dict[tuple[Any, TimeWindow], Any] = {}
         # merging only: key -> {window: state window} (Flink's MergingWindowSet mapping)
         self.mapping: dict[Any, dict[TimeWindow, TimeWindow]] = {}
+        # BATCH, non-merging: no timers at all; every window fires once at end of input, in
+        # (end, first-seen) order, which is exactly the order the timer heap would give.
+        self.fast_batch = self.info.batch and not self.merging
+        self.batch_state: dict[tuple[Any, int, int], Any] = {}
         for fn in (spec.reduce_fn, agg, spec.window_fn):
             if fn is not None:
                 self.open_function(fn)
@@ -135,9 +145,64 @@ class WindowOperator(KeyedOperator):
 
     # -- elements -----------------------------------------------------------------
 
-    def process(self, value: Any, ts: int | None) -> None:
+    def _batch_add(self, g: tuple[Any, int, int], value: Any) -> None:
+        st = self.batch_state
+        cur = st.get(g, _MISSING)
+        if self.reduce is not None:
+            st[g] = value if cur is _MISSING else self.reduce(cur, value)
+        elif self.agg is not None:
+            st[g] = self.agg.add(value, self.agg.create_accumulator() if cur is _MISSING
+                                 else cur)
+        elif cur is _MISSING:
+            st[g] = [value]
+        else:
+            cur.append(value)
+
+    def finish(self) -> None:
+        if self.fast_batch:
+            items = sorted(self.batch_state.items(), key=lambda kv: kv[0][2])
+            self.batch_state = {}
+            for (key, start, end), contents in items:
+                self.backend.current_key = key  # type: ignore[union-attr]
+                self._emit(key, TimeWindow(start, end), contents)
+        super().finish()
+
+    def process_partial(self, partial: Any) -> None:
+        key, start, end, acc, n = partial
+        self.extra_records += n - 1
+        if self.fast_batch:
+            g = (key, start, end)
+            st = self.batch_state
+            cur = st.get(g, _MISSING)
+            if cur is _MISSING:
+                st[g] = acc
+            elif self.reduce is not None:
+                st[g] = self.reduce(cur, acc)
+            else:
+                st[g] = self.agg.merge(cur, acc)  # type: ignore[union-attr]
+            return
+        w = TimeWindow(start, end)
+        k = (key, w)
+        cur = self.state.get(k, _MISSING)
+        if cur is _MISSING:
+            self.state[k] = acc
+        elif self.reduce is not None:
+            self.state[k] = self.reduce(cur, acc)
+        else:
+            self.state[k] = self.agg.merge(cur, acc)  # type: ignore[union-attr]
+        self.timers.register(w.max_timestamp(), key, w)
+        self._register_cleanup(key, w)
+
+    def process(self, value: Any, ts: Any) -> None:
+        if ts is Partial:
+            self.process_partial(value)
+            return
         t = require_timestamp(ts, "an event-time window")
         key = self.key_fn(value)
+        if self.fast_batch:
+            for w in self.assigner.assign_windows(t):
+                self._batch_add((key, w.start, w.end), value)
+            return
         self.backend.current_key = key  # type: ignore[union-attr]
         wm = self.timers.current_watermark
         skipped = True

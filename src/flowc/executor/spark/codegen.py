@@ -19,10 +19,18 @@ from typing import Any
 from flowc.api.functions import FilterFunction, FlatMapFunction, Function, MapFunction
 from flowc.chaining.job_graph import JobVertex
 from flowc.executor import routing
-from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator
+from flowc.executor.runtime import LONG_MAX, LONG_MIN, TaskInfo, Watermark, create_operator
 from flowc.executor.runtime.core import method_of
 from flowc.executor.spark import tasks
-from flowc.operators import CodeFn, DiscardingSink, FilterOp, FlatMapOp, MapOp
+from flowc.executor.spark.combine import Combiner
+from flowc.operators import (
+    CodeFn,
+    DiscardingSink,
+    FilterOp,
+    FlatMapOp,
+    MapOp,
+    TimestampsAndWatermarksOp,
+)
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph
 from flowc.transformations import PartitionerKind
 
@@ -42,6 +50,7 @@ class Slot:
     consumer_max_parallelism: int = 0
     edge_order: int = 0
     sink: Any = None
+    combine: Any = None  # the consumer's WindowOp when map-side combining applies
 
 
 @dataclass
@@ -64,6 +73,7 @@ class _Gen:
             "_fTaskInfo": TaskInfo, "_fmethod": method_of, "_fselector": routing.make_selector,
             "_fconsumers": routing.connected_consumers, "_fislice": itertools.islice,
             "_ftask_error": tasks.task_error, "_fFunction": Function,
+            "_FLONG_MIN": LONG_MIN, "_fCombiner": Combiner,
         }
         self.lines: list[str] = []
         self.line_nodes: dict[int, int] = {}
@@ -143,12 +153,26 @@ class _Gen:
             expr = self.inline_value(nid, spec.fn, FlatMapFunction, "flat_map", v, indent)
             self.emit(indent, f"for _fv{nid} in ({expr}) or ():", nid)
             self.gen_out(nid, None, f"_fv{nid}", ts, indent + 1)
+        elif self._inline_timestamps(nid):
+            self.const(f"_fta{nid}", spec.strategy.timestamp_assigner)
+            self.emit(indent, f"_fts{nid} = int(_fta{nid}({v}, _FLONG_MIN if {ts} is None "
+                              f"else {ts}))", nid)
+            self.gen_out(nid, None, v, f"_fts{nid}", indent)
         else:
             self.emit(indent, f"_fop{nid}.process({v}, {ts})", nid)
+
+    def _inline_timestamps(self, nid: int) -> bool:
+        """BATCH: the timestamps operator only assigns timestamps (no watermarks)."""
+        spec = self.sg.nodes[nid].operator
+        return (self.plan.batch and isinstance(spec, TimestampsAndWatermarksOp)
+                and spec.strategy.timestamp_assigner is not None)
 
     def gen_slot(self, slot: Slot, v: str, ts: str, indent: int) -> None:
         i = slot.index
         self.emit(indent, f"_fc[{i}] += 1", slot.node)
+        if slot.combine is not None:
+            self.emit(indent, f"_fcomb{i}.add({v}, {ts})", slot.node)
+            return
         item = f"(_fcid{i}, {v}, {ts})"
         kind = slot.edge.partitioner.kind  # type: ignore[union-attr]
         if kind is PartitionerKind.BROADCAST:
@@ -189,7 +213,7 @@ class _Gen:
         for nid in order:
             n = sg.nodes[nid]
             if n.kind is NodeKind.OPERATOR and not isinstance(
-                    n.operator, (MapOp, FilterOp, FlatMapOp)):
+                    n.operator, (MapOp, FilterOp, FlatMapOp)) and not self._inline_timestamps(nid):
                 self.stateful.append(nid)
         # Body first (into a separate buffer), setup afterwards needs setup_fns.
         body_start = len(self.lines)
@@ -211,6 +235,10 @@ class _Gen:
             self.emit(ind, f"_fcid{i} = ({s.edge_order} << 16) | _fsubtask")
             self.emit(ind, f"_ftg{i} = list(_fconsumers(_fpart{i}, _fsubtask, {P}, "
                            f"{s.consumer_parallelism}))")
+            if s.combine is not None:
+                self.const(f"_fcombspec{i}", s.combine)
+                self.emit(ind, f"_fcomb{i} = _fCombiner(_fcombspec{i}, _fpart{i}.key, "
+                               f"{s.consumer_max_parallelism}, {s.consumer_parallelism})")
             self.emit(ind, f"_fsel{i} = _fselector(_fpart{i}, producer=_fsubtask, s={P}, "
                            f"t={s.consumer_parallelism}, max_par={s.consumer_max_parallelism}, "
                            f"seed={s.edge.edge_id!r})")
@@ -285,11 +313,16 @@ class _Gen:
             self.emit(ind, f"_fwm{head}(_FLONG_MAX)", head)
         for nid in self.stateful:  # end of input, head first
             self.emit(ind, f"_fop{nid}.finish()", nid)
+        for s in plan.slots:
+            if s.combine is not None:
+                self.emit(ind, f"_fcomb{s.index}.drain(_fappend, {s.index}, _fcid{s.index})",
+                          s.node)
         for nid in self.stateful:
             self.emit(ind, f"_fop{nid}.close()", nid)
         self.emit(ind, "yield from _fbuf")
         self.emit(ind, "_fstats = [_fnin - _fnwm, sum(_fc[i] for i in _FEDGE_SLOTS), "
                        "sum(o.late_records_dropped for o in _fops)]")
+        self.emit(ind, "_fstats[0] += sum(o.extra_records for o in _fops)")
         self.emit(ind, "_fon_end(_fstats)")
         self.emit(1, "except Exception as _fe:")
         self.emit(2, f"raise _ftask_error(_fe, _FFILE, _FLINES, {head}) from None")

@@ -27,10 +27,11 @@ from flowc.executor.runtime.sources import source_values
 from flowc.executor.sinks import print_prefix
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
+from flowc.executor.spark.combine import combinable
 from flowc.executor.spark.session import get_spark
 from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
 from flowc.planner.stream_graph import NodeKind
-from flowc.transformations import RuntimeExecutionMode
+from flowc.transformations import PartitionerKind, RuntimeExecutionMode
 
 
 def _identity(k: int) -> int:
@@ -126,6 +127,11 @@ class _SparkJob:
                 order = list(self.sg.inputs(e.target_id)).index(e)
                 slot = Slot(len(plan.slots), nid, edge=e, consumer_parallelism=tp,
                             consumer_max_parallelism=tm, edge_order=order)
+                consumer = self.sg.nodes[e.target_id]
+                if (e.partitioner.kind is PartitionerKind.HASH
+                        and len(self.sg.inputs(e.target_id)) == 1
+                        and combinable(consumer.operator, self.batch)):
+                    slot.combine = consumer.operator
                 plan.slots.append(slot)
                 plan.edge_slot[id(e)] = slot
         return plan
@@ -219,19 +225,13 @@ class _SparkJob:
         rows = io.read_source_rdd(self.spark, spec)
         p = plan.parallelism
         n = rows.getNumPartitions()
-        if n != p:
-            # Spark's file split k of n goes to subtask k * p // n, in split order.
-            def tag(idx: int, it: Any) -> Any:
-                t = idx * p // n
-                return ((t, (idx, r)) for r in it)
-
-            def untag(it: Any) -> Any:
-                buckets: dict[int, list[Any]] = {}
-                for _, (idx, r) in it:
-                    buckets.setdefault(idx, []).append(r)
-                return (r for k in sorted(buckets) for r in buckets[k])
-            rows = rows.mapPartitionsWithIndex(tag).partitionBy(p, _identity) \
-                .mapPartitions(untag, preservesPartitioning=True)
+        if n < p:
+            # Split k goes to subtask k (no shuffle); the remaining subtasks read nothing,
+            # as Flink readers without a split.
+            rows = self.sc.union([rows, self.sc.parallelize([], p - n)])
+        elif n > p:
+            # Adjacent splits are merged into one subtask (Spark's coalesce, no shuffle).
+            rows = rows.coalesce(p)
         dead, path, dl = self.dead, spec.path, spec.dead_letter is not None
 
         def run(idx: int, it: Any) -> Any:
