@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
     def script_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", help="a .flow script (or a PyFlink-style .py program)")
+        p.add_argument("file", help="a .flow script, a .sql file or a PyFlink-style .py "
+                                    "program")
         p.add_argument("--parallelism", "-p", type=int, default=None,
                        help="default parallelism (overrides the script's `set parallelism`)")
         p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
@@ -98,6 +99,10 @@ def _compile(args: argparse.Namespace) -> Any:
             raise ConfigError("--parallelism applies to .flow and .sql files; a Python program "
                               "sets it with env.set_parallelism()")
         return _PythonProgram(env)
+    if args.file.endswith(".sql"):
+        from flowc.sql import compile_sql_file
+
+        return compile_sql_file(args.file, options=_overrides(args))
     from flowc.parser import compile_file
 
     return compile_file(args.file, options=_overrides(args))
@@ -114,8 +119,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _sql_explains(script: Any, fmt: str = "text") -> None:
+    for x, env in getattr(script, "explains", []):
+        print(f"-- EXPLAIN at {x.span}")
+        sys.stdout.write(render(env.get_job_graph(), fmt))
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
-    env = _compile(args).env
+    script = _compile(args)
+    if getattr(script, "explains", None) and not script.sinks:
+        _sql_explains(script, args.format)  # a file of EXPLAIN statements only
+        return EXIT_OK
+    env = script.env
     graph: Any
     if args.level == "stream":
         graph = env.get_stream_graph()
@@ -135,6 +150,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         _run_python(args.file, dry_run=False)
         return EXIT_OK
     script = _compile(args)
+    _sql_explains(script)
+    if getattr(script, "explains", None) and not script.sinks:
+        return EXIT_OK
     from flowc.executor import run_job_graph
 
     env = script.env

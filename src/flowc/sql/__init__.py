@@ -1,0 +1,93 @@
+"""The SQL front end: Flink SQL (parsed with sqlglot) translated to the .flow AST.
+
+SQL is not lowered on its own: each statement becomes .flow statements (``CREATE TABLE`` a
+``source``, a query a pipeline, ``CREATE VIEW`` a ``let``, ``INSERT INTO`` a pipeline ending
+in the table's sink), which go through the .flow type checker and lowering. So a query and
+the equivalent .flow script build the same transformations and JobGraph by construction.
+
+Entry points:
+
+- :func:`compile_sql` ``(text, filename="<input>", *, base_dir=None, env=None, options=None)``
+- :func:`compile_sql_file` ``(path, *, env=None, options=None)``
+
+Both return a :class:`SqlScript` (a :class:`~flowc.parser.CompiledScript` plus the
+``EXPLAIN`` statements of the file) and raise only :class:`flowc.errors.FlowcError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from flowc.api.environment import StreamExecutionEnvironment
+from flowc.errors import ConfigError, FlowcError, InternalError
+from flowc.parser import COMMAND_LINE, CompiledScript, _raise, parse_source
+from flowc.parser import ast as A
+from flowc.sql.source import split_sql
+from flowc.sql.unit import Entry, Explain, Unit
+
+__all__ = ["SqlScript", "Unit", "compile_sql", "compile_sql_file", "explain_env"]
+
+
+@dataclass
+class SqlScript(CompiledScript):
+    explains: list[tuple[Explain, StreamExecutionEnvironment]] = field(default_factory=list)
+
+
+def _options(options: Mapping[str, str] | None) -> list[A.Statement]:
+    if not options:
+        return []
+    text = "".join(f"set {k} = {v};\n" for k, v in options.items())
+    return list(parse_source(text, COMMAND_LINE).statements)
+
+
+def compile_sql(text: str, filename: str = "<input>", *, base_dir: str | None = None,
+                env: StreamExecutionEnvironment | None = None,
+                options: Mapping[str, str] | None = None) -> SqlScript:
+    try:
+        unit = Unit(filename, text, base_dir)
+        settings = _options(options)
+        for stmt in settings:
+            unit.add_flow(stmt)
+        for chunk in split_sql(text, filename):
+            unit.add_sql(chunk)
+        if unit.errors:
+            _raise(unit.errors)
+        has_actions = any(e.action for e in unit.entries)
+        script = unit.compile(env) if has_actions or not unit.explains else None
+        explains = [(x, explain_env(unit, x)) for x in unit.explains]
+        if script is None:
+            base = explains[0][1]
+            return SqlScript(base, {}, [], filename, text, None, {}, explains)
+        return SqlScript(script.env, script.streams, script.sinks, filename, text,
+                         script.script, script.udfs, explains)
+    except FlowcError:
+        raise
+    except RecursionError as e:
+        raise InternalError("internal error: the query is too deeply nested") from e
+    except Exception as e:  # noqa: BLE001 - only flowc errors may escape
+        raise InternalError(f"internal error while compiling SQL: {type(e).__name__}: "
+                            f"{e}") from e
+
+
+def explain_env(unit: Unit, x: Explain) -> StreamExecutionEnvironment:
+    """The environment of an EXPLAINed query, printed as the SQL client would show rows."""
+    stmt = A.PipelineStmt(A.Pipeline(x.pipeline.head, x.pipeline.steps +
+                                     (A.PrintSink(None, x.span),), x.span,
+                                     x.pipeline.head_is_union), x.span)
+    child = unit.fork()
+    child.entries = [e for e in unit.entries if not e.action] + [Entry(let, False)
+                                                                 for let in x.lets]
+    return child.compile(extra=[stmt]).env
+
+
+def compile_sql_file(path: str, *, env: StreamExecutionEnvironment | None = None,
+                     options: Mapping[str, str] | None = None) -> SqlScript:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {e}") from None
+    return compile_sql(text, path, base_dir=os.path.dirname(path) or None, env=env,
+                       options=options)

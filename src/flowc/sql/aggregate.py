@@ -1,0 +1,202 @@
+"""GROUP BY -> ``key by k [| window ...] | aggregate ... [| filter having] [| map ...]``.
+
+Aggregate calls are collected from the select list and HAVING; an item that is exactly one
+aggregate keeps its name (its alias, or .flow's default name such as ``count`` or
+``sum_amount``), aggregates nested in expressions get hidden names, and a final ``map``
+computes the select list -- left out when the aggregate's output already is the select list,
+so ``SELECT k, COUNT(*) AS n ... GROUP BY k`` is exactly ``key by k | aggregate count(*) as n``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from flowc.errors import FlowSyntaxError, Span, UnsupportedError
+from flowc.parser import ast as A
+from flowc.sql.exprs import ExprTranslator
+from flowc.sql.query import _LEGACY, WINDOW_COLUMNS, Piece, _unalias, is_aggregate
+
+if TYPE_CHECKING:
+    from flowc.sql.query import QueryTranslator
+
+_LEGACY_PROPS = {f"{fn}_{p}": (fn, f"window_{p}") for fn in _LEGACY for p in ("start", "end")}
+
+
+def _default_name(call: A.Call) -> str | None:
+    # .flow's naming of unnamed aggregates (flowc.parser.aggregates), so SQL output names
+    # match what the equivalent .flow script produces
+    if call.star:
+        return call.name
+    if len(call.args) == 1 and isinstance(call.args[0], A.FieldRef):
+        prefix = f"{call.name}_distinct" if call.distinct else call.name
+        return f"{prefix}_{call.args[0].name}"
+    return None
+
+
+def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
+                        ex: ExprTranslator,
+                        resolve: Callable[[exp.Column, Span], A.Expr]) -> Piece:
+    spans = qt.spans
+    group = node.args.get("group")
+    if group is None:
+        raise UnsupportedError("aggregation without GROUP BY (a global aggregate) is not "
+                               "supported", spans(node),
+                               hint="group by a key: GROUP BY user_id")
+    keys: list[A.FieldRef] = []
+    window_cols: set[str] = set()
+    legacy: tuple[str, A.WindowSpec] | None = None
+    for g in group.expressions:
+        gspan = spans(g)
+        if isinstance(g, exp.Column) and g.name in WINDOW_COLUMNS and piece.window is not None:
+            window_cols.add(g.name)
+        elif isinstance(g, exp.Column):
+            ref = resolve(g, gspan)
+            if not isinstance(ref, A.FieldRef):
+                raise UnsupportedError("GROUP BY on this column is not supported", gspan)
+            if g.name == "window_time":
+                raise UnsupportedError("GROUP BY window_time is not supported", gspan,
+                                       hint="group by window_start, window_end")
+            keys.append(ref)
+        elif isinstance(g, exp.Anonymous) and str(g.this).lower() in _LEGACY:
+            fn = str(g.this).lower()
+            if piece.window is not None or legacy is not None:
+                raise FlowSyntaxError("only one window per GROUP BY", gspan)
+            args = list(g.expressions)
+            if not args:
+                raise FlowSyntaxError(f"write {fn.upper()}(time_column, INTERVAL ...)", gspan)
+            stream = piece.head[0].name if piece.is_name or not piece.head_is_union else None
+            legacy = (fn, qt.window_spec(fn, args[0], args[1:], gspan, stream))
+        else:
+            raise UnsupportedError("GROUP BY supports columns (and windows) only", gspan,
+                                   hint="compute the expression in a subquery: FROM (SELECT "
+                                        "..., expr AS k FROM t) GROUP BY k")
+    if piece.window is not None and window_cols != set(WINDOW_COLUMNS):
+        raise FlowSyntaxError("a window table function needs GROUP BY window_start, "
+                              "window_end", spans(group))
+    windowed = piece.window is not None or legacy is not None
+    if not keys:
+        raise UnsupportedError("a window aggregation without a key (a non-keyed window) is "
+                               "not supported" if windowed else "aggregation without a key "
+                               "is not supported", spans(group),
+                               hint="add a key column to GROUP BY")
+    key_names = [k.name for k in keys]
+    if len(set(key_names)) != len(key_names):
+        raise FlowSyntaxError("a column is listed twice in GROUP BY", spans(group))
+
+    # Aggregates: direct items keep their names, nested ones get hidden names.
+    agg_items: list[A.SelectItem] = []
+    agg_names: dict[str, str] = {}  # sql text of the call -> output name
+    overrides: dict[int, A.Expr] = {}
+    taken = set(key_names) | (set(WINDOW_COLUMNS) if windowed else set())
+
+    def add_agg(call: exp.Expression, name: str | None) -> str:
+        text = call.sql()
+        if text in agg_names and name is None:
+            return agg_names[text]
+        translated = ex(call)
+        assert isinstance(translated, A.Call)
+        out = name or _default_name(translated) or f"_agg{len(agg_items)}"
+        if out in taken:
+            out = f"_agg{len(agg_items)}"
+        taken.add(out)
+        agg_items.append(A.SelectItem(translated, out, spans(call)))
+        agg_names.setdefault(text, out)
+        return out
+
+    select_items = list(node.expressions)
+    direct: dict[int, str] = {}
+    for i, item in enumerate(select_items):
+        e, alias = _unalias(item)
+        if is_aggregate(e):
+            direct[i] = add_agg(e, alias or None)
+            if alias is None and direct[i].startswith("_agg"):
+                direct[i] = _rename_last(agg_items, f"EXPR${i}")
+    having = node.args.get("having")
+    nested_roots = [it for i, it in enumerate(select_items) if i not in direct]
+    if having is not None:
+        nested_roots.append(having.this)
+    for root in nested_roots:
+        for sub in root.walk():
+            if is_aggregate(sub):
+                overrides[id(sub)] = A.FieldRef(add_agg(sub, None), None, spans(sub))
+
+    # Columns outside aggregates must be grouped; window properties become fields.
+    allowed = set(key_names) | (set(WINDOW_COLUMNS) if windowed else set())
+    legacy_fn = legacy[0] if legacy else None
+    for root in nested_roots:
+        stack = [root]
+        while stack:
+            sub = stack.pop()
+            if is_aggregate(sub):
+                continue
+            if isinstance(sub, exp.Anonymous) and str(sub.this).lower() in _LEGACY_PROPS:
+                fn, col = _LEGACY_PROPS[str(sub.this).lower()]
+                if legacy_fn != fn:
+                    raise FlowSyntaxError(f"{str(sub.this).upper()} needs GROUP BY "
+                                          f"{fn.upper()}(...)", spans(sub))
+                overrides[id(sub)] = A.FieldRef(col, None, spans(sub))
+                continue
+            if isinstance(sub, exp.Column) and not isinstance(sub.this, exp.Star):
+                if sub.name == "window_time" and windowed:
+                    span = spans(sub)
+                    overrides[id(sub)] = A.Binary("-", A.FieldRef("window_end", None, span),
+                                                  A.DurationLit(1, span), span)
+                    continue
+                if sub.name not in allowed:
+                    raise FlowSyntaxError(f"column '{sub.name}' is neither in GROUP BY nor "
+                                          "inside an aggregate", spans(sub),
+                                          hint=f"add it to GROUP BY, or aggregate it, e.g. "
+                                               f"LAST_VALUE({sub.name})")
+                overrides[id(sub)] = A.FieldRef(sub.name, None, spans(sub))
+                continue
+            if isinstance(sub, exp.Star) or (isinstance(sub, exp.Column)):
+                raise FlowSyntaxError("SELECT * cannot be combined with GROUP BY", spans(sub))
+            stack.extend(sub.iter_expressions())
+
+    window = piece.window
+    if legacy is not None:
+        window = A.WindowStep(legacy[1], None, None, legacy[1].span)
+    piece.steps.append(A.KeyByStep(tuple(keys), spans(group)))
+    if window is not None:
+        piece.steps.append(window)
+    piece.window = None
+    piece.steps.append(A.AggregateStep(tuple(agg_items), spans(node)))
+    out_names = key_names + (list(WINDOW_COLUMNS) if windowed else []) + \
+        [str(it.alias) for it in agg_items]
+    post = ExprTranslator(spans, lambda c, s: A.FieldRef(c.name, None, s))
+    post.overrides = overrides
+    if having is not None:
+        piece.steps.append(A.FilterStep(post(having.this), spans(having)))
+    items: list[A.SelectItem] = []
+    names: list[str] = []
+    for i, item in enumerate(select_items):
+        e, alias = _unalias(item)
+        span = spans(item)
+        if i in direct:
+            name = alias or direct[i]
+            items.append(A.SelectItem(A.FieldRef(direct[i], None, span),
+                                      None if name == direct[i] else name, span))
+        else:
+            translated = post(e)
+            name = alias or (translated.name if isinstance(translated, A.FieldRef) else
+                             "window_time" if isinstance(e, exp.Column) else f"EXPR${i}")
+            items.append(A.SelectItem(translated, None if (
+                isinstance(translated, A.FieldRef) and translated.name == name) else name,
+                span))
+        names.append(name)
+    identity = names == out_names and all(
+        isinstance(it.expr, A.FieldRef) and it.alias is None for it in items)
+    if not identity:
+        piece.steps.append(A.MapStep(tuple(items), spans(node)))
+    piece.names = names
+    piece.span = spans(node)
+    return piece
+
+
+def _rename_last(items: list[A.SelectItem], name: str) -> str:
+    last = items[-1]
+    items[-1] = A.SelectItem(last.expr, name, last.span)
+    return name

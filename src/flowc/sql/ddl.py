@@ -1,0 +1,254 @@
+"""``CREATE TABLE ... WITH (...)`` -> a table definition and, for readable connectors, the
+.flow ``source`` statement that reads it.
+
+Connectors: ``filesystem`` (read and write; ``format`` csv/json/parquet), ``datagen`` (read),
+``print`` and ``blackhole`` (write). ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`` becomes
+``watermark ts - 2s``: the column is the table's event-time attribute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, UnsupportedError
+from flowc.errors import did_you_mean as _dym
+from flowc.parser import ast as A
+from flowc.sql.exprs import ExprTranslator, SpanMap, sql_type
+from flowc.sql.source import Rewrites, SqlChunk, parse_statement
+from flowc.types import INT, Field, Schema
+
+CONNECTORS = ("filesystem", "datagen", "print", "blackhole")
+READABLE = ("filesystem", "datagen")
+FORMATS = ("csv", "json", "parquet")
+# Flink option -> .flow csv option
+_CSV_OPTIONS = {"csv.field-delimiter": "delimiter", "csv.quote-character": "quote",
+                "csv.null-literal": "null_value", "csv.header": "header"}
+_COMMON = {"connector", "path", "format", "scan.parallelism", "sink.parallelism",
+           "dead-letter", "number-of-rows", "rows-per-second", "print-identifier",
+           "source.monitor-interval"}
+
+
+@dataclass
+class TableDef:
+    """A SQL table: where it lives and, when it can be read, the source statement."""
+
+    name: str
+    schema: Schema
+    connector: str
+    options: dict[str, str]
+    span: Span
+    name_span: Span
+    rowtime: str | None = None
+    source: A.SourceStmt | None = None
+    option_spans: dict[str, Span] = field(default_factory=dict)
+
+    @property
+    def readable(self) -> bool:
+        return self.source is not None
+
+
+def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap) -> TableDef:
+    schema_node = node.this
+    if not isinstance(schema_node, exp.Schema):
+        raise FlowSyntaxError("CREATE TABLE needs a column list: CREATE TABLE t (col TYPE, "
+                              "...) WITH (...)", spans(node))
+    table = schema_node.this
+    name = table.name
+    name_span = spans(table)
+    if node.args.get("expression") is not None:
+        raise UnsupportedError("CREATE TABLE ... AS SELECT is not supported", spans(node),
+                               hint="create the table, then INSERT INTO it")
+    fields: list[A.FieldDecl] = []
+    for col in schema_node.expressions:
+        if isinstance(col, exp.PrimaryKey):
+            continue  # metadata only in Flink (NOT ENFORCED); nothing to do for a stream
+        if not isinstance(col, exp.ColumnDef):
+            raise UnsupportedError(f"this column definition is not supported: {col.sql()}",
+                                   spans(col))
+        cspan = spans(col)
+        kind = col.args.get("kind")
+        if kind is None:
+            raise UnsupportedError(f"computed column '{col.name}' is not supported", cspan,
+                                   hint="compute it in a query (or a view) instead")
+        for constraint in col.args.get("constraints") or []:
+            if not isinstance(constraint.args.get("kind"), (exp.NotNullColumnConstraint,
+                                                            exp.PrimaryKeyColumnConstraint)):
+                raise UnsupportedError(f"column option '{constraint.sql()}' is not supported",
+                                       spans(constraint, cspan))
+        fields.append(A.FieldDecl(col.name, sql_type(kind, cspan), cspan))
+    options, option_spans = _with_options(node, spans)
+    span = chunk.span(0, len(chunk.text.rstrip()) - 1)
+    connector = options.get("connector")
+    if connector is None:
+        raise FlowSyntaxError(f"table '{name}' needs a connector: WITH ('connector' = "
+                              "'filesystem', 'path' = '...', 'format' = 'csv')", name_span)
+    cspan = option_spans.get("connector", span)
+    if connector not in CONNECTORS:
+        raise UnsupportedError(f"connector '{connector}' is not supported", cspan,
+                               hint=_dym(connector, CONNECTORS) or
+                               "flowc supports the filesystem, datagen, print and blackhole "
+                               "connectors")
+    for key in options:
+        if key not in _COMMON and key not in _CSV_OPTIONS and not key.startswith("fields."):
+            raise UnsupportedError(f"table option '{key}' is not supported",
+                                   option_spans.get(key, span),
+                                   hint=_dym(key, sorted(_COMMON | set(_CSV_OPTIONS))))
+    schema = Schema(tuple(Field(f.name, f.type) for f in fields))
+    tdef = TableDef(name, schema, connector, options, span, name_span,
+                    option_spans=option_spans)
+    watermark = _watermark(rw, chunk, fields, tdef)
+    if connector in READABLE:
+        tdef.source = _source(tdef, tuple(fields), watermark)
+    elif watermark is not None:
+        raise FlowTypeError(f"a '{connector}' table is only written to; it has no watermark",
+                            watermark.span)
+    return tdef
+
+
+def _with_options(node: exp.Create, spans: SpanMap) -> tuple[dict[str, str], dict[str, Span]]:
+    options: dict[str, str] = {}
+    where: dict[str, Span] = {}
+    props = node.args.get("properties")
+    for prop in props.expressions if props is not None else []:
+        if not isinstance(prop, exp.Property):
+            raise UnsupportedError(f"table property '{prop.sql()}' is not supported",
+                                   spans(prop))
+        key_node = prop.this
+        key = key_node.name if isinstance(key_node, (exp.Literal, exp.Identifier,
+                                                      exp.Var)) else str(key_node)
+        value = prop.args.get("value")
+        if not isinstance(value, exp.Literal):
+            raise FlowSyntaxError(f"the value of '{key}' must be a quoted string",
+                                  spans(prop))
+        if key in options:
+            raise FlowNameError(f"option '{key}' is given twice", spans(prop))
+        options[key] = value.name
+        where[key] = spans(prop)
+    return options, where
+
+
+def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],
+               tdef: TableDef) -> A.Watermark | None:
+    if not rw.watermarks:
+        return None
+    wm = rw.watermarks[0]
+    col_span = chunk.span(*wm.column_range)
+    if len(rw.watermarks) > 1:
+        raise FlowSyntaxError("a table has at most one WATERMARK", col_span)
+    names = [f.name for f in fields]
+    if wm.column not in names:
+        raise FlowNameError(f"unknown column '{wm.column}' in WATERMARK", col_span,
+                            hint=_dym(wm.column, names))
+    # Parse the expression on its own, at its own offset, so its spans are right.
+    lo, hi = wm.expr_range
+    sub = SqlChunk("SELECT " + chunk.text[lo:hi + 1], chunk.offset + lo - 7, chunk.filename,
+                   chunk.full)
+    tree = parse_statement(sub)
+    spans = SpanMap(tree, sub)
+    expr_node = tree.expressions[0]
+    wspan = chunk.span(wm.column_range[0], hi)
+    delay = 0
+    target = expr_node
+    if isinstance(expr_node, exp.Sub) and isinstance(expr_node.expression, exp.Interval):
+        delay = ExprTranslator(spans)(expr_node.expression).millis  # type: ignore[union-attr]
+        target = expr_node.this
+    if not (isinstance(target, exp.Column) and target.name == wm.column):
+        raise UnsupportedError("WATERMARK supports '<column>' or '<column> - INTERVAL ...' of "
+                               "its own column", spans(expr_node),
+                               hint=f"for example: WATERMARK FOR {wm.column} AS {wm.column} - "
+                                    "INTERVAL '2' SECOND")
+    tdef.rowtime = wm.column
+    return A.Watermark(A.FieldRef(wm.column, None, col_span), delay, wspan)
+
+
+def _source(t: TableDef, fields: tuple[A.FieldDecl, ...],
+            watermark: A.Watermark | None) -> A.SourceStmt:
+    opts = t.options
+    hints: list[A.Setting] = []
+    if "scan.parallelism" in opts:
+        hints.append(int_setting("parallelism", opts["scan.parallelism"],
+                                 t.option_spans["scan.parallelism"]))
+    body: A.SourceBody
+    if t.connector == "filesystem":
+        body = file_body(t)
+    else:
+        rows = opts.get("number-of-rows")
+        if rows is None:
+            raise UnsupportedError("an unbounded datagen table is not supported yet", t.span,
+                                   hint="give it 'number-of-rows' = 'N'")
+        generators = _generators(t)
+        body = A.DatagenBody(int_setting("rows", rows, t.option_spans["number-of-rows"]).value,
+                             tuple(generators), t.span)  # type: ignore[arg-type]
+    dead = opts.get("dead-letter")
+    return A.SourceStmt(t.name, fields, body, watermark, dead, tuple(hints), t.span,
+                        t.name_span, t.option_spans.get("dead-letter"))
+
+
+def file_body(t: TableDef) -> A.FileBody:
+    opts = t.options
+    path = opts.get("path")
+    if path is None:
+        raise FlowSyntaxError(f"filesystem table '{t.name}' needs a 'path'", t.name_span)
+    fmt = opts.get("format")
+    if fmt is None:
+        raise FlowSyntaxError(f"filesystem table '{t.name}' needs a 'format' (csv, json or "
+                              "parquet)", t.name_span)
+    fspan = t.option_spans["format"]
+    if fmt not in FORMATS:
+        raise UnsupportedError(f"format '{fmt}' is not supported", fspan,
+                               hint=_dym(fmt, FORMATS) or "use csv, json or parquet")
+    settings: list[A.Setting] = []
+    for key, flow_key in _CSV_OPTIONS.items():
+        if key in opts:
+            s = t.option_spans[key]
+            if fmt != "csv":
+                raise FlowTypeError(f"'{key}' only applies to csv", s)
+            value: object = opts[key]
+            if flow_key == "header":
+                value = A.Word(opts[key].lower())
+            settings.append(A.Setting(flow_key, value, s, s, s))
+    return A.FileBody(fmt, path, tuple(settings), t.span, fspan)
+
+
+def int_setting(key: str, text: str, span: Span) -> A.Setting:
+    try:
+        value = int(text)
+    except ValueError:
+        raise FlowTypeError(f"'{text}' is not a whole number", span) from None
+    return A.Setting(key, value, span, span, span)
+
+
+def _generators(t: TableDef) -> list[tuple[str, A.Expr, Span]]:
+    """Flink's ``fields.<f>.min/max`` (random ints) and ``fields.<f>.kind = 'sequence'`` with
+    ``start``; other fields get .flow's defaults (a function of the row index)."""
+    out: list[tuple[str, A.Expr, Span]] = []
+    for f in t.schema.fields:
+        prefix = f"fields.{f.name}."
+        given = {k[len(prefix):]: v for k, v in t.options.items() if k.startswith(prefix)}
+        if not given:
+            continue
+        span = t.option_spans[next(k for k in t.options if k.startswith(prefix))]
+        kind = given.get("kind", "random")
+        if f.type != INT:
+            raise UnsupportedError(f"datagen options for the {f.type} column '{f.name}' are "
+                                   "not supported (only for BIGINT/INT)", span)
+        if kind == "sequence":
+            start = int_setting("start", given.get("start", "0"), span).value
+            expr: A.Expr = A.Binary("+", A.Literal(start, INT, span),
+                                    A.FieldRef("index", None, span), span)
+        elif kind == "random":
+            lo = int_setting("min", given.get("min", "0"), span).value
+            hi = int_setting("max", given.get("max", "2147483647"), span).value
+            expr = A.Call("random_int", (A.Literal(lo, INT, span), A.Literal(hi, INT, span)),
+                          span, span)
+        else:
+            raise UnsupportedError(f"datagen kind '{kind}' is not supported", span,
+                                   hint="use 'random' (with min/max) or 'sequence'")
+        out.append((f.name, expr, span))
+    for k in t.options:
+        if k.startswith("fields.") and k.split(".")[1] not in t.schema.names:
+            raise FlowNameError(f"'{k}' names no column of '{t.name}'", t.option_spans[k],
+                                hint=_dym(k.split(".")[1], t.schema.names))
+    return out

@@ -1,0 +1,349 @@
+"""sqlglot expressions -> .flow expression AST (:mod:`flowc.parser.ast`), with spans.
+
+Only the *shape* is translated here; names, types and functions are checked by the .flow
+expression compiler afterwards, so SQL gets exactly the .flow diagnostics ("unknown field
+'x'", did-you-mean, type errors). SQL function names are mapped to .flow's library names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from flowc.errors import FlowSyntaxError, FlowTypeError, Span, UnsupportedError
+from flowc.parser import ast as A
+from flowc.parser.build import parse_timestamp
+from flowc.sql.source import SqlChunk
+from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, Type, array_of
+
+# SQL spelling -> .flow library name (sqlglot class keys and Flink function names alike)
+FUNCTION_NAMES = {
+    "char_length": "length", "character_length": "length", "substring": "substr",
+    "pow": "power", "ceiling": "ceil", "ifnull": "coalesce", "nvl": "coalesce",
+    "cardinality": "size", "first_value": "first", "last_value": "last", "dayofmonth": "day",
+    "startswith": "starts_with", "endswith": "ends_with", "array_contains": "array_contains",
+    "timestamptrunc": "date_trunc", "datetrunc": "date_trunc", "strtotime": "to_timestamp",
+    "unixtotime": "to_timestamp", "split": "split", "arraysize": "size", "concat": "concat",
+    "day": "day", "year": "year", "month": "month", "hour": "hour", "minute": "minute",
+    "second": "second", "timetostr": None,
+}
+UNSUPPORTED_FUNCTIONS = {
+    "currenttimestamp": "CURRENT_TIMESTAMP (processing time) is not supported: flowc "
+                        "results depend only on the data",
+    "currentdate": "CURRENT_DATE is not supported: flowc results depend only on the data",
+    "now": "NOW() is not supported: flowc results depend only on the data",
+    "proctime": "PROCTIME() (processing time) is not supported: windows use event time",
+    "localtimestamp": "LOCALTIMESTAMP is not supported: flowc results depend only on the data",
+}
+INTERVAL_UNITS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000,
+                  "day": 86_400_000}
+_COMPARE = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
+            exp.NullSafeEQ: "="}
+_ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
+          exp.DPipe: "||", exp.And: "and", exp.Or: "or"}
+_TYPES = {
+    "TEXT": STRING, "VARCHAR": STRING, "CHAR": STRING, "NCHAR": STRING, "NVARCHAR": STRING,
+    "STRING": STRING, "BIGINT": INT, "INT": INT, "SMALLINT": INT, "TINYINT": INT,
+    "DOUBLE": DOUBLE, "FLOAT": DOUBLE, "DECIMAL": DOUBLE, "BOOLEAN": BOOL,
+    "TIMESTAMP": TIMESTAMP, "TIMESTAMPLTZ": TIMESTAMP, "TIMESTAMPTZ": TIMESTAMP,
+    "DATETIME": TIMESTAMP, "TIMESTAMP_S": TIMESTAMP, "TIMESTAMP_MS": TIMESTAMP,
+}
+
+
+class SpanMap:
+    """Spans of every node of one statement's tree: the union of the token positions that
+    sqlglot records (in ``meta``) on the node and its descendants. Computed once, bottom-up
+    and without recursion, so spans of deep trees cost linear time."""
+
+    def __init__(self, tree: exp.Expression, chunk: SqlChunk) -> None:
+        self.chunk = chunk
+        self.ranges: dict[int, tuple[int, int]] = {}
+        nodes = list(tree.walk(bfs=True))
+        for node in reversed(nodes):  # children come after their parents in BFS order
+            lo, hi = _own(node)
+            for child in node.iter_expressions():
+                r = self.ranges.get(id(child))
+                if r is not None:
+                    lo = r[0] if lo is None else min(lo, r[0])
+                    hi = r[1] if hi is None else max(hi, r[1])
+            if lo is not None and hi is not None:
+                self.ranges[id(node)] = (lo, hi)
+
+    def __call__(self, node: exp.Expression | None, fallback: Span | None = None) -> Span:
+        r = self.ranges.get(id(node)) if node is not None else None
+        if r is None:
+            return fallback or self.chunk.span(0, max(0, len(self.chunk.text.rstrip()) - 1))
+        lo, hi = r
+        # Calls, casts and intervals: stretch to the closing ')' / leading keyword, so the
+        # caret covers what the user wrote rather than only its inner tokens.
+        text = self.chunk.text
+        if isinstance(node, exp.Interval):
+            k = text.rfind("INTERVAL", 0, lo + 1)
+            k = max(k, text.lower().rfind("interval", 0, lo + 1))
+            if k >= 0:
+                lo = k
+            m = hi + 1
+            while m < len(text) and text[m] in " \t":
+                m += 1
+            while m < len(text) and (text[m].isalpha()):
+                hi = m
+                m += 1
+        elif isinstance(node, (exp.Func, exp.Cast)) and not isinstance(node, exp.Anonymous):
+            hi = _close_paren(text, hi)
+        elif isinstance(node, exp.Anonymous):
+            hi = _close_paren(text, hi)
+        return self.chunk.span(lo, hi)
+
+    def range(self, node: exp.Expression) -> tuple[int, int] | None:
+        return self.ranges.get(id(node))
+
+
+def _own(node: exp.Expression) -> tuple[int | None, int | None]:
+    meta = node._meta if hasattr(node, "_meta") else None
+    if meta and "start" in meta and "end" in meta:
+        return int(meta["start"]), int(meta["end"])
+    return None, None
+
+
+def _close_paren(text: str, hi: int) -> int:
+    """Extend ``hi`` over whitespace to a ``)`` right after it (a call's closing paren)."""
+    j = hi + 1
+    while j < len(text) and text[j] in " \t\n":
+        j += 1
+    return j if j < len(text) and text[j] == ")" else hi
+
+
+def sql_type(node: exp.DataType, span: Span) -> Type:
+    name = node.this.name if hasattr(node.this, "name") else str(node.this)
+    if name == "ARRAY":
+        inner = node.expressions[0] if node.expressions else None
+        if not isinstance(inner, exp.DataType):
+            raise FlowSyntaxError("ARRAY needs an element type, as in ARRAY<STRING>", span)
+        return array_of(sql_type(inner, span))
+    t = _TYPES.get(name)
+    if t is None:
+        raise UnsupportedError(f"the SQL type {node.sql()} is not supported", span,
+                               hint="flowc types are STRING, BIGINT/INT, DOUBLE, BOOLEAN, "
+                                    "TIMESTAMP(3) and ARRAY<T>")
+    return t
+
+
+def interval_millis(node: exp.Interval, span: Span) -> int:
+    unit_node = node.args.get("unit")
+    unit = (unit_node.name if unit_node is not None else "").lower().rstrip("s") or "second"
+    if unit not in INTERVAL_UNITS:
+        raise UnsupportedError(f"INTERVAL unit {unit.upper()} is not supported", span,
+                               hint="use MILLISECOND, SECOND, MINUTE, HOUR or DAY")
+    value = node.this
+    text = value.name if isinstance(value, exp.Literal) else None
+    try:
+        number = float(text) if text is not None else None
+    except ValueError:
+        number = None
+    if number is None:
+        raise UnsupportedError("only INTERVAL '<number>' <unit> is supported", span,
+                               hint="for example INTERVAL '5' SECOND")
+    millis = number * INTERVAL_UNITS[unit]
+    if millis != int(millis):
+        raise FlowTypeError("this interval is not a whole number of milliseconds", span)
+    return int(millis)
+
+
+class ExprTranslator:
+    """One statement's expression translator. ``column`` lets the caller rewrite column
+    references (join sides, window columns); by default ``t.x`` is ``FieldRef(x, t)``."""
+
+    def __init__(self, spans: SpanMap,
+                 column: Callable[[exp.Column, Span], A.Expr] | None = None) -> None:
+        self.spans = spans
+        self.column = column or (lambda c, s: A.FieldRef(c.name, c.table or None, s))
+        # id(sqlglot node) -> the expression to use instead (aggregates after GROUP BY)
+        self.overrides: dict[int, A.Expr] = {}
+
+    def __call__(self, node: exp.Expression) -> A.Expr:
+        return self.expr(node)
+
+    def expr(self, node: exp.Expression) -> A.Expr:
+        override = self.overrides.get(id(node))
+        if override is not None:
+            return override
+        span = self.spans(node)
+        t = type(node)
+        if isinstance(node, exp.Paren):
+            return self.expr(node.this)
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                raise FlowSyntaxError("'*' is only allowed as a whole select item", span)
+            return self.column(node, span)
+        if isinstance(node, exp.Literal):
+            return _literal(node, span)
+        if isinstance(node, exp.Boolean):
+            return A.Literal(bool(node.this), BOOL, span)
+        if isinstance(node, exp.Null):
+            return A.Literal(None, NULL, span)
+        if isinstance(node, exp.Interval):
+            return A.DurationLit(interval_millis(node, span), span)
+        if t in _COMPARE or t in _ARITH:
+            op = _COMPARE.get(t) or _ARITH[t]
+            return A.Binary(op, self.expr(node.this), self.expr(node.expression), span)
+        if isinstance(node, exp.Neg):
+            return A.Unary("neg", self.expr(node.this), span)
+        if isinstance(node, exp.Not):
+            inner = node.this
+            if isinstance(inner, exp.Paren):
+                inner = inner.this
+            if isinstance(inner, exp.Is):
+                return A.IsNull(self.expr(inner.this), True, span)
+            if isinstance(inner, exp.In):
+                return self._in(inner, span, negated=True)
+            if isinstance(inner, exp.Between):
+                return self._between(inner, span, negated=True)
+            return A.Unary("not", self.expr(node.this), span)
+        if isinstance(node, exp.Is):
+            if not isinstance(node.expression, exp.Null):
+                raise UnsupportedError("only IS [NOT] NULL is supported", span,
+                                       hint="compare with '=' instead")
+            return A.IsNull(self.expr(node.this), False, span)
+        if isinstance(node, exp.In):
+            return self._in(node, span, negated=False)
+        if isinstance(node, exp.Between):
+            return self._between(node, span, negated=False)
+        if isinstance(node, (exp.Like, exp.ILike)):
+            if isinstance(node, exp.ILike):
+                raise UnsupportedError("ILIKE is not supported", span,
+                                       hint="compare lower(x) LIKE 'pattern'")
+            return A.Like(self.expr(node.this), self.expr(node.expression),
+                          bool(node.args.get("negate")), span)
+        if isinstance(node, exp.Case):
+            return self._case(node, span)
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            return self._cast(node, span)
+        if isinstance(node, exp.Array):
+            return A.ArrayLit(tuple(self.expr(e) for e in node.expressions), span)
+        if isinstance(node, exp.Bracket):
+            args = (self.expr(node.this), *(self.expr(e) for e in node.expressions))
+            return A.Call("element_at", args, span, span)
+        if isinstance(node, exp.Extract):
+            unit = node.this.name.lower()
+            return A.Call(unit, (self.expr(node.expression),), span, self.spans(node.this))
+        if isinstance(node, exp.Window):
+            raise UnsupportedError("OVER windows are not supported", span,
+                                   hint="aggregate per key with GROUP BY, or per window with "
+                                        "a TUMBLE/HOP/SESSION table function")
+        if isinstance(node, (exp.Subquery, exp.Select, exp.Exists)):
+            raise UnsupportedError("subqueries in expressions are not supported", span)
+        if isinstance(node, exp.Func):
+            return self._call(node, span)
+        if isinstance(node, exp.Star):
+            raise FlowSyntaxError("'*' is only allowed as a whole select item or in COUNT(*)",
+                                  span)
+        raise UnsupportedError(f"this SQL expression ({node.key}) is not supported", span)
+
+    # ------------------------------------------------------------------ pieces
+
+    def _in(self, node: exp.In, span: Span, negated: bool) -> A.Expr:
+        if node.args.get("query") is not None:
+            raise UnsupportedError("IN (SELECT ...) is not supported", span)
+        return A.InList(self.expr(node.this), tuple(self.expr(e) for e in node.expressions),
+                        negated, span)
+
+    def _between(self, node: exp.Between, span: Span, negated: bool) -> A.Expr:
+        return A.Between(self.expr(node.this), self.expr(node.args["low"]),
+                         self.expr(node.args["high"]), negated, span)
+
+    def _case(self, node: exp.Case, span: Span) -> A.Expr:
+        whens = []
+        for w in node.args.get("ifs") or []:
+            whens.append(A.When(self.expr(w.this), self.expr(w.args["true"]), self.spans(w)))
+        default = node.args.get("default")
+        operand = node.this
+        return A.Case(self.expr(operand) if operand is not None else None, tuple(whens),
+                      self.expr(default) if default is not None else None, span)
+
+    def _cast(self, node: exp.Cast, span: Span) -> A.Expr:
+        target = sql_type(node.to, span)
+        inner = node.this
+        if target == TIMESTAMP and isinstance(inner, exp.Literal) and inner.is_string:
+            # TIMESTAMP '2024-05-01 10:00:00' arrives as a cast; .flow has it as a literal
+            millis = parse_timestamp(inner.name)
+            if millis is None:
+                raise FlowTypeError(f"'{inner.name}' is not a timestamp", span,
+                                    hint="write TIMESTAMP '2024-05-01 10:00:00'")
+            return A.Literal(millis, TIMESTAMP, span)
+        return A.Cast(self.expr(inner), target, span)
+
+    def _call(self, node: exp.Func, span: Span) -> A.Expr:
+        if isinstance(node, exp.Anonymous):
+            raw = str(node.this).lower()
+            args_nodes: list[exp.Expression] = list(node.expressions)
+        else:
+            raw = node.key.lower()
+            args_nodes = _args_of(node)
+        if raw in UNSUPPORTED_FUNCTIONS:
+            raise UnsupportedError(UNSUPPORTED_FUNCTIONS[raw], span)
+        if raw in ("tumble", "hop", "session", "cumulate", "tumble_start", "tumble_end",
+                   "hop_start", "hop_end", "session_start", "session_end"):
+            raise FlowSyntaxError(f"{raw.upper()} is only allowed in GROUP BY (or as a window "
+                                  "table function in FROM) with its _START/_END in SELECT",
+                                  span)
+        if isinstance(node, exp.Trim):
+            pos = str(node.args.get("position") or "").upper()
+            raw = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(pos, "trim")
+            if node.args.get("expression") is not None:
+                raise UnsupportedError("TRIM of characters other than spaces is not "
+                                       "supported", span)
+            args_nodes = [node.this]
+        name = FUNCTION_NAMES.get(raw, raw) or raw
+        star = False
+        distinct = False
+        if isinstance(node, exp.Count):
+            name = "count"
+            inner = node.this
+            if isinstance(inner, exp.Star) or inner is None:
+                star = True
+                args_nodes = []
+            elif isinstance(inner, exp.Distinct):
+                distinct = True
+                args_nodes = list(inner.expressions)
+            else:
+                args_nodes = [inner]
+        elif args_nodes and isinstance(args_nodes[0], exp.Distinct):
+            raise UnsupportedError(f"{name.upper()}(DISTINCT ...) is not supported", span,
+                                   hint="only COUNT(DISTINCT x) is")
+        name_span = span
+        r = self.spans.range(node)
+        if r is not None:
+            name_span = self.spans.chunk.span(r[0], r[0] + len(raw) - 1)
+        args = tuple(self.expr(a) for a in args_nodes)
+        return A.Call(name, args, span, name_span, star=star, distinct=distinct)
+
+
+def _args_of(node: exp.Func) -> list[exp.Expression]:
+    """A typed sqlglot function's arguments in declaration order (``this``, ``expression``,
+    ``expressions``, ...), skipping flags sqlglot adds (``big_int``, ``safe``, ...)."""
+    out: list[exp.Expression] = []
+    for key in node.arg_types:
+        value = node.args.get(key)
+        if value is None or isinstance(value, (bool, str)):
+            continue
+        if isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, exp.Expression))
+        elif isinstance(value, exp.Expression) and not isinstance(value, (exp.DataType,)):
+            out.append(value)
+    return out
+
+
+def _literal(node: exp.Literal, span: Span) -> A.Expr:
+    if node.is_string:
+        return A.Literal(node.this, STRING, span)
+    text = node.this
+    try:
+        if any(c in text for c in ".eE"):
+            return A.Literal(float(text), DOUBLE, span)
+        value = int(text)
+    except ValueError:
+        raise FlowSyntaxError(f"'{text}' is not a number", span) from None
+    if value >= 2**63:
+        raise FlowTypeError(f"{text} does not fit in a 64-bit int", span)
+    return A.Literal(value, INT, span)

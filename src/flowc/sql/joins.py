@@ -1,0 +1,238 @@
+"""SQL joins -> .flow ``interval join`` / window ``join`` steps.
+
+Only the two joins a stream processor can run with bounded state are supported:
+
+- interval joins: key equalities plus a time bound between the two event-time columns,
+  ``b.ts BETWEEN a.ts - INTERVAL '1' MINUTE AND a.ts`` or two comparisons
+  (``b.ts >= a.ts - ...`` and ``b.ts < a.ts + ...``; a strict bound moves by 1 ms, as in
+  Flink);
+- window joins: both sides are the same window TVF, joined on ``window_start``,
+  ``window_end`` and keys.
+
+The output is the left fields, then the right fields (a clashing right field is renamed
+``<right alias>_<field>``, as .flow does); column references resolve to those names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
+from flowc.parser import ast as A
+from flowc.sql.exprs import interval_millis
+
+if TYPE_CHECKING:
+    from flowc.sql.query import Piece, QueryTranslator
+
+_FLIP = {">=": "<=", ">": "<", "<=": ">=", "<": ">"}
+_OPS = {exp.GTE: ">=", exp.GT: ">", exp.LTE: "<=", exp.LT: "<"}
+
+
+def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    out: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, exp.Paren):
+            stack.append(n.this)
+        elif isinstance(n, exp.And):
+            stack.append(n.expression)
+            stack.append(n.this)
+        else:
+            out.append(n)
+    return out
+
+
+def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[exp.Join],
+                   span: Span) -> tuple[Piece, Callable[[exp.Column, Span], A.Expr]]:
+    spans = qt.spans
+    if len(joins) > 1:
+        raise UnsupportedError("joins of more than two inputs are not supported", span,
+                               hint="join two streams in a view, then join the view")
+    join = joins[0]
+    jspan = spans(join)
+    side = (join.args.get("side") or "").upper()
+    kind = (join.args.get("kind") or "").upper()
+    if side or kind not in ("", "INNER"):
+        raise UnsupportedError(f"{(side or kind)} JOIN is not supported", jspan,
+                               hint="only inner interval joins and window joins are")
+    on = join.args.get("on")
+    if on is None:
+        raise UnsupportedError("a join without ON (a cross join) is not supported", jspan)
+    left = qt.from_item(left_node)
+    right = qt.from_item(join.this)
+    windowed = (left.window is not None, right.window is not None)
+    if windowed[0] != windowed[1]:
+        raise UnsupportedError("a window join needs the same window table function on both "
+                               "sides", jspan)
+    lq, rq = left.alias, right.alias
+    if lq == rq:
+        raise FlowSyntaxError(f"both sides of the join are called '{lq}'", jspan,
+                              hint="give them aliases: FROM t a JOIN t b ON ...")
+    window = left.window
+    ltime, rtime = left.time_column, right.time_column
+    if windowed[0]:
+        assert left.window is not None and right.window is not None
+        if left.window.spec.__dict__ | {"span": None} != right.window.spec.__dict__ | {
+                "span": None}:
+            raise UnsupportedError("the two sides of a window join use different windows",
+                                   jspan)
+        left.window = right.window = None
+    lname, rname = qt.named(left), qt.named(right)
+    ls, rs = qt.catalog.schema_of(lname), qt.catalog.schema_of(rname)
+    assert ls is not None and rs is not None
+    if not windowed[0]:
+        ltime, rtime = qt.catalog.rowtime_of(lname), qt.catalog.rowtime_of(rname)
+    right_q = rq if rq != rname else rname
+    physical_right = {f: (f if f not in ls.names else f"{right_q}_{f}") for f in rs.names}
+
+    def which(col: exp.Column, cspan: Span) -> tuple[str, str]:
+        q, name = col.table, col.name
+        if q:
+            if q not in (lq, rq):
+                raise FlowNameError(f"unknown table '{q}'", cspan,
+                                    hint=did_you_mean(q, [lq, rq]))
+            schema = ls if q == lq else rs
+            if name not in schema.names and name not in ("window_start", "window_end"):
+                raise FlowNameError(f"unknown column '{name}' in '{q}'", cspan,
+                                    hint=did_you_mean(name, schema.names))
+            return ("left" if q == lq else "right"), name
+        in_l, in_r = name in ls.names, name in rs.names
+        if in_l and in_r:
+            raise FlowNameError(f"column '{name}' is ambiguous: both sides have it", cspan,
+                                hint=f"write {lq}.{name} or {rq}.{name}")
+        if not in_l and not in_r:
+            raise FlowNameError(f"unknown column '{name}'", cspan,
+                                hint=did_you_mean(name, list(ls.names) + list(rs.names)))
+        return ("left" if in_l else "right"), name
+
+    keys: list[A.JoinKey] = []
+    window_eq: set[str] = set()
+    bounds: dict[str, int] = {}
+    for c in _conjuncts(on):
+        cspan = spans(c)
+        if isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and \
+                isinstance(c.expression, exp.Column):
+            a = which(c.this, spans(c.this))
+            b = which(c.expression, spans(c.expression))
+            if a[0] == b[0]:
+                raise UnsupportedError("a join condition must compare the two sides", cspan)
+            if a[0] == "right":
+                a, b = b, a
+            if a[1] in ("window_start", "window_end") and windowed[0]:
+                if a[1] != b[1]:
+                    raise FlowSyntaxError("join window_start with window_start and "
+                                          "window_end with window_end", cspan)
+                window_eq.add(a[1])
+                continue
+            keys.append(A.JoinKey(A.FieldRef(a[1], lname, spans(c.this)),
+                                  A.FieldRef(b[1], right_q, spans(c.expression)), cspan))
+            continue
+        if not windowed[0] and _time_bound(c, which, spans, bounds, ltime, rtime):
+            continue
+        raise UnsupportedError("this join condition is not supported: a join compares keys "
+                               "with '=' and bounds the two event times", cspan,
+                               hint="filter in WHERE (on the join's output) instead")
+    if not keys:
+        raise UnsupportedError("a join needs at least one key equality (a.k = b.k)", jspan)
+    if windowed[0]:
+        if window_eq != {"window_start", "window_end"}:
+            raise FlowSyntaxError("a window join needs ON a.window_start = b.window_start "
+                                  "AND a.window_end = b.window_end", spans(on))
+        assert window is not None
+        step = A.JoinStep(rname, rq if rq != rname else None, tuple(keys), window.spec, None,
+                          None, None, jspan, spans(join.this))
+    else:
+        if "lower" not in bounds or "upper" not in bounds:
+            raise UnsupportedError("regular joins (without a time bound) are not supported",
+                                   jspan, hint=f"bound the event times, e.g. {rq}.ts BETWEEN "
+                                   f"{lq}.ts - INTERVAL '1' MINUTE AND {lq}.ts")
+        step = A.JoinStep(rname, rq if rq != rname else None, tuple(keys), None, None,
+                          bounds["lower"], bounds["upper"], jspan, spans(join.this))
+    from flowc.sql.query import Piece
+
+    names = list(ls.names) + [physical_right[f] for f in rs.names]
+    piece = Piece((A.FieldRef(lname, None, spans(left_node)),), [step], names, lq, span)
+
+    def resolve(col: exp.Column, cspan: Span) -> A.Expr:
+        where, name = which(col, cspan)
+        if name in ("window_start", "window_end"):
+            raise UnsupportedError(f"{name} is not available after a window join", cspan,
+                                   hint="select the joined columns; the window is implied")
+        return A.FieldRef(name if where == "left" else physical_right[name], None, cspan)
+
+    def stars(q: str, sspan: Span) -> list[str]:
+        if not q:
+            return names
+        if q == lq:
+            return list(ls.names)
+        if q == rq:
+            return [physical_right[f] for f in rs.names]
+        raise FlowNameError(f"unknown table '{q}'", sspan, hint=did_you_mean(q, [lq, rq]))
+
+    piece.star_expansion = stars
+    return piece, resolve
+
+
+def _time_bound(c: exp.Expression, which: Callable[[exp.Column, Span], tuple[str, str]],
+                spans: Callable[..., Span], bounds: dict[str, int], ltime: str | None,
+                rtime: str | None) -> bool:
+    """Record ``right.ts - left.ts`` bounds from a BETWEEN or a comparison; False if ``c``
+    is not a bound between the two time columns."""
+    if isinstance(c, exp.Between):
+        lo = exp.GTE(this=c.this, expression=c.args["low"])
+        hi = exp.LTE(this=c.this, expression=c.args["high"])
+        parts = [(lo, spans(c)), (hi, spans(c))]
+    elif type(c) in _OPS:
+        parts = [(c, spans(c))]
+    else:
+        return False
+    found: list[tuple[str, int]] = []
+    for cmp, cspan in parts:
+        a = _side_offset(cmp.this, which, spans, ltime, rtime)
+        b = _side_offset(cmp.expression, which, spans, ltime, rtime)
+        if a is None or b is None or a[0] == b[0]:
+            return False
+        op = _OPS[type(cmp)]
+        # normalise to: right.ts OP left.ts + delta
+        if a[0] == "left":
+            a, b, op = b, a, _FLIP[op]
+        delta = b[1] - a[1]
+        if op == ">=":
+            found.append(("lower", delta))
+        elif op == ">":
+            found.append(("lower", delta + 1))
+        elif op == "<=":
+            found.append(("upper", delta))
+        else:
+            found.append(("upper", delta - 1))
+        del cspan
+    for k, v in found:
+        if k in bounds:
+            raise FlowSyntaxError(f"the join has two {k} time bounds", spans(c))
+        bounds[k] = v
+    return True
+
+
+def _side_offset(node: exp.Expression, which: Callable[[exp.Column, Span], tuple[str, str]],
+                 spans: Callable[..., Span], ltime: str | None,
+                 rtime: str | None) -> tuple[str, int] | None:
+    """``t.ts``, ``t.ts + INTERVAL ...`` or ``t.ts - INTERVAL ...`` -> (side, offset ms)."""
+    offset = 0
+    if isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
+        ms = interval_millis(node.expression, spans(node.expression))
+        offset = ms if isinstance(node, exp.Add) else -ms
+        node = node.this
+    if not isinstance(node, exp.Column):
+        return None
+    side, name = which(node, spans(node))
+    want = ltime if side == "left" else rtime
+    if want is not None and name != want:
+        raise UnsupportedError(f"a join's time bound must use the event-time column "
+                               f"'{want}', not '{name}'", spans(node))
+    return side, offset

@@ -1,0 +1,354 @@
+"""SELECT / UNION ALL -> a .flow pipeline (head | steps), plus ``let`` statements for inputs
+that are not plain streams (subqueries on the right of a join, union branches, CTEs).
+
+The mapping (each a .flow construct, so lowering and planning are shared):
+
+- ``FROM t WHERE c``                      -> ``t | filter c``
+- ``SELECT a, f(b) AS x``                 -> ``| map a, f(b) as x`` (none for ``SELECT *``)
+- ``GROUP BY k``                          -> ``| key by k | aggregate ...`` (rolling)
+- ``FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start,
+  window_end, k`` and ``GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), k``
+                                          -> ``| key by k | window tumbling 5s | aggregate``
+- ``HAVING c``                            -> ``| filter c`` after the aggregate
+- ``a JOIN b ON a.k = b.k AND b.ts BETWEEN a.ts - INTERVAL '1' MINUTE AND a.ts``
+                                          -> ``a | interval join b on a.k = b.k between -1m and 0s``
+- two windowed TVFs joined on window_start/window_end and keys -> ``a | join b on ... window``
+- ``UNION ALL``                           -> ``union a, b``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlglot import exp
+
+from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
+from flowc.parser import ast as A
+from flowc.sql.ddl import TableDef
+from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
+from flowc.sql.joins import translate_join
+from flowc.sql.source import Rewrites
+from flowc.types import Schema
+
+WINDOW_COLUMNS = ("window_start", "window_end")
+_LEGACY = {"tumble": "tumbling", "hop": "sliding", "session": "session"}
+_AGG_NAMES = ("first", "last", "first_value", "last_value")
+
+
+class Catalog(Protocol):
+    def schema_of(self, name: str) -> Schema | None: ...
+    def rowtime_of(self, name: str) -> str | None: ...
+    def names(self) -> list[str]: ...
+    def table(self, name: str) -> TableDef | None: ...
+    def define_let(self, stmt: A.LetStmt) -> Schema: ...
+    def fresh_name(self) -> str: ...
+
+
+@dataclass
+class Piece:
+    """A pipeline under construction: its head, steps, and what is known of its output."""
+
+    head: tuple[A.FieldRef, ...]
+    steps: list[A.Step]
+    names: list[str] | None
+    alias: str
+    span: Span
+    head_is_union: bool = False
+    window: A.WindowStep | None = None  # a window TVF waiting for its GROUP BY
+    time_column: str | None = None
+    # after a join: the physical names of `*`, `a.*`, `b.*` (qualifier, span) -> names
+    star_expansion: Callable[[str, Span], list[str]] | None = None
+
+    @property
+    def is_name(self) -> bool:
+        return not self.steps and not self.head_is_union and self.window is None
+
+    def pipeline(self) -> A.Pipeline:
+        return A.Pipeline(self.head, tuple(self.steps), self.span, self.head_is_union)
+
+
+def is_aggregate(node: exp.Expression) -> bool:
+    if isinstance(node, (exp.AggFunc, exp.FirstValue, exp.LastValue)):
+        return True
+    return isinstance(node, exp.Anonymous) and str(node.this).lower() in _AGG_NAMES
+
+
+class QueryTranslator:
+    def __init__(self, catalog: Catalog, spans: SpanMap, rw: Rewrites) -> None:
+        self.catalog = catalog
+        self.spans = spans
+        self.rw = rw
+
+    # ------------------------------------------------------------------ entry
+
+    def query(self, node: exp.Expression) -> Piece:
+        if isinstance(node, exp.Subquery):
+            return self.query(node.this)
+        if isinstance(node, exp.Union):
+            return self.union(node)
+        if isinstance(node, (exp.Intersect, exp.Except)):
+            raise UnsupportedError(f"{node.key.upper()} is not supported", self.spans(node),
+                                   hint="UNION ALL is")
+        if isinstance(node, exp.Values):
+            raise UnsupportedError("VALUES as a query is not supported", self.spans(node),
+                                   hint="declare inline rows in .flow: source t (...) values "
+                                        "(...)")
+        if not isinstance(node, exp.Select):
+            raise UnsupportedError(f"this statement ({node.key.upper()}) is not a query",
+                                   self.spans(node))
+        return self.select(node)
+
+    def named(self, piece: Piece) -> str:
+        """A stream name for ``piece``: itself if it is one, else a new ``let``."""
+        if piece.is_name:
+            return piece.head[0].name
+        if piece.window is not None:
+            raise UnsupportedError("a window table function must be aggregated (GROUP BY "
+                                   "window_start, window_end, ...) or joined", piece.span)
+        name = self.catalog.fresh_name()
+        let = A.LetStmt(name, piece.pipeline(), piece.span, piece.span)
+        self.catalog.define_let(let)
+        self.lets.append(let)
+        return name
+
+    lets: list[A.LetStmt]
+
+    def translate(self, node: exp.Expression) -> tuple[list[A.LetStmt], Piece]:
+        self.lets = []
+        piece = self.query(node)
+        if piece.window is not None:
+            raise UnsupportedError("a window table function must be aggregated with GROUP BY "
+                                   "window_start, window_end (and a key)", piece.window.span)
+        return self.lets, piece
+
+    # ------------------------------------------------------------------ union
+
+    def union(self, node: exp.Union) -> Piece:
+        branches: list[exp.Expression] = []
+        stack: list[exp.Expression] = [node]
+        while stack:  # left-to-right leaves of the union tree, without recursion
+            n = stack.pop()
+            if isinstance(n, exp.Subquery) and isinstance(n.this, exp.Union):
+                n = n.this
+            if isinstance(n, exp.Union) and not isinstance(n, (exp.Intersect, exp.Except)):
+                if n.args.get("distinct"):
+                    raise UnsupportedError("UNION (which removes duplicates) is not supported",
+                                           self.spans(n), hint="use UNION ALL")
+                for mod in ("order", "limit"):
+                    if n.args.get(mod) is not None:
+                        self._modifier(n, mod)
+                stack.append(n.expression)
+                stack.append(n.this)
+            else:
+                branches.append(n)
+        pieces = [self.query(b) for b in branches]
+        span = self.spans(node)
+        names = [A.FieldRef(self.named(p), None, p.span) for p in pieces]
+        return Piece(tuple(names), [], pieces[0].names, names[0].name, span, head_is_union=True)
+
+    # ------------------------------------------------------------------ select
+
+    def _modifier(self, node: exp.Expression, key: str) -> None:
+        mod = node.args.get(key)
+        span = self.spans(mod, self.spans(node))
+        if key == "order":
+            raise UnsupportedError("ORDER BY on an unbounded stream is not supported", span,
+                                   hint="results arrive in event order per key; sort them "
+                                        "where you read them")
+        if key == "limit":
+            raise UnsupportedError("LIMIT is not supported in a pipeline", span,
+                                   hint="the REPL shows the first rows of a query anyway")
+        raise UnsupportedError(f"{key.upper()} is not supported", span)
+
+    def select(self, node: exp.Select) -> Piece:
+        for key in ("order", "limit", "offset", "qualify", "windows", "laterals", "cluster",
+                    "distribute", "sort"):
+            if node.args.get(key):
+                self._modifier(node, key)
+        if node.args.get("distinct") is not None:
+            raise UnsupportedError("SELECT DISTINCT is not supported", self.spans(node),
+                                   hint="use GROUP BY to get one row per key")
+        for cte in (node.args.get("with_") or exp.With()).expressions:
+            inner = self.query(cte.this)
+            let = A.LetStmt(cte.alias, inner.pipeline(), self.spans(cte), self.spans(cte))
+            self.catalog.define_let(let)
+            self.lets.append(let)
+        frm = node.args.get("from_")
+        if frm is None:
+            raise UnsupportedError("SELECT without FROM is not supported", self.spans(node),
+                                   hint="read from a table or stream")
+        joins = node.args.get("joins") or []
+        where = node.args.get("where")
+        if joins:
+            piece, resolve = translate_join(self, frm.this, joins, self.spans(node))
+        else:
+            piece = self.from_item(frm.this)
+            resolve = self._single_resolver(piece)
+        ex = ExprTranslator(self.spans, resolve)
+        if where is not None:
+            piece.steps.append(A.FilterStep(ex(where.this), self.spans(where)))
+        group = node.args.get("group")
+        if group is not None or any(is_aggregate(n) for item in node.expressions
+                                    for n in item.walk()):
+            return self.aggregate(node, piece, ex, resolve)
+        if node.args.get("having") is not None:
+            raise FlowSyntaxError("HAVING needs GROUP BY", self.spans(node.args["having"]))
+        items, names = self.projection(node, piece, ex)
+        if items is not None:
+            piece.steps.append(A.MapStep(tuple(items), self.spans(node)))
+            piece.names = names
+        piece.span = self.spans(node)
+        return piece
+
+    def _single_resolver(self, piece: Piece) -> Callable[[exp.Column, Span], A.Expr]:
+        def resolve(col: exp.Column, span: Span) -> A.Expr:
+            q = col.table
+            if q and q != piece.alias:
+                raise FlowNameError(f"unknown table '{q}'", span,
+                                    hint=did_you_mean(q, [piece.alias]) or
+                                    f"the table here is '{piece.alias}'")
+            return A.FieldRef(col.name, None, span)
+        return resolve
+
+    def projection(self, node: exp.Select, piece: Piece,
+                   ex: ExprTranslator) -> tuple[list[A.SelectItem] | None, list[str] | None]:
+        """Map items, or None when the select list is just ``*`` (no operator needed)."""
+        exprs = node.expressions
+        if len(exprs) == 1 and _is_star(exprs[0], None):
+            return None, piece.names
+        items: list[A.SelectItem] = []
+        names: list[str] | None = []
+        for i, item in enumerate(exprs):
+            span = self.spans(item)
+            if _is_star(item, None):
+                expanded = piece.star_expansion
+                q = item.table if isinstance(item, exp.Column) else ""
+                if expanded is not None:
+                    for name in expanded(q, span):
+                        items.append(A.SelectItem(A.FieldRef(name, None, span), None, span))
+                        if names is not None:
+                            names.append(name)
+                    continue
+                if q and q != piece.alias:
+                    raise FlowNameError(f"unknown table '{q}'", span,
+                                        hint=did_you_mean(q, [piece.alias]))
+                items.append(A.SelectItem(None, None, span, star=True))
+                names = None if piece.names is None or names is None else \
+                    names + list(piece.names)
+                continue
+            expr_node, alias = _unalias(item)
+            e = ex(expr_node)
+            out = alias or (e.name if isinstance(e, A.FieldRef) else f"EXPR${i}")
+            items.append(A.SelectItem(e, None if alias is None and isinstance(e, A.FieldRef)
+                                      else out, span))
+            if names is not None:
+                names.append(out)
+        return items, names
+
+    # ------------------------------------------------------------------ FROM items
+
+    def from_item(self, node: exp.Expression) -> Piece:
+        if isinstance(node, exp.Subquery):
+            piece = self.query(node.this)
+            if node.alias:
+                piece.alias = node.alias
+            return piece
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
+            return self.tvf(node)
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            if node.args.get("db") is not None:
+                raise UnsupportedError("catalog/database qualified names are not supported",
+                                       self.spans(node))
+            return self.stream(node.name, self.spans(node.this), node.alias or node.name)
+        raise UnsupportedError(f"this FROM item ({node.key}) is not supported",
+                               self.spans(node))
+
+    def stream(self, name: str, span: Span, alias: str) -> Piece:
+        schema = self.catalog.schema_of(name)
+        if schema is None:
+            table = self.catalog.table(name)
+            if table is not None and not table.readable:
+                raise FlowNameError(f"table '{name}' uses the '{table.connector}' connector: "
+                                    "it can only be written (INSERT INTO)", span)
+            raise FlowNameError(f"unknown table '{name}'", span,
+                                hint=did_you_mean(name, self.catalog.names()) or (
+                                    "define it with CREATE TABLE (or a .flow source)"))
+        return Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias, span)
+
+    def tvf(self, node: exp.Table) -> Piece:
+        call = node.this
+        assert isinstance(call, exp.Anonymous)
+        fn = str(call.this).lower()
+        span = self.spans(call)
+        if fn == "cumulate":
+            raise UnsupportedError("CUMULATE windows are not supported", span,
+                                   hint="use TUMBLE, HOP or SESSION")
+        if fn not in _LEGACY:
+            raise UnsupportedError(f"table function {fn.upper()} is not supported", span,
+                                   hint="window table functions are TUMBLE, HOP and SESSION")
+        args = list(call.expressions)
+        if len(args) < 3 or not isinstance(args[0], exp.Column) or not (
+                isinstance(args[1], exp.Anonymous) and str(args[1].this).lower() ==
+                "descriptor" and len(args[1].expressions) == 1):
+            raise FlowSyntaxError(f"write {fn.upper()}(TABLE t, DESCRIPTOR(time_column), "
+                                  "INTERVAL ...)", span)
+        base = self.stream(args[0].name, self.spans(args[0]), node.alias or args[0].name)
+        tcol = args[1].expressions[0]
+        spec = self.window_spec(fn, tcol, args[2:], span, args[0].name)
+        if self.rw.partitions.get(self._range(call)[0]):
+            pass  # SESSION(TABLE t PARTITION BY k, ...): the keys come from GROUP BY anyway
+        base.window = A.WindowStep(spec, None, None, span)
+        base.time_column = tcol.name
+        base.span = span
+        return base
+
+    def _range(self, node: exp.Expression) -> tuple[int, int]:
+        return self.spans.range(node) or (0, 0)
+
+    def window_spec(self, fn: str, tcol: exp.Expression, sizes: list[exp.Expression],
+                    span: Span, stream: str | None) -> A.WindowSpec:
+        tspan = self.spans(tcol)
+        if not isinstance(tcol, exp.Column):
+            raise FlowSyntaxError("the time attribute must be a column", tspan)
+        rowtime = self.catalog.rowtime_of(stream) if stream else None
+        if rowtime is not None and tcol.name != rowtime:
+            raise UnsupportedError(f"windows use the event time of '{stream}', its WATERMARK "
+                                   f"column '{rowtime}', not '{tcol.name}'", tspan,
+                                   hint=f"write DESCRIPTOR({rowtime})")
+        ms: list[int] = []
+        for s in sizes:
+            if not isinstance(s, exp.Interval):
+                raise FlowSyntaxError("window sizes are intervals, as in INTERVAL '5' SECOND",
+                                      self.spans(s))
+            ms.append(interval_millis(s, self.spans(s)))
+        kind = _LEGACY[fn]
+        want = {"tumbling": (1, 2), "sliding": (2, 3), "session": (1, 1)}[kind]
+        if not want[0] <= len(ms) <= want[1]:
+            raise FlowSyntaxError(f"{fn.upper()} takes {want[0]}{'' if want[0] == want[1] else f' or {want[1]}'} "
+                                  f"interval{'s' if want[1] > 1 else ''}", span)
+        if kind == "tumbling":
+            return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span)
+        if kind == "sliding":  # Flink's HOP takes the slide first, then the size
+            return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span)
+        return A.WindowSpec(kind, ms[0], 0, 0, span)
+
+    # ------------------------------------------------------------------ aggregation
+
+    def aggregate(self, node: exp.Select, piece: Piece, ex: ExprTranslator,
+                  resolve: Callable[[exp.Column, Span], A.Expr]) -> Piece:
+        from flowc.sql.aggregate import translate_aggregate
+
+        return translate_aggregate(self, node, piece, ex, resolve)
+
+
+def _is_star(node: exp.Expression, _q: str | None) -> bool:
+    return isinstance(node, exp.Star) or (isinstance(node, exp.Column) and
+                                          isinstance(node.this, exp.Star))
+
+
+def _unalias(node: exp.Expression) -> tuple[exp.Expression, str | None]:
+    if isinstance(node, exp.Alias):
+        return node.this, node.alias
+    return node, None

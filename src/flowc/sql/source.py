@@ -1,0 +1,265 @@
+"""SQL text -> statements, positions, and the Flink syntax stock sqlglot cannot parse.
+
+A SQL file is split at top-level ``;`` (sqlglot's own tokenizer finds them, so strings and
+comments are handled as sqlglot handles them). Each statement is parsed on its own, so a
+broken statement is reported and the next one is still checked, as in .flow files.
+
+Flink syntax that sqlglot does not parse is rewritten *in place* before parsing, by
+replacing characters with spaces: every remaining character keeps its offset, so sqlglot's
+positions (and our spans) still point into the user's text. What was blanked out is
+remembered in :class:`Rewrites`:
+
+- ``TABLE(TUMBLE(TABLE t, ...))`` -> ``      TUMBLE(      t, ...) `` (a table function
+  sqlglot parses), with ``PARTITION BY ...`` inside a ``SESSION`` call removed;
+- ``WATERMARK FOR ts AS <expr>`` inside ``CREATE TABLE`` -> blanks, the column and the
+  expression's text range kept for the DDL translator.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Token, Tokenizer, TokenType
+
+from flowc.errors import FlowSyntaxError, Span
+
+
+class FlowcSQL(Dialect):
+    """Flink-flavoured SQL: ``SESSION`` is a window function here, not a keyword."""
+
+    class Tokenizer(Tokenizer):
+        KEYWORDS = {k: v for k, v in Tokenizer.KEYWORDS.items() if k != "SESSION"}
+
+
+@dataclass(frozen=True)
+class SqlChunk:
+    """One statement: its text, its offset in the whole text, and the whole text."""
+
+    text: str
+    offset: int
+    filename: str
+    full: str
+
+    def span(self, start: int, end: int) -> Span:
+        """Span of chunk offsets ``start`` .. ``end`` (inclusive, as sqlglot reports)."""
+        return span_at(self.full, self.filename, self.offset + start, self.offset + end + 1)
+
+
+def span_at(text: str, filename: str, start: int, end: int) -> Span:
+    """Span of text offsets ``start`` .. ``end`` (exclusive); multi-line spans keep their end."""
+    line = text.count("\n", 0, start) + 1
+    col = start - (text.rfind("\n", 0, start) + 1) + 1
+    end_line = line + text.count("\n", start, end)
+    end_col = end - (text.rfind("\n", 0, end) + 1) + 1
+    return Span(filename, line, col, end_line, end_col, text)
+
+
+def tokenize(text: str, chunk: SqlChunk | None = None, filename: str = "<input>") -> list[Token]:
+    try:
+        return FlowcSQL().tokenize(text)
+    except TokenError as e:
+        # sqlglot's message names the offending construct and its position only in prose.
+        msg = str(e)
+        m = re.search(r"line (\d+), col (\d+)", msg, re.I)
+        span = None
+        if m and chunk is not None:
+            off = _offset_of(chunk.text, int(m.group(1)), int(m.group(2)))
+            span = chunk.span(off, off)
+        elif chunk is None:
+            span = span_at(text, filename, 0, 1)
+        what = "unterminated string" if "string" in msg.lower() or "'" in msg else \
+            "cannot read this text"
+        raise FlowSyntaxError(what, span) from None
+
+
+def _offset_of(text: str, line: int, col: int) -> int:
+    """0-based offset of a 1-based line/column in ``text`` (clamped to the text)."""
+    pos = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", pos)
+        if nl < 0:
+            break
+        pos = nl + 1
+    return max(0, min(len(text) - 1, pos + col - 1))
+
+
+def split_sql(text: str, filename: str) -> list[SqlChunk]:
+    """Split at top-level semicolons; empty statements are dropped."""
+    tokens = tokenize(text, None, filename)
+    chunks: list[SqlChunk] = []
+    start: int | None = None
+    for tok in tokens:
+        if tok.token_type == TokenType.SEMICOLON:
+            if start is not None:
+                chunks.append(SqlChunk(text[start:tok.start], start, filename, text))
+            start = None
+        elif start is None:
+            start = tok.start
+    if start is not None:
+        chunks.append(SqlChunk(text[start:].rstrip(), start, filename, text))
+    return chunks
+
+
+@dataclass
+class Watermark:
+    """``WATERMARK FOR column AS expr``: chunk offsets of the column and of the expression."""
+
+    column: str
+    column_range: tuple[int, int]
+    expr_range: tuple[int, int]
+
+
+@dataclass
+class Rewrites:
+    text: str
+    watermarks: list[Watermark] = field(default_factory=list)
+    # chunk offset of a TVF name -> the PARTITION BY columns blanked out of its call
+    partitions: dict[int, list[str]] = field(default_factory=dict)
+
+
+def rewrite(chunk: SqlChunk) -> Rewrites:
+    """Blank out the Flink-only syntax of one statement (see the module docstring)."""
+    chars = list(chunk.text)
+    out = Rewrites(chunk.text)
+    tokens = tokenize(chunk.text, chunk)
+
+    def blank(a: int, b: int) -> None:  # inclusive offsets; newlines stay for line numbers
+        for i in range(a, b + 1):
+            if chars[i] != "\n":
+                chars[i] = " "
+
+    depth_close = _matching_parens(tokens)
+    n = len(tokens)
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < n else None
+        if tok.token_type == TokenType.TABLE and nxt is not None:
+            if nxt.token_type == TokenType.L_PAREN and i > 0 and tokens[i - 1].token_type in (
+                    TokenType.FROM, TokenType.JOIN, TokenType.COMMA):
+                blank(tok.start, nxt.end)  # TABLE( ... ) around a window TVF
+                close = depth_close.get(i + 1)
+                if close is not None:
+                    blank(tokens[close].start, tokens[close].end)
+            elif nxt.token_type in (TokenType.VAR, TokenType.STRING) or nxt.text.isidentifier():
+                if i > 0 and tokens[i - 1].token_type in (TokenType.L_PAREN, TokenType.COMMA):
+                    blank(tok.start, tok.end)  # TABLE t, the TVF's first argument
+                    _blank_partition(tokens, i + 2, blank, out, chunk, i)
+        elif tok.text.upper() == "WATERMARK" and nxt is not None and \
+                nxt.token_type == TokenType.FOR:
+            wm = _watermark(tokens, i, depth_close)
+            if wm is not None:
+                out.watermarks.append(wm[0])
+                blank(tok.start, wm[1])
+                # the comma before the clause, so the column list stays well-formed
+                if i > 0 and tokens[i - 1].token_type == TokenType.COMMA:
+                    blank(tokens[i - 1].start, tokens[i - 1].end)
+    out.text = "".join(chars)
+    return out
+
+
+def _matching_parens(tokens: list[Token]) -> dict[int, int]:
+    stack: list[int] = []
+    pairs: dict[int, int] = {}
+    for i, tok in enumerate(tokens):
+        if tok.token_type == TokenType.L_PAREN:
+            stack.append(i)
+        elif tok.token_type == TokenType.R_PAREN and stack:
+            pairs[stack.pop()] = i
+    return pairs
+
+
+def _blank_partition(tokens: list[Token], j: int, blank: object, out: Rewrites,
+                     chunk: SqlChunk, table_index: int) -> None:
+    """``SESSION(TABLE t PARTITION BY a, b, DESCRIPTOR(ts), ...)``: drop the PARTITION BY."""
+    if j + 1 >= len(tokens) or tokens[j].token_type != TokenType.PARTITION_BY:
+        if not (j + 1 < len(tokens) and tokens[j].text.upper() == "PARTITION"):
+            return
+    k = j + 1 if tokens[j].token_type == TokenType.PARTITION_BY else j + 2
+    cols: list[str] = []
+    end = tokens[j].end
+    while k < len(tokens) and tokens[k].token_type != TokenType.R_PAREN:
+        if tokens[k].token_type == TokenType.COMMA:
+            if k + 1 < len(tokens) and tokens[k + 1].text.upper() == "DESCRIPTOR":
+                break
+        else:
+            cols.append(tokens[k].text)
+        end = tokens[k].end
+        k += 1
+    assert callable(blank)
+    blank(tokens[j].start, end)
+    # keyed by the TVF name's offset (two tokens before TABLE: name then '(')
+    name_tok = tokens[table_index - 2] if table_index >= 2 else tokens[table_index]
+    out.partitions[name_tok.start] = cols
+
+
+def _watermark(tokens: list[Token], i: int,
+               pairs: dict[int, int]) -> tuple[Watermark, int] | None:
+    # WATERMARK FOR col AS expr, up to the next top-level ',' or the closing ')'
+    if i + 3 >= len(tokens) or tokens[i + 3].token_type != TokenType.ALIAS:
+        return None
+    col = tokens[i + 2]
+    j = i + 4
+    depth = 0
+    last = j - 1
+    while j < len(tokens):
+        t = tokens[j].token_type
+        if t == TokenType.L_PAREN:
+            depth += 1
+        elif t == TokenType.R_PAREN:
+            if depth == 0:
+                break
+            depth -= 1
+        elif t == TokenType.COMMA and depth == 0:
+            break
+        last = j
+        j += 1
+    if last < i + 4:
+        return None
+    return Watermark(col.text, (col.start, col.end),
+                     (tokens[i + 4].start, tokens[last].end)), tokens[last].end
+
+
+def parse_statement(chunk: SqlChunk, text: str | None = None) -> exp.Expression:
+    """Parse one (rewritten) statement; sqlglot errors become positioned FlowSyntaxErrors."""
+    body = chunk.text if text is None else text
+    try:
+        tree = sqlglot.parse_one(body, read=FlowcSQL)
+    except ParseError as e:
+        raise syntax_error(e, chunk) from None
+    except TokenError:
+        tokenize(body, chunk)
+        raise
+    if tree is None:
+        raise FlowSyntaxError("empty statement", chunk.span(0, 0))
+    return tree
+
+
+_DESCRIPTIONS = [
+    (re.compile(r"^Expecting (.+)$"), "expected {0}"),
+    (re.compile(r"^Required keyword: '(\w+)' missing for .*$"), "this is incomplete"),
+    (re.compile(r"^Invalid expression / Unexpected token$"), "unexpected {tok}"),
+]
+
+
+def syntax_error(e: ParseError, chunk: SqlChunk) -> FlowSyntaxError:
+    info = e.errors[0] if e.errors else {}
+    line = int(info.get("line") or 1)
+    col = int(info.get("col") or 1)
+    highlight = str(info.get("highlight") or "")
+    end = _offset_of(chunk.text, line, col)
+    start = max(0, end - max(len(highlight), 1) + 1)
+    desc = str(info.get("description") or "syntax error")
+    message = desc
+    for pattern, template in _DESCRIPTIONS:
+        m = pattern.match(desc)
+        if m:
+            message = template.format(*m.groups(), tok=f"'{highlight}'" if highlight else
+                                      "end of statement")
+            break
+    if highlight and "expected" in message:
+        message += f" before '{highlight}'"
+    return FlowSyntaxError(f"syntax error: {message}", chunk.span(start, end))

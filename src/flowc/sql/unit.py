@@ -1,0 +1,361 @@
+"""A compilation unit of SQL and .flow statements sharing one catalog.
+
+Every statement is translated to .flow AST statements and lowered at once into a *scratch*
+environment: that type-checks it, reports its errors in order, and gives later statements
+the schemas they refer to (tables from SQL and streams from .flow live in the same
+``streams`` catalog). :meth:`Unit.compile` then lowers, into a fresh environment, the
+actions (pipelines, INSERTs, queries) and only the definitions they use: in SQL a table
+that is declared but not read must not become a source operator (Flink creates none).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from flowc.api.environment import StreamExecutionEnvironment
+from flowc.errors import FlowcError, FlowNameError, FlowTypeError, Span, UnsupportedError
+from flowc.parser import ast as A
+from flowc.parser.lower import BrokenName, CompiledScript, Lowerer
+from flowc.sql.ddl import TableDef, create_table, file_body
+from flowc.sql.exprs import SpanMap
+from flowc.sql.query import QueryTranslator
+from flowc.sql.source import SqlChunk, parse_statement, rewrite
+from flowc.types import Schema, assignable
+
+_EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:PLAN\s+FOR\s+)?", re.I)
+_SET = re.compile(r"^\s*SET\s+'?([A-Za-z_][\w.\-]*)'?\s*=\s*('(?:[^']|'')*'|\S+)\s*$", re.I | re.S)
+_WORDS = {"on", "off", "true", "false", "streaming", "batch", "new", "never"}
+
+
+@dataclass
+class Explain:
+    span: Span
+    lets: list[A.LetStmt]
+    pipeline: A.Pipeline
+
+
+@dataclass
+class Entry:
+    stmt: A.Statement
+    action: bool
+
+
+@dataclass
+class Unit:
+    filename: str
+    text: str
+    base_dir: str | None = None
+    scratch: Lowerer = field(init=False)
+    tables: dict[str, TableDef] = field(default_factory=dict)
+    rowtimes: dict[str, str] = field(default_factory=dict)
+    entries: list[Entry] = field(default_factory=list)
+    explains: list[Explain] = field(default_factory=list)
+    errors: list[FlowcError] = field(default_factory=list)
+    counter: int = 0
+
+    def __post_init__(self) -> None:
+        self.scratch = Lowerer(self.filename, self.text, self.base_dir)
+
+    def fork(self) -> Unit:
+        """A copy whose new definitions do not reach this unit (REPL queries)."""
+        child = Unit(self.filename, self.text, self.base_dir)
+        child.scratch = Lowerer(self.filename, self.text, self.base_dir, self.scratch.env)
+        child.scratch.streams = dict(self.scratch.streams)
+        child.scratch.udfs = self.scratch.udfs
+        child.scratch.broken = set(self.scratch.broken)
+        child.tables = dict(self.tables)
+        child.rowtimes = dict(self.rowtimes)
+        child.entries = list(self.entries)
+        child.counter = self.counter
+        return child
+
+    # ------------------------------------------------------------------ catalog protocol
+
+    def schema_of(self, name: str) -> Schema | None:
+        info = self.scratch.streams.get(name)
+        if info is None and name in self.scratch.broken:
+            raise BrokenName(name)
+        return info.schema if info is not None else None
+
+    def rowtime_of(self, name: str) -> str | None:
+        return self.rowtimes.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(set(self.scratch.streams) | set(self.tables))
+
+    def table(self, name: str) -> TableDef | None:
+        return self.tables.get(name)
+
+    def define_let(self, stmt: A.LetStmt) -> Schema:
+        self._lower_scratch(stmt, raise_errors=True)
+        return self.scratch.streams[stmt.name].schema
+
+    def fresh_name(self) -> str:
+        while True:
+            self.counter += 1
+            name = f"_sql{self.counter}"
+            if name not in self.scratch.streams:
+                return name
+
+    # ------------------------------------------------------------------ adding statements
+
+    def _lower_scratch(self, stmt: A.Statement, raise_errors: bool = False) -> bool:
+        before = len(self.scratch.errors)
+        self.scratch.lower_all([stmt])
+        if len(self.scratch.errors) > before:
+            new = self.scratch.errors[before:]
+            del self.scratch.errors[before:]
+            if raise_errors:
+                raise new[0]
+            self.errors.extend(new)
+            return False
+        return True
+
+    def add_flow(self, stmt: A.Statement) -> bool:
+        """A .flow statement (already parsed). Returns whether it compiled."""
+        if isinstance(stmt, A.SourceStmt) and isinstance(stmt.watermark, A.Watermark) and \
+                isinstance(stmt.watermark.expr, A.FieldRef):
+            self.rowtimes[stmt.name] = stmt.watermark.expr.name
+        if isinstance(stmt, A.SourceStmt | A.LetStmt) and stmt.name in self.tables:
+            self.errors.append(FlowNameError(f"'{stmt.name}' is already a SQL table",
+                                             stmt.name_span))
+            return False
+        ok = self._lower_scratch(stmt)
+        if ok:
+            self.entries.append(Entry(stmt, isinstance(stmt, A.PipelineStmt)))
+        return ok
+
+    def add_sql(self, chunk: SqlChunk, *, query_sink: str = "print") -> str:
+        """Translate and check one SQL statement. Returns its kind ('table', 'view', 'set',
+        'insert', 'query', 'explain'); errors are collected in ``errors``."""
+        try:
+            return self._add_sql(chunk, query_sink)
+        except BrokenName:
+            return "broken"
+        except FlowcError as e:
+            self.errors.append(e)
+            return "error"
+
+    def _add_sql(self, chunk: SqlChunk, query_sink: str) -> str:
+        m = _SET.match(chunk.text)
+        if m:
+            self.add_flow(set_statement(chunk, m))
+            return "set"
+        m = _EXPLAIN.match(chunk.text)
+        if m:
+            sub = SqlChunk(chunk.text[m.end():], chunk.offset + m.end(), chunk.filename,
+                           chunk.full)
+            lets, pipeline = self.query(sub)
+            self.explains.append(Explain(chunk.span(0, len(chunk.text.rstrip()) - 1), lets,
+                                         pipeline))
+            return "explain"
+        rw = rewrite(chunk)
+        tree = parse_statement(chunk, rw.text)
+        spans = SpanMap(tree, chunk)
+        span = spans(tree)
+        if isinstance(tree, exp.Create):
+            kind = str(tree.args.get("kind") or "").upper()
+            if kind == "TABLE":
+                return self._create_table(tree, rw, chunk, spans)
+            if kind == "VIEW":
+                name_node = tree.this
+                name = name_node.name
+                lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)
+                self._defs(lets)
+                let = A.LetStmt(name, piece.pipeline(), span, spans(name_node))
+                if name in self.tables:
+                    raise FlowNameError(f"'{name}' is already a table", spans(name_node))
+                self.add_flow(let)
+                return "view"
+            raise UnsupportedError(f"CREATE {kind} is not supported", span,
+                                   hint="flowc supports CREATE TABLE and CREATE VIEW")
+        if isinstance(tree, exp.Insert):
+            return self._insert(tree, rw, spans, span)
+        if isinstance(tree, (exp.Select, exp.Union, exp.Subquery)):
+            lets, piece = QueryTranslator(self, spans, rw).translate(tree)
+            self._defs(lets)
+            sink = A.PrintSink(None, span) if query_sink == "print" else None
+            steps = tuple(piece.steps) + ((sink,) if sink is not None else ())
+            self.add_flow(A.PipelineStmt(A.Pipeline(piece.head, steps, span,
+                                                    piece.head_is_union), span))
+            return "query"
+        what = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this)
+        raise UnsupportedError(f"the SQL statement {what} is not supported", span,
+                               hint="flowc supports CREATE TABLE, CREATE VIEW, SELECT, "
+                                    "INSERT INTO, EXPLAIN and SET")
+
+    def query(self, chunk: SqlChunk) -> tuple[list[A.LetStmt], A.Pipeline]:
+        """A query (SELECT/UNION) as lets plus a pipeline without a sink."""
+        rw = rewrite(chunk)
+        tree = parse_statement(chunk, rw.text)
+        spans = SpanMap(tree, chunk)
+        if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery)):
+            raise UnsupportedError("EXPLAIN needs a query (SELECT ...)", spans(tree))
+        lets, piece = QueryTranslator(self, spans, rw).translate(tree)
+        return lets, piece.pipeline()
+
+    def _defs(self, lets: list[A.LetStmt]) -> None:
+        # already lowered into the scratch catalog by define_let
+        self.entries.extend(Entry(let, False) for let in lets)
+
+    def _create_table(self, tree: exp.Create, rw: object, chunk: SqlChunk,
+                      spans: SpanMap) -> str:
+        name = tree.this.this.name if isinstance(tree.this, exp.Schema) else tree.this.name
+        known = self.scratch.streams.get(name)
+        if name in self.tables or known is not None:
+            raise FlowNameError(f"table '{name}' is already defined",
+                                spans(tree.this), notes=[f"'{name}' is defined at line "
+                                                         f"{(known.span if known else self.tables[name].span).line}"])
+        try:
+            tdef = create_table(tree, rw, chunk, spans)  # type: ignore[arg-type]
+        except FlowcError:
+            self.scratch.broken.add(name)
+            raise
+        if tdef.source is not None:
+            if not self.add_flow(tdef.source):
+                return "error"
+        if tdef.rowtime is not None:
+            self.rowtimes[name] = tdef.rowtime
+        self.tables[name] = tdef
+        return "table"
+
+    def _insert(self, tree: exp.Insert, rw: object, spans: SpanMap, span: Span) -> str:
+        target = tree.this
+        if isinstance(target, exp.Schema):
+            raise UnsupportedError("INSERT INTO with a column list is not supported",
+                                   spans(target), hint="select the columns in table order")
+        name = target.name
+        tdef = self.tables.get(name)
+        if tdef is None:
+            hint = None
+            if name in self.scratch.streams:
+                hint = f"'{name}' is a stream; INSERT needs a table with a sink connector"
+            from flowc.errors import did_you_mean
+            raise FlowNameError(f"unknown table '{name}'", spans(target),
+                                hint=hint or did_you_mean(name, self.tables))
+        lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)  # type: ignore[arg-type]
+        self._defs(lets)
+        steps = list(piece.steps)
+        # check the query's output against the table, by position as in Flink
+        probe = A.LetStmt(self.fresh_name(), piece.pipeline(), span, span)
+        schema = self.define_let(probe)
+        self._check_insert(schema, tdef, span)
+        if list(schema.names) != list(tdef.schema.names):
+            # a file sink writes column names: rename to the table's (by position)
+            items = tuple(A.SelectItem(A.FieldRef(q, None, span), t, span)
+                          for q, t in zip(schema.names, tdef.schema.names))
+            steps.append(A.MapStep(items, span))
+        steps.append(_sink_step(tdef, span))
+        self.add_flow(A.PipelineStmt(A.Pipeline(piece.head, tuple(steps), span,
+                                                piece.head_is_union), span))
+        return "insert"
+
+    def _check_insert(self, schema: Schema, tdef: TableDef, span: Span) -> None:
+        if len(schema) != len(tdef.schema):
+            raise FlowTypeError(f"the query has {len(schema)} columns but table '{tdef.name}' "
+                                f"has {len(tdef.schema)}", span,
+                                notes=[f"'{tdef.name}' is {tdef.schema}"])
+        for q, t in zip(schema.fields, tdef.schema.fields):
+            if not assignable(q.type, t.type):
+                raise FlowTypeError(f"column '{q.name}' is {q.type} but '{tdef.name}.{t.name}' "
+                                    f"is {t.type}", span, hint="convert it with CAST")
+
+    # ------------------------------------------------------------------ compiling
+
+    def compile(self, env: StreamExecutionEnvironment | None = None,
+                extra: list[A.Statement] | None = None,
+                settings: list[A.Statement] | None = None) -> CompiledScript:
+        statements = needed([(e.stmt, e.action) for e in self.entries] +
+                            [(s, True) for s in extra or []])
+        lowerer = Lowerer(self.filename, self.text, self.base_dir, env)
+        lowerer.lower_all(list(settings or []) + statements)
+        if lowerer.errors:
+            from flowc.parser import _raise
+            _raise(lowerer.errors)
+        return CompiledScript(lowerer.env, lowerer.streams, lowerer.sinks, self.filename,
+                              self.text, A.Script(tuple(statements), self.filename),
+                              lowerer.udfs)
+
+
+def _sink_step(t: TableDef, span: Span) -> A.Step:
+    if t.connector == "print":
+        return A.PrintSink(t.options.get("print-identifier"), span, _sink_hints(t))
+    if t.connector == "blackhole":
+        return A.BlackholeSink(span, _sink_hints(t))
+    if t.connector == "filesystem":
+        body = file_body(t)
+        return A.FileSinkStep(body.format, body.path, body.options, span, body.format_span,
+                              _sink_hints(t))
+    raise UnsupportedError(f"table '{t.name}' ({t.connector}) cannot be written", span)
+
+
+def _sink_hints(t: TableDef) -> tuple[A.Setting, ...]:
+    from flowc.sql.ddl import int_setting
+
+    if "sink.parallelism" in t.options:
+        return (int_setting("parallelism", t.options["sink.parallelism"],
+                            t.option_spans["sink.parallelism"]),)
+    return ()
+
+
+def set_statement(chunk: SqlChunk, m: re.Match[str]) -> A.SetStmt:
+    key = m.group(1)
+    raw = m.group(2)
+    kspan = chunk.span(m.start(1), m.end(1) - 1)
+    vspan = chunk.span(m.start(2), m.end(2) - 1)
+    value: object
+    text = raw[1:-1].replace("''", "'") if raw.startswith("'") and len(raw) > 1 else raw
+    if re.fullmatch(r"-?\d+", text):
+        value = int(text)
+    elif text.lower() in _WORDS:
+        value = A.Word(text.lower())
+    else:
+        value = text
+    span = chunk.span(0, len(chunk.text.rstrip()) - 1)
+    return A.SetStmt(A.Setting(key, value, span, kspan, vspan), span)
+
+
+def references(stmt: A.Statement) -> list[str]:
+    """Stream names a statement reads."""
+    if not isinstance(stmt, (A.LetStmt, A.PipelineStmt)):
+        return []
+    out = [r.name for r in stmt.pipeline.head]
+    for step in stmt.pipeline.steps:
+        if isinstance(step, A.UnionStep):
+            out.extend(r.name for r in step.streams)
+        elif isinstance(step, A.JoinStep):
+            out.append(step.other)
+    return out
+
+
+def defined(stmt: A.Statement) -> list[str]:
+    out: list[str] = []
+    if isinstance(stmt, (A.SourceStmt, A.LetStmt)):
+        out.append(stmt.name)
+    if isinstance(stmt, (A.LetStmt, A.PipelineStmt)):
+        out.extend(s.late_into for s in stmt.pipeline.steps
+                   if isinstance(s, A.WindowStep) and s.late_into)
+    return out
+
+
+def needed(entries: list[tuple[A.Statement, bool]]) -> list[A.Statement]:
+    """Actions, settings and imports, plus the definitions they (transitively) read, in
+    their original order. A worklist, not recursion: views can chain arbitrarily deep."""
+    by_name: dict[str, int] = {}
+    for i, (stmt, _) in enumerate(entries):
+        for name in defined(stmt):
+            by_name[name] = i
+    keep = {i for i, (stmt, action) in enumerate(entries)
+            if action or isinstance(stmt, (A.SetStmt, A.ImportUdf))}
+    work = list(keep)
+    while work:
+        i = work.pop()
+        for name in references(entries[i][0]):
+            j = by_name.get(name)
+            if j is not None and j not in keep:
+                keep.add(j)
+                work.append(j)
+    return [stmt for i, (stmt, _) in enumerate(entries) if i in keep]
