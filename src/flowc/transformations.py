@@ -14,6 +14,7 @@ from typing import Any
 
 from flowc.errors import Span
 from flowc.operators import OperatorSpec, SinkSpec, SourceSpec
+from flowc.windowing import WatermarkStrategy
 
 
 class RuntimeExecutionMode(Enum):
@@ -122,6 +123,9 @@ class Transformation:
 @dataclass(frozen=True, kw_only=True)
 class SourceTransformation(Transformation):
     source: SourceSpec
+    # Flink's fromSource(source, watermarkStrategy, name): the source operator itself assigns
+    # timestamps and generates watermarks (no separate operator). None: no watermarks.
+    watermark_strategy: WatermarkStrategy | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -83,11 +83,9 @@ clicks
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(4)
     src = env.from_source(FileSource("data/clicks.csv", "csv", CLICKS.as_pairs()),
-                          WatermarkStrategy.no_watermarks(), "clicks", type_info=CLICKS)
-    src.set_parallelism(2).uid("src")
-    s = src.assign_timestamps_and_watermarks(
-        WatermarkStrategy.for_bounded_out_of_orderness(2000).with_timestamp_assigner(
-            lambda r, t: r[3]))
+                          WatermarkStrategy.for_bounded_out_of_orderness(2000)
+                          .with_timestamp_assigner(lambda r, t: r[3]), "clicks", type_info=CLICKS)
+    s = src.set_parallelism(2).uid("src")
     s = s.rebalance().filter(lambda r: r[2] == "x").name("only x").slot_sharing_group("g")
     s.start_new_chain()
     agg = RowAggregate([AggSpec("count_star", None, "n", INT)])

@@ -184,20 +184,24 @@ class StreamExecutionEnvironment:
 
     def from_source(self, source: SourceSpec, watermark_strategy: WatermarkStrategy | None,
                     source_name: str, type_info: Any = None) -> DataStream:
-        """Any :class:`SourceSpec`; a watermark strategy other than ``no_watermarks`` adds
-        Flink's timestamps/watermarks operator right after the source."""
+        """Any :class:`SourceSpec`. As in Flink, the source operator applies the watermark
+        strategy itself (its timestamp assigner and watermark generator): one node."""
         if not isinstance(source, SourceSpec):
             raise ApiError(f"from_source needs a flowc source, got {source!r}")
-        t = self._new_source(source, source_name, type_info)
-        stream = self._stream(t.id)
-        if watermark_strategy is not None and watermark_strategy.out_of_orderness is not None:
-            return stream.assign_timestamps_and_watermarks(watermark_strategy)
-        return stream
+        if watermark_strategy is not None and not isinstance(watermark_strategy,
+                                                              WatermarkStrategy):
+            raise ApiError(f"from_source needs a WatermarkStrategy, got {watermark_strategy!r}")
+        strategy = (watermark_strategy if watermark_strategy is not None
+                    and watermark_strategy.out_of_orderness is not None else None)
+        t = self._new_source(source, source_name, type_info, watermark_strategy=strategy)
+        return self._stream(t.id)
 
     def _new_source(self, spec: SourceSpec, name: str | None, type_info: Any,
-                    parallelism: int | None = None) -> SourceTransformation:
+                    parallelism: int | None = None,
+                    watermark_strategy: WatermarkStrategy | None = None) -> SourceTransformation:
         t = SourceTransformation(
             id=self._draw_id(), name=name or spec.default_name, source=spec,
+            watermark_strategy=watermark_strategy,
             parallelism=self._config.parallelism if parallelism is None else parallelism,
             span=self._caller_span(), output_type=type_info)
         self._transformations[t.id] = t

@@ -322,12 +322,7 @@ class Lowerer:
 
     def _from_source(self, spec: Any, stmt: A.SourceStmt, schema: Schema,
                      strategy: WatermarkStrategy | None) -> DataStream:
-        if stmt.hints and strategy is not None:
-            # Hints belong to the source operator, which from_source hides behind the
-            # watermark operator; so create it bare, apply them, then add the watermarks.
-            stream = self.env.from_source(spec, WatermarkStrategy.no_watermarks(), stmt.name,
-                                          type_info=schema)
-            return self._finish(stream, stmt, strategy)
+        # As Flink's fromSource: the source applies the watermark strategy itself.
         stream = self.env.from_source(spec, strategy or WatermarkStrategy.no_watermarks(),
                                       stmt.name, type_info=schema)
         apply_hints(stream, stmt.hints)

@@ -6,6 +6,7 @@ post-order walk with an explicit stack so 100,000-operator programs need no recu
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from flowc._util import paused_gc
@@ -165,7 +166,8 @@ def _node(b: _Builder, t: Transformation, kind: NodeKind, name: str, operator: o
 def _translate(b: _Builder, t: Transformation, inputs: list[list[int]]) -> list[int]:
     """Translate one transformation whose inputs are translated; returns its result ids."""
     if isinstance(t, SourceTransformation):
-        b.add_node(_node(b, t, NodeKind.SOURCE, "Source: " + t.name, t.source, (), []))
+        node = _node(b, t, NodeKind.SOURCE, "Source: " + t.name, t.source, (), [])
+        b.add_node(dataclasses.replace(node, watermark_strategy=t.watermark_strategy))
         return [t.id]
     if isinstance(t, OneInputTransformation):
         ids = inputs[0]

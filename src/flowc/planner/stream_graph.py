@@ -45,6 +45,8 @@ class StreamNode:
     # A Flink 2.x v2 sink writer (``<name>: Writer``): an operator in Flink's StreamGraph,
     # not one of its (legacy) sink ids, so the plan JSON calls it "Operator".
     sink_writer: bool = False
+    # Sources only: the WatermarkStrategy the source applies itself (Flink's fromSource).
+    watermark_strategy: Any = None
 
     def __str__(self) -> str:
         # Flink's StreamNode.toString(), used in error texts.
