@@ -58,3 +58,29 @@ def test_bad_flag_value_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> N
         main(["explain", "x.flow", "--level", "nope"])
     assert info.value.code == 2 or info.value.code == 1
     assert "invalid choice" in capsys.readouterr().err
+
+
+EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.flow"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+@pytest.mark.parametrize("level,fmt", [("job", "text"), ("job", "json"), ("stream", "json"),
+                                       ("execution", "text")])
+def test_explain_examples_golden(example: str, level: str, fmt: str,
+                                 capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["explain", f"examples/{example}.flow", "--level", level, "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    golden = GOLDEN / f"{example}.{level}.{fmt}"
+    if os.environ.get("FLOWC_UPDATE_GOLDEN"):
+        golden.write_text(out)
+    assert out == golden.read_text()
+
+
+def test_check_examples_ok(capsys: pytest.CaptureFixture[str],
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    for example in EXAMPLES:
+        assert main(["check", f"examples/{example}.flow"]) == 0
+    assert capsys.readouterr().out.count(": ok (") == len(EXAMPLES)
