@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from flowc.datastream import (
+    CoMapFunction,
     DataStream,
     Duration,
+    KeyedCoProcessFunction,
     KeyedProcessFunction,
     ReduceFunction,
     RuntimeExecutionMode,
@@ -30,6 +32,22 @@ class Proc(KeyedProcessFunction):
 
 def mod7(v: int) -> int:
     return v % 7
+
+
+class CoMap(CoMapFunction):
+    def map1(self, v: int) -> int:
+        return v
+
+    def map2(self, v: int) -> int:
+        return -v
+
+
+class CoProc(KeyedCoProcessFunction):
+    def process_element1(self, v: Any, ctx: Any):  # type: ignore[no-untyped-def]
+        yield v
+
+    def process_element2(self, v: Any, ctx: Any):  # type: ignore[no-untyped-def]
+        yield v
 
 
 def build(spec: dict[str, Any]) -> StreamExecutionEnvironment:
@@ -60,6 +78,11 @@ def build(spec: dict[str, Any]) -> StreamExecutionEnvironment:
         elif op == "window_reduce":
             out = (inp.key_by(mod7).window(TumblingEventTimeWindows.of(Duration.of_seconds(5)))
                    .reduce(Sum()))
+        elif op == "co_map":
+            # Not in the Flink oracle's vocabulary: flowc's own property tests only.
+            out = inp.connect(_partition(ins[1], n.get("partition"))).map(CoMap())
+        elif op == "keyed_co_process":
+            out = inp.connect(ins[1]).key_by(mod7, mod7).process(CoProc())
         elif op == "union":
             streams[nid] = ins[0].union(*ins[1:])
             continue

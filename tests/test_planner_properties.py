@@ -24,9 +24,10 @@ KEYED = ["reduce", "process", "window_reduce"]
 PARTS = [None, None, None, "forward", "rebalance", "rescale", "shuffle", "broadcast", "global"]
 
 
-def random_spec(seed: int, size: int = 14) -> dict[str, Any]:
+def random_spec(seed: int, size: int = 14, two_input: bool = False) -> dict[str, Any]:
     """A random DAG: sources, one-input and keyed ops, unions, sinks, partitioners,
-    parallelism changes, slot groups, chaining hints and uids."""
+    parallelism changes, slot groups, chaining hints and uids (and, with ``two_input``,
+    connected co-maps and keyed co-process functions)."""
     rng = random.Random(seed)
     p = rng.randint(1, 4)
     spec: dict[str, Any] = {"parallelism": p, "chaining": rng.random() > 0.15, "nodes": []}
@@ -43,6 +44,11 @@ def random_spec(seed: int, size: int = 14) -> dict[str, Any]:
         elif r < 0.22 and len(streams) >= 2:
             node["op"] = "union"
             node["inputs"] = rng.sample(streams, 2) if rng.random() < 0.9 else [streams[-1]] * 2
+        elif two_input and r < 0.32 and len(streams) >= 2:
+            node["op"] = rng.choice(["co_map", "keyed_co_process"])
+            node["inputs"] = rng.sample(streams, 2)
+            if node["op"] == "co_map" and rng.random() < 0.5:
+                node["partition"] = rng.choice(["rebalance", "shuffle", "broadcast"])
         else:
             node["op"] = rng.choice(ONE_INPUT * 2 + KEYED + ["sink"])
             node["inputs"] = [rng.choice(streams[-4:])]
@@ -96,7 +102,7 @@ def plan(spec: dict[str, Any]):  # type: ignore[no-untyped-def]
 @SETTINGS
 @given(seeds)
 def test_every_stream_node_in_exactly_one_job_vertex(seed: int) -> None:
-    jg = plan(random_spec(seed))
+    jg = plan(random_spec(seed, two_input=True))
     if jg is None:
         return
     counts = Counter(n for v in jg.vertices.values() for n in v.chain)
@@ -110,13 +116,17 @@ def test_every_stream_node_in_exactly_one_job_vertex(seed: int) -> None:
 @SETTINGS
 @given(seeds)
 def test_chained_edges_satisfy_every_rule_and_cut_edges_break_one(seed: int) -> None:
-    jg = plan(random_spec(seed))
+    jg = plan(random_spec(seed, two_input=True))
     if jg is None:
         return
     sg = jg.stream_graph
     chained = [e for v in jg.vertices.values() for e in v.chained_edges]
     cut = [x.stream_edge for v in jg.vertices.values() for x in v.inputs]
     assert sorted(map(id, chained + cut)) == sorted(map(id, sg.edges))
+    # Two-input operators get their inputs with type numbers 1 and 2, never chained both.
+    for n in sg.nodes.values():
+        if n.two_input:
+            assert {e.type_number for e in sg.inputs(n.id)} == {1, 2}
     for e in chained:
         assert is_chainable(e, sg) and chain_breaks(e, sg) == []
         assert jg.node_vertex[e.source_id] == jg.node_vertex[e.target_id]
@@ -127,7 +137,7 @@ def test_chained_edges_satisfy_every_rule_and_cut_edges_break_one(seed: int) -> 
 @SETTINGS
 @given(seeds)
 def test_wiring_counts(seed: int) -> None:
-    jg = plan(random_spec(seed))
+    jg = plan(random_spec(seed, two_input=True))
     if jg is None:
         return
     try:
@@ -157,7 +167,7 @@ def test_wiring_counts(seed: int) -> None:
 @SETTINGS
 @given(seeds)
 def test_ids_deterministic_and_vertices_topological(seed: int) -> None:
-    spec = random_spec(seed)
+    spec = random_spec(seed, two_input=True)
     a, b = plan(spec), plan(spec)
     if a is None:
         return
@@ -173,8 +183,9 @@ def test_ids_deterministic_and_vertices_topological(seed: int) -> None:
 @SETTINGS
 @given(seeds, st.integers(min_value=0, max_value=50))
 def test_adding_downstream_operator_keeps_uid_ids(seed: int, pick: int) -> None:
-    spec = random_spec(seed)
+    spec = random_spec(seed, two_input=True)
     streams = [n for n in spec["nodes"] if n["op"] not in ("sink", "union")]
+    # A keyed co-process's own uid needs a stable id too; any operator may be the target.
     target = streams[pick % len(streams)]
     target["uid"] = True
     before = plan(spec)
