@@ -181,6 +181,11 @@ class QueryTranslator:
                                    hint="read from a table or stream")
         joins = node.args.get("joins") or []
         where = node.args.get("where")
+        if joins and where is not None and len(joins) == 1 and \
+                joins[0].args.get("on") is None and not joins[0].args.get("kind"):
+            # FROM a, b WHERE <keys and time bounds>: the WHERE is the join condition
+            joins[0].set("on", where.this)
+            where = None
         if joins:
             piece, resolve = translate_join(self, frm.this, joins, self.spans(node))
         else:
@@ -189,6 +194,12 @@ class QueryTranslator:
         ex = ExprTranslator(self.spans, resolve)
         if where is not None:
             piece.steps.append(A.FilterStep(ex(where.this), self.spans(where)))
+        for item in node.expressions:
+            for n in item.walk():
+                if isinstance(n, exp.Window):
+                    raise UnsupportedError("OVER windows are not supported", self.spans(n),
+                                           hint="aggregate per key with GROUP BY, or per "
+                                                "window with TUMBLE/HOP/SESSION")
         group = node.args.get("group")
         if group is not None or any(is_aggregate(n) for item in node.expressions
                                     for n in item.walk()):

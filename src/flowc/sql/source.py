@@ -62,19 +62,48 @@ def span_at(text: str, filename: str, start: int, end: int) -> Span:
 def tokenize(text: str, chunk: SqlChunk | None = None, filename: str = "<input>") -> list[Token]:
     try:
         return FlowcSQL().tokenize(text)
-    except TokenError as e:
-        # sqlglot's message names the offending construct and its position only in prose.
-        msg = str(e)
-        m = re.search(r"line (\d+), col (\d+)", msg, re.I)
-        span = None
-        if m and chunk is not None:
-            off = _offset_of(chunk.text, int(m.group(1)), int(m.group(2)))
-            span = chunk.span(off, off)
-        elif chunk is None:
-            span = span_at(text, filename, 0, 1)
-        what = "unterminated string" if "string" in msg.lower() or "'" in msg else \
-            "cannot read this text"
-        raise FlowSyntaxError(what, span) from None
+    except TokenError:
+        # sqlglot's message carries no position; find the usual culprit ourselves
+        start = _unterminated(text)
+        base = chunk.offset if chunk is not None else 0
+        full = chunk.full if chunk is not None else text
+        name = chunk.filename if chunk is not None else filename
+        if start is not None:
+            raise FlowSyntaxError("unterminated string", span_at(full, name, base + start,
+                                                                 base + start + 1),
+                                  hint="close it with ' (write '' for a quote inside)") \
+                from None
+        raise FlowSyntaxError("cannot read this text", span_at(full, name, base, base + 1)) \
+            from None
+
+
+def _unterminated(text: str) -> int | None:
+    """Offset of a string literal that never closes (comments and '' escapes skipped)."""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("--", i):
+            nl = text.find("\n", i)
+            i = n if nl < 0 else nl
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif c in "'\"`":
+            j = i + 1
+            while j < n:
+                if text[j] == c and text.startswith(c * 2, j):
+                    j += 2
+                    continue
+                if text[j] == c:
+                    break
+                j += 1
+            if j >= n:
+                return i
+            i = j + 1
+        else:
+            i += 1
+        continue
+    return None
 
 
 def _offset_of(text: str, line: int, col: int) -> int:

@@ -1,0 +1,8 @@
+CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
+CREATE TABLE impressions (user_id STRING, article_id STRING, position BIGINT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/impressions.csv', 'format' = 'csv');
+SELECT user_id, SESSION_END(ts, INTERVAL '30' SECOND) AS we, COUNT(*) AS n
+FROM clicks GROUP BY SESSION(ts, INTERVAL '30' SECOND), user_id;

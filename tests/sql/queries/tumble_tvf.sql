@@ -1,0 +1,9 @@
+CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
+CREATE TABLE impressions (user_id STRING, article_id STRING, position BIGINT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/impressions.csv', 'format' = 'csv');
+SELECT user_id, window_start, window_end, COUNT(*) AS n
+FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+GROUP BY window_start, window_end, user_id;
