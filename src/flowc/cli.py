@@ -48,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="parse, type-check and plan without running")
     script_args(check)
+
+    repl = sub.add_parser("repl", help="interactive .flow and SQL on a warm Spark session")
+    repl.add_argument("-i", "--init", default=None, metavar="FILE",
+                      help="run a .flow or .sql script first (its definitions stay)")
+    repl.add_argument("--master", default=None, help="Spark master URL")
+    repl.add_argument("--history", default=None, metavar="FILE",
+                      help="history file (default ~/.flowc_history)")
     return ap
 
 
@@ -163,13 +170,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_repl(args: argparse.Namespace) -> int:
+    if args.init is not None and not os.path.exists(args.init):
+        raise ConfigError(f"no such file: {args.init}")
+    from flowc.repl import main as repl_main
+
+    return repl_main(args.init, args.master, args.history)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
     if args.command is None:
         ap.print_help()
         return EXIT_OK
-    handler = {"run": cmd_run, "explain": cmd_explain, "check": cmd_check}[args.command]
+    handler = {"run": cmd_run, "explain": cmd_explain, "check": cmd_check,
+               "repl": cmd_repl}[args.command]
     try:
         return handler(args)
     except FlowcError as e:
