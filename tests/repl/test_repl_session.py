@@ -15,6 +15,16 @@ SOURCE = ("source nums (n int, k string, ts timestamp)\n"
           " (3, 'a', timestamp '2024-01-01 00:00:07')\n  watermark ts;")
 
 
+@pytest.fixture(scope="session")
+def spark() -> object:
+    # The one SparkSession flowc uses (get_spark returns the same session to every caller,
+    # tests/executor included). Defined here, not in a conftest, because tests/language
+    # imports its own `conftest` module by name.
+    from flowc.executor import get_spark
+
+    return get_spark("local[2]")
+
+
 def drive(lines: list[str], session: Session, tmp_path: Path) -> int:
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput

@@ -5,7 +5,7 @@ keep it so)."""
 from __future__ import annotations
 
 import pytest
-from tests.sql.conftest import job_graph_dump, structure
+from sql_graphs import job_graph_dump, structure
 
 from flowc.datastream import (
     Duration,
