@@ -24,6 +24,10 @@ class ChainBreak(Enum):
     UNION_INPUT = 7
 
 
+def _p(p: int) -> str:
+    return "default" if p == -1 else str(p)
+
+
 def chain_breaks(edge: StreamEdge, graph: StreamGraph) -> list[tuple[ChainBreak, str]]:
     """Every violated condition with a plain-words reason; empty means chainable."""
     up = graph.nodes[edge.source_id]
@@ -49,7 +53,7 @@ def chain_breaks(edge: StreamEdge, graph: StreamGraph) -> list[tuple[ChainBreak,
                     f"{down.name} only chains to sources"))
     if up.parallelism != down.parallelism:
         out.append((ChainBreak.PARALLELISM,
-                    f"parallelism changes ({up.parallelism} -> {down.parallelism})"))
+                    f"parallelism changes ({_p(up.parallelism)} -> {_p(down.parallelism)})"))
     if edge.partitioner.kind is not PartitionerKind.FORWARD:
         out.append((ChainBreak.PARTITIONER, f"{edge.partitioner} partitioning"))
     elif edge.exchange_mode == "BATCH":

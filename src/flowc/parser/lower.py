@@ -260,6 +260,7 @@ class Lowerer:
             stream = self.datagen_source(stmt, body, schema, strategy)
         elif isinstance(body, A.ValuesBody):
             stream = self.env.from_collection(self.values(body, schema), type_info=schema)
+            stream.name(stmt.name)  # like from_source's name: `Source: <stream>`
             stream = self._finish(stream, stmt, strategy)
         else:
             if len(schema) != 1 or schema.fields[0].type != INT:
@@ -268,7 +269,7 @@ class Lowerer:
             if body.start > body.end:
                 raise FlowTypeError(f"a sequence runs upwards: {body.start} is after "
                                     f"{body.end}", body.span)
-            seq = self.env.from_sequence(body.start, body.end)
+            seq = self.env.from_sequence(body.start, body.end).name(stmt.name)
             apply_hints(seq, stmt.hints)
             # A sequence yields bare numbers; records are tuples, so wrap each one.
             wrap = make_code_fn("(v,)", ("v",), {}, body.span)
