@@ -27,7 +27,7 @@ from flowc.executor.routing import (
 )
 from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator
 from flowc.executor.runtime.channels import merge_channels
-from flowc.executor.runtime.sources import source_values
+from flowc.executor.runtime.sources import source_values, source_watermarks
 from flowc.executor.sinks import as_row, print_prefix, write_python
 from flowc.keygroups import default_max_parallelism
 from flowc.operators import CollectSink, DiscardingSink, FileSink, PrintSink
@@ -153,11 +153,27 @@ def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
                  files: list[tuple[FileSink, list[tuple[Any, ...]]]]) -> int:
     if node.kind is NodeKind.SOURCE:
         n = 0
+        wm_spec = source_watermarks(node)
+        if wm_spec is None:
+            for v in source_values(node.operator, subtask, p):
+                n += 1
+                emitter.out(v, None)
+            if not batch:
+                emitter.out_wm(LONG_MAX)
+            return n
+        # The source's own watermark strategy: the timestamps/watermarks operator's logic
+        # between the reader and the outputs (same rule, same end-of-input watermark).
+        op = create_operator(wm_spec, TaskInfo(node.name, subtask, p, m, batch))
+        op.out, op.side, op.out_wm = emitter.out, emitter.side, emitter.out_wm
+        op.open()
+        process = op.process
         for v in source_values(node.operator, subtask, p):
             n += 1
-            emitter.out(v, None)
+            process(v, None)
         if not batch:
-            emitter.out_wm(LONG_MAX)
+            op.on_watermark(LONG_MAX)
+        op.finish()
+        op.close()
         return n
     merged = merge_channels(chans, inputs, batch)
     if node.kind is NodeKind.SINK:

@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from flowc.errors import ExecutionError, UnsupportedError
-from flowc.operators import CollectionSource, DatagenSource, FileSource, SequenceSource
+from flowc.operators import (
+    CollectionSource,
+    DatagenSource,
+    FileSource,
+    SequenceSource,
+    TimestampsAndWatermarksOp,
+)
 
 FIELD_TYPES = ("string", "int", "double", "bool", "timestamp")
 
@@ -27,6 +33,17 @@ def split_range(start: int, end: int, parallelism: int, subtask: int) -> range:
     lo = start + subtask * per + min(subtask, rem)
     n = per + (1 if subtask < rem else 0)
     return range(lo, lo + n)
+
+
+def source_watermarks(node: Any) -> TimestampsAndWatermarksOp | None:
+    """The timestamps/watermarks step a SOURCE node applies itself (Flink's
+    ``fromSource(source, watermarkStrategy, name)``), as the operator spec it is equivalent
+    to: both executors run it exactly like a ``TimestampsAndWatermarksOp`` chained right
+    after the source, so the two ways of writing a job give identical results."""
+    strategy = getattr(node, "watermark_strategy", None)
+    if strategy is None:
+        return None
+    return TimestampsAndWatermarksOp(strategy)
 
 
 def source_values(spec: Any, subtask: int, parallelism: int) -> Iterator[Any]:

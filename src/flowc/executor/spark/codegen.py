@@ -21,6 +21,7 @@ from flowc.chaining.job_graph import JobVertex
 from flowc.executor import routing
 from flowc.executor.runtime import LONG_MAX, LONG_MIN, TaskInfo, Watermark, create_operator
 from flowc.executor.runtime.core import method_of
+from flowc.executor.runtime.sources import source_watermarks
 from flowc.executor.spark import tasks
 from flowc.executor.spark.combine import Combiner
 from flowc.operators import (
@@ -185,6 +186,31 @@ class _Gen:
         else:
             self.emit(indent, f"_fappend(({i}, (_fsel{i}({v}), {item})))", slot.node)
 
+    def gen_source_record(self, head: int, indent: int) -> None:
+        """One record ``_fv`` read by the source ``head``. A source with its own watermark
+        strategy (Flink's ``fromSource``) runs TimestampsAndWatermarksOperator's rule inline:
+        assign the timestamp, pass the record on, then (STREAMING) emit
+        ``max_ts - out_of_orderness - 1`` if it rose."""
+        spec = source_watermarks(self.sg.nodes[head])
+        assigner = spec.strategy.timestamp_assigner if spec is not None else None
+        if assigner is None:
+            # No assigner: records keep the source's (absent) timestamp, so the generator
+            # never sees one and emits nothing but the final watermark.
+            self.gen_out(head, None, "_fv", "None", indent)
+            return
+        self.const("_fsrcta", assigner)
+        self.emit(indent, "_fts = int(_fsrcta(_fv, _FLONG_MIN))", head)
+        self.gen_out(head, None, "_fv", "_fts", indent)
+        if self.plan.batch:
+            return
+        delay = (spec.strategy.out_of_orderness or 0) + 1  # type: ignore[union-attr]
+        self.emit(indent, "if _fts > _fsrcmax:", head)
+        self.emit(indent + 1, "_fsrcmax = _fts", head)
+        self.emit(indent + 1, f"_fw = _fts - {delay}", head)
+        self.emit(indent + 1, "if _fw > _fsrcwm:", head)
+        self.emit(indent + 2, "_fsrcwm = _fw", head)
+        self.emit(indent + 2, f"_fwm{head}(_fw)", head)
+
     # -- watermarks -------------------------------------------------------------
 
     def gen_wm_forward(self, nid: int, indent: int) -> None:
@@ -224,6 +250,7 @@ class _Gen:
         self.emit(1, "_fnin = 0")
         self.emit(1, "_fnwm = 0")
         self.emit(1, "_fops = []")
+        self.emit(1, "_fsrcmax = _fsrcwm = _FLONG_MIN")
         self.emit(1, "try:")
         ind = 2
         P, M = plan.parallelism, plan.max_parallelism
@@ -292,7 +319,7 @@ class _Gen:
         self.emit(ind + 1, "_fnin += len(_fchunk)")
         if head_node.kind is NodeKind.SOURCE:
             self.emit(ind + 1, "for _fv in _fchunk:", head)
-            self.gen_out(head, None, "_fv", "None", ind + 2)
+            self.gen_source_record(head, ind + 2)
         else:
             self.emit(ind + 1, "for _fi, _fv, _fts in _fchunk:", head)
             self.emit(ind + 2, "if _fi == 0:")
