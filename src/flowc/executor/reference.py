@@ -19,17 +19,12 @@ from flowc.chaining.job_graph import JobGraph
 from flowc.errors import FlowcError
 from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
-from flowc.executor.routing import (
-    BROADCAST,
-    connected_consumers,
-    connected_producers,
-    make_selector,
-)
+from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator
 from flowc.executor.runtime.channels import merge_channels
 from flowc.executor.runtime.sources import source_values, source_watermarks
 from flowc.executor.sinks import as_row, print_prefix, write_python
-from flowc.keygroups import default_max_parallelism
+from flowc.executor.wiring import Wiring
 from flowc.operators import CollectSink, DiscardingSink, FileSink, PrintSink
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
 from flowc.transformations import RuntimeExecutionMode
@@ -53,26 +48,18 @@ def topological_order(sg: StreamGraph) -> list[int]:
     return order
 
 
-def resolved_parallelism(node: StreamNode) -> tuple[int, int]:
-    p = node.parallelism if node.parallelism > 0 else 1
-    m = node.max_parallelism if node.max_parallelism > 0 else default_max_parallelism(p)
-    return p, m
-
-
 class _Emitter:
     """Routes one operator subtask's outputs into consumer channels."""
 
-    def __init__(self, sg: StreamGraph, node: StreamNode, subtask: int,
-                 par: dict[int, tuple[int, int]],
+    def __init__(self, sg: StreamGraph, node: StreamNode, subtask: int, wiring: Wiring,
                  channels: dict[tuple[int, int, int], Channel]) -> None:
         self.edges: list[tuple[StreamEdge, Callable[[Any], int], list[Channel], range]] = []
-        s = par[node.id][0]
         for e in sg.outputs(node.id):
-            t, m = par[e.target_id]
-            targets = connected_consumers(e.partitioner, subtask, s, t)
+            t, m = wiring.node(e.target_id)
+            targets = wiring.consumers_of(e, subtask)
             chans = [channels.setdefault((id(e), subtask, c), []) for c in range(t)]
-            sel = make_selector(e.partitioner, producer=subtask, s=s, t=t, max_par=m,
-                                seed=e.edge_id)
+            sel = make_selector(e.partitioner, producer=subtask, targets=targets, t=t,
+                                max_par=m, seed=e.edge_id)
             self.edges.append((e, sel, chans, targets))
         self.counts: dict[int, int] = {id(e): 0 for e in sg.outputs(node.id)}
 
@@ -105,7 +92,7 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH
     result = JobResult(job_name or sg.config.job_name)
-    par = {nid: resolved_parallelism(n) for nid, n in sg.nodes.items()}
+    wiring = Wiring(job_graph)
     channels: dict[tuple[int, int, int], Channel] = {}
     node_in: dict[int, int] = {}
     edge_out: dict[int, int] = {}
@@ -113,14 +100,13 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
     files: list[tuple[FileSink, list[tuple[Any, ...]]]] = []
     for nid in topological_order(sg):
         node = sg.nodes[nid]
-        p, m = par[nid]
+        p, m = wiring.node(nid)
         for subtask in range(p):
-            emitter = _Emitter(sg, node, subtask, par, channels)
+            emitter = _Emitter(sg, node, subtask, wiring, channels)
             chans: list[Channel] = []
             inputs: list[int] = []
             for e in sg.inputs(nid):
-                s = par[e.source_id][0]
-                for k in connected_producers(e.partitioner, subtask, s, p):
+                for k in wiring.producers_of(e, subtask):
                     chans.append(channels.pop((id(e), k, subtask), []))
                     inputs.append(e.type_number or 1)
             try:
@@ -141,7 +127,7 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
         chained = {id(e) for e in v.chained_edges}
         out = sum(edge_out.get(id(e), 0) for nid in v.chain for e in sg.outputs(nid)
                   if id(e) not in chained)
-        result.vertices.append(VertexMetrics(v.name, max(v.parallelism, 1),
+        result.vertices.append(VertexMetrics(v.name, wiring.vertex(v.id)[0],
                                              node_in.get(v.head, 0), out))
     result.wall_time = time.perf_counter() - start
     return result

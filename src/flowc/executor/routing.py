@@ -9,13 +9,14 @@
 - FORWARD: the pointwise consumer (same index). GLOBAL: 0. BROADCAST: every consumer.
 - SHUFFLE: ``random.Random(<edge id>:<producer subtask>)`` (Flink's is unseeded).
 - CUSTOM: ``partition(key, n)``.
-Watermarks are broadcast to every consumer the producer subtask is connected to.
+Watermarks are broadcast to every consumer the producer subtask is connected to. Which
+consumers those are (the wiring) comes from the ExecutionGraph (``flowc.executor.wiring``).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowc.errors import ExecutionError
@@ -23,38 +24,6 @@ from flowc.keygroups import assign_key_to_parallel_operator
 from flowc.transformations import Partitioner, PartitionerKind
 
 BROADCAST = -1
-
-
-def pointwise_consumers(partition: int, s: int, t: int) -> range:
-    """Consumers fed by producer partition ``partition`` (flink-semantics §5)."""
-    if s == t:
-        return range(partition, partition + 1)
-    if s > t:
-        i = partition * t // s
-        return range(i, i + 1)
-    return range((partition * t + s - 1) // s, ((partition + 1) * t + s - 1) // s)
-
-
-def pointwise_producers(subtask: int, s: int, t: int) -> range:
-    """Producer partitions consumer ``subtask`` reads."""
-    if s == t:
-        return range(subtask, subtask + 1)
-    if s > t:
-        return range(subtask * s // t, (subtask + 1) * s // t)
-    k = subtask * s // t
-    return range(k, k + 1)
-
-
-def connected_consumers(partitioner: Partitioner, producer: int, s: int, t: int) -> range:
-    if partitioner.kind.is_pointwise:
-        return pointwise_consumers(producer, s, t)
-    return range(t)
-
-
-def connected_producers(partitioner: Partitioner, consumer: int, s: int, t: int) -> range:
-    if partitioner.kind.is_pointwise:
-        return pointwise_producers(consumer, s, t)
-    return range(s)
 
 
 def cached_key_router(key: Callable[[Any], Any] | None, max_par: int,
@@ -79,9 +48,11 @@ def cached_key_router(key: Callable[[Any], Any] | None, max_par: int,
     return route
 
 
-def make_selector(partitioner: Partitioner, *, producer: int, s: int, t: int, max_par: int,
-                  seed: str) -> Callable[[Any], int]:
-    """``select(value) -> consumer subtask`` (or ``BROADCAST``) for one producer subtask."""
+def make_selector(partitioner: Partitioner, *, producer: int, targets: Sequence[int], t: int,
+                  max_par: int, seed: str) -> Callable[[Any], int]:
+    """``select(value) -> consumer subtask`` (or ``BROADCAST``) for one producer subtask;
+    ``targets`` are the consumers it is connected to (``Wiring.consumers_of``), ``t`` the
+    consumer parallelism."""
     kind = partitioner.kind
     if kind is PartitionerKind.HASH:
         key = partitioner.key
@@ -100,7 +71,6 @@ def make_selector(partitioner: Partitioner, *, producer: int, s: int, t: int, ma
             return n
         return select_rebalance
     if kind in (PartitionerKind.RESCALE, PartitionerKind.FORWARD):
-        targets = pointwise_consumers(producer, s, t)
         if kind is PartitionerKind.FORWARD or len(targets) == 1:
             only = targets[0]
             return lambda v: only

@@ -50,6 +50,8 @@ class Slot:
     consumer_parallelism: int = 0
     consumer_max_parallelism: int = 0
     edge_order: int = 0
+    # edges: consumers connected to each producer subtask (ExecutionGraph wiring)
+    targets: list[list[int]] = field(default_factory=list)
     sink: Any = None
     combine: Any = None  # the consumer's WindowOp when map-side combining applies
 
@@ -72,7 +74,7 @@ class _Gen:
         self.ns: dict[str, Any] = {
             "_FWM": Watermark, "_FLONG_MAX": LONG_MAX, "_fcreate": create_operator,
             "_fTaskInfo": TaskInfo, "_fmethod": method_of, "_fselector": routing.make_selector,
-            "_fconsumers": routing.connected_consumers, "_fislice": itertools.islice,
+            "_fislice": itertools.islice,
             "_ftask_error": tasks.task_error, "_fFunction": Function,
             "_FLONG_MIN": LONG_MIN, "_fCombiner": Combiner,
         }
@@ -260,13 +262,13 @@ class _Gen:
             i = s.index
             self.const(f"_fpart{i}", s.edge.partitioner)
             self.emit(ind, f"_fcid{i} = ({s.edge_order} << 16) | _fsubtask")
-            self.emit(ind, f"_ftg{i} = list(_fconsumers(_fpart{i}, _fsubtask, {P}, "
-                           f"{s.consumer_parallelism}))")
+            self.const(f"_ftargets{i}", s.targets)
+            self.emit(ind, f"_ftg{i} = _ftargets{i}[_fsubtask]")
             if s.combine is not None:
                 self.const(f"_fcombspec{i}", s.combine)
                 self.emit(ind, f"_fcomb{i} = _fCombiner(_fcombspec{i}, _fpart{i}.key, "
                                f"{s.consumer_max_parallelism}, {s.consumer_parallelism})")
-            self.emit(ind, f"_fsel{i} = _fselector(_fpart{i}, producer=_fsubtask, s={P}, "
+            self.emit(ind, f"_fsel{i} = _fselector(_fpart{i}, producer=_fsubtask, targets=_ftg{i}, "
                            f"t={s.consumer_parallelism}, max_par={s.consumer_max_parallelism}, "
                            f"seed={s.edge.edge_id!r})")
         setup_at = len(self.lines)

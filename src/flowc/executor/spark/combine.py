@@ -61,19 +61,23 @@ class Combiner:
             spans: Any = ((start, start + size),)
         else:
             spans = [(w.start, w.end) for w in self.assign(ts)]
+        # ``n`` (records folded into a partial) feeds the records-in metric only: a record
+        # in several (sliding) windows counts once, in its first window's partial.
+        n = 1
         for start, end in spans:
             g = (key, start, end)
             cur = groups.get(g)
             if cur is None:
                 if self.reduce is not None:
-                    groups[g] = [value, 1]
+                    groups[g] = [value, n]
                 else:
                     agg = self.agg
-                    groups[g] = [agg.add(value, agg.create_accumulator()), 1]  # type: ignore[union-attr]
+                    groups[g] = [agg.add(value, agg.create_accumulator()), n]  # type: ignore[union-attr]
             else:
                 cur[0] = (self.reduce(cur[0], value) if self.reduce is not None
                           else self.agg.add(value, cur[0]))  # type: ignore[union-attr]
-                cur[1] += 1
+                cur[1] += n
+            n = 0
 
     def drain(self, append: Callable[[Any], None], slot: int, cid: int) -> None:
         route = cached_key_router(None, self.max_par, self.parallelism)

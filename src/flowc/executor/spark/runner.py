@@ -15,12 +15,10 @@ import sys
 import time
 from typing import Any
 
-from flowc.chaining.execution_graph import build_execution_graph
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ExecutionError, FlowcError
 from flowc.executor.failures import operator_error
 from flowc.executor.result import JobResult, VertexMetrics
-from flowc.executor.routing import connected_producers
 from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.sources import source_values
@@ -29,6 +27,7 @@ from flowc.executor.spark import io, tasks
 from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
 from flowc.executor.spark.combine import combinable
 from flowc.executor.spark.session import get_spark
+from flowc.executor.wiring import Wiring
 from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
 from flowc.planner.stream_graph import NodeKind
 from flowc.transformations import PartitionerKind, RuntimeExecutionMode
@@ -52,10 +51,10 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
     start = time.perf_counter()
     sg = job_graph.stream_graph
     name = job_name or sg.config.job_name
-    eg = build_execution_graph(job_graph)  # validates and resolves parallelism
+    wiring = Wiring(job_graph)  # validates and resolves parallelism, wires subtasks
     _check_operators(job_graph)
     spark = get_spark(master, verbose)
-    job = _SparkJob(spark, job_graph, eg, name)
+    job = _SparkJob(spark, job_graph, wiring, name)
     try:
         if progress and sys.stderr.isatty():
             from rich.console import Console
@@ -93,13 +92,13 @@ class _Outcome:
 
 
 class _SparkJob:
-    def __init__(self, spark: Any, job_graph: JobGraph, eg: Any, name: str) -> None:
+    def __init__(self, spark: Any, job_graph: JobGraph, wiring: Wiring, name: str) -> None:
         self.spark = spark
         self.sc = spark.sparkContext
         self.jg = job_graph
         self.sg = job_graph.stream_graph
         self.batch = self.sg.config.mode is RuntimeExecutionMode.BATCH
-        self.resolved = {v.id: (v.parallelism, v.max_parallelism) for v in eg.vertices}
+        self.wiring = wiring
         self.name = name
         self.plans: dict[str, VertexPlan] = {}
         self.rdds: dict[str, Any] = {}
@@ -110,7 +109,7 @@ class _SparkJob:
     # -- planning ---------------------------------------------------------------
 
     def _plan(self, v: JobVertex) -> VertexPlan:
-        p, m = self.resolved[v.id]
+        p, m = self.wiring.vertex(v.id)
         plan = VertexPlan(v, p, m, self.batch)
         chained = {id(e) for e in v.chained_edges}
         for nid in reversed(v.chain):
@@ -123,10 +122,11 @@ class _SparkJob:
                 if id(e) in chained:
                     continue
                 target = self.jg.vertex_of_node(e.target_id)
-                tp, tm = self.resolved[target.id]
+                tp, tm = self.wiring.vertex(target.id)
                 order = list(self.sg.inputs(e.target_id)).index(e)
                 slot = Slot(len(plan.slots), nid, edge=e, consumer_parallelism=tp,
-                            consumer_max_parallelism=tm, edge_order=order)
+                            consumer_max_parallelism=tm, edge_order=order,
+                            targets=[list(self.wiring.consumers_of(e, k)) for k in range(p)])
                 consumer = self.sg.nodes[e.target_id]
                 if (e.partitioner.kind is PartitionerKind.HASH
                         and len(self.sg.inputs(e.target_id)) == 1
@@ -193,15 +193,16 @@ class _SparkJob:
             slot = src_plan.edge_slot[id(e.stream_edge)].index
             sources.append((self.rdds[e.source], slot, src_plan.parallelism, e))
 
-        wiring = [(s, e.partitioner, e.type_number or 1) for _, _, s, e in sources]
-
-        def channels(idx: int) -> tuple[list[int], list[int]]:
+        # Channel ids each consumer subtask reads, in channel order (computed on the
+        # driver from the ExecutionGraph's wiring; tasks only index the list).
+        channels: list[tuple[list[int], list[int]]] = []
+        for idx in range(p):
             expected, inputs = [], []
-            for order, (s, part, tn) in enumerate(wiring):
-                for k in connected_producers(part, idx, s, p):
+            for order, (_, _, _, e) in enumerate(sources):
+                for k in self.wiring.producers_of(e.stream_edge, idx):
                     expected.append((order << 16) | k)
-                    inputs.append(tn)
-            return expected, inputs
+                    inputs.append(e.type_number or 1)
+            channels.append((expected, inputs))
 
         def select(slot: int) -> Any:
             return lambda it: (x[1] for x in it if x[0] == slot)
@@ -216,7 +217,7 @@ class _SparkJob:
             shuffled = merged.partitionBy(p, _identity)
 
         def run_consumer(idx: int, it: Any) -> Any:
-            expected, inputs = channels(idx)
+            expected, inputs = channels[idx]
             return chain(idx, tasks.merged_input(it, expected, inputs, batch), on_end)
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
