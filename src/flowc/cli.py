@@ -7,19 +7,28 @@ error prints a positioned diagnostic, never a traceback.
 from __future__ import annotations
 
 import argparse
+import linecache
 import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from flowc import __version__
-from flowc.errors import EXIT_INTERNAL, EXIT_OK, ConfigError, FlowcError
+from flowc.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USER, ConfigError, FlowcError, Span
 from flowc.explain import FORMATS, LEVELS, render
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse exits 2 on a bad command line; for flowc that is a user error (1)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USER, f"{self.prog}: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _ArgumentParser(
         prog="flowc",
         description="Compile streaming pipelines into Flink-style operator chains and run "
                     "them on Apache Spark.")
@@ -79,33 +88,78 @@ class _PythonProgram:
         self.env = env
 
 
-def _run_python(path: str, dry_run: bool) -> list[Any]:
+def _run_python(path: str, dry_run: bool, **capture: Any) -> list[Any]:
     import runpy
 
     from flowc.api.environment import capture_environments
 
-    with capture_environments(dry_run=dry_run) as cap:
+    from flowc import user_modules
+
+    # As `python prog.py` does: the program's directory is first on the import path, and
+    # modules imported from it are shipped to Spark's workers by value.
+    directory = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, directory)
+    user_modules.add_directory(directory)
+    with capture_environments(dry_run=dry_run, **capture) as cap:
         try:
             runpy.run_path(path, run_name="__main__")
         except SystemExit as e:
             if e.code not in (None, 0):
                 raise ConfigError(f"{path} exited with status {e.code}") from None
+        except FlowcError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the user's program failed: a user error
+            raise _program_error(path, e) from None
+        finally:
+            if directory in sys.path:
+                sys.path.remove(directory)
     return cap.environments
+
+
+class ProgramError(FlowcError):
+    """The user's Python program raised an exception of its own."""
+
+
+def _program_error(path: str, e: BaseException) -> ProgramError:
+    """Point at the innermost line of the program's own file that the exception passed."""
+    target = os.path.abspath(path)
+    span: Span | None = None
+    tb = e.__traceback__
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == target:
+            line = linecache.getline(target, tb.tb_lineno).rstrip()
+            start = len(line) - len(line.lstrip()) + 1
+            span = Span(path, tb.tb_lineno, start, tb.tb_lineno, len(line) + 1)
+        tb = tb.tb_next
+    return ProgramError(f"the program raised {type(e).__name__}: {e}", span)
+
+
+def _program_settings(args: argparse.Namespace) -> Any:
+    """``-p``/``--set`` for a Python program: applied to each environment it creates."""
+    opts = _overrides(args)
+    if not opts:
+        return None
+    from flowc.parser import COMMAND_LINE, compile_source
+
+    compile_source("", COMMAND_LINE, options=opts)  # bad options fail before the program runs
+
+    def configure(env: Any) -> None:
+        compile_source("", COMMAND_LINE, env=env, options=opts)
+
+    return configure
 
 
 def _compile(args: argparse.Namespace) -> Any:
     if not os.path.exists(args.file):
         raise ConfigError(f"no such file: {args.file}")
     if args.file.endswith(".py"):
-        envs = [e for e in _run_python(args.file, dry_run=True) if e.program().roots]
+        envs = [e for e in _run_python(args.file, dry_run=True,
+                                       configure=_program_settings(args))
+                if e.program().roots]
         if not envs:
             raise ConfigError(f"{args.file} built no pipeline (no StreamExecutionEnvironment "
                               "with operators)")
-        env = envs[-1]
-        if args.parallelism is not None:
-            raise ConfigError("--parallelism applies to .flow and .sql files; a Python program "
-                              "sets it with env.set_parallelism()")
-        return _PythonProgram(env)
+        return _PythonProgram(envs[-1])
     if args.file.endswith(".sql"):
         from flowc.sql import compile_sql_file
 
@@ -154,7 +208,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         # A Python program runs itself: its env.execute() calls use the Spark executor.
         if not os.path.exists(args.file):
             raise ConfigError(f"no such file: {args.file}")
-        _run_python(args.file, dry_run=False)
+        run_options = {"master": args.master, "verbose": args.verbose,
+                       "progress": not args.no_progress and sys.stderr.isatty()}
+        _run_python(args.file, dry_run=False, configure=_program_settings(args),
+                    run_options=run_options,
+                    on_result=lambda result: print(result.summary(), file=sys.stderr))
         return EXIT_OK
     script = _compile(args)
     _sql_explains(script)

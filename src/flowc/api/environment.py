@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from flowc.errors import ApiError, ConfigError, Span
@@ -39,8 +39,16 @@ _FLOWC_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class _Capture:
     """Environments created while a Python program runs under ``capture_environments``."""
 
-    def __init__(self, dry_run: bool) -> None:
+    def __init__(self, dry_run: bool, configure: Callable[[Any], None] | None = None,
+                 run_options: dict[str, Any] | None = None,
+                 on_result: Callable[[Any], None] | None = None) -> None:
         self.dry_run = dry_run
+        # ``flowc run -p/--set`` act as cluster defaults: applied when an environment is
+        # created, so the program's own set_parallelism() etc. still win (as with Flink's
+        # ``flink run -p``).
+        self.configure = configure
+        self.run_options = run_options or {}
+        self.on_result = on_result
         self.environments: list[StreamExecutionEnvironment] = []
 
 
@@ -48,10 +56,15 @@ _capture_stack: list[_Capture] = []
 
 
 @contextlib.contextmanager
-def capture_environments(dry_run: bool = True) -> Iterator[_Capture]:
+def capture_environments(dry_run: bool = True, *,
+                         configure: Callable[[Any], None] | None = None,
+                         run_options: dict[str, Any] | None = None,
+                         on_result: Callable[[Any], None] | None = None) -> Iterator[_Capture]:
     """Record every environment a program creates (``flowc explain prog.py``); with
-    ``dry_run`` its ``execute()`` calls plan the job but do not run it."""
-    cap = _Capture(dry_run)
+    ``dry_run`` its ``execute()`` calls plan the job but do not run it. ``configure`` is
+    applied to each new environment, ``run_options`` are passed to the executor and
+    ``on_result`` sees each job's result (``flowc run prog.py``)."""
+    cap = _Capture(dry_run, configure, run_options, on_result)
     _capture_stack.append(cap)
     try:
         yield cap
@@ -121,7 +134,10 @@ class StreamExecutionEnvironment:
     def get_execution_environment(configuration: Any = None) -> StreamExecutionEnvironment:
         env = StreamExecutionEnvironment()
         if _capture_stack:
-            _capture_stack[-1].environments.append(env)
+            cap = _capture_stack[-1]
+            cap.environments.append(env)
+            if cap.configure is not None:
+                cap.configure(env)
         return env
 
     def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
@@ -290,4 +306,9 @@ class StreamExecutionEnvironment:
             from flowc.executor import run_job_graph
         except ImportError as e:  # pragma: no cover - only before the executor exists
             raise ConfigError("no executor is available in this build of flowc") from e
-        return run_job_graph(self.get_job_graph(), job_name=job_name or self._config.job_name)
+        cap = _capture_stack[-1] if _capture_stack else None
+        result = run_job_graph(self.get_job_graph(), job_name=job_name or self._config.job_name,
+                               **(cap.run_options if cap else {}))
+        if cap is not None and cap.on_result is not None:
+            cap.on_result(result)
+        return result

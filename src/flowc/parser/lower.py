@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from flowc import user_modules
 from flowc.api.environment import StreamExecutionEnvironment
 from flowc.api.stream import DataStream, DataStreamSink
 from flowc.errors import ApiError, FlowcError, FlowNameError, FlowTypeError, Span, did_you_mean
@@ -218,17 +219,21 @@ class Lowerer:
         self.udfs[name] = Udf(name, fn, stmt.params, stmt.returns, stmt.span)
 
     def _load(self, stmt: A.ImportUdf) -> Callable[..., Any]:
-        added = self.base_dir is not None and self.base_dir not in sys.path
+        # The script's directory (the working directory for a bare file name or REPL
+        # input) is on the import path while the module loads; its modules are the user's.
+        directory = os.path.abspath(self.base_dir or ".")
+        added = directory not in sys.path
         if added:
-            sys.path.insert(0, self.base_dir or ".")
+            sys.path.insert(0, directory)
+        user_modules.add_directory(directory)
         try:
             module = importlib.import_module(stmt.module)
         except Exception as e:  # noqa: BLE001 - any failure of user code is a user error
             raise FlowNameError(f"cannot import module '{stmt.module}': "
                                 f"{type(e).__name__}: {e}", stmt.path_span) from None
         finally:
-            if added and self.base_dir in sys.path:
-                sys.path.remove(self.base_dir or ".")
+            if added and directory in sys.path:
+                sys.path.remove(directory)
         fn = getattr(module, stmt.function, None)
         if fn is None:
             public = [n for n in dir(module) if not n.startswith("_")]

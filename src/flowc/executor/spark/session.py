@@ -60,6 +60,7 @@ def find_java() -> str:
 
 def get_spark(master: str | None = None, verbose: bool = False) -> Any:
     global _spark, _master
+    _ship_user_modules()
     with _lock:
         if _spark is not None:
             if master is not None and master != _master:
@@ -96,6 +97,20 @@ def get_spark(master: str | None = None, verbose: bool = False) -> Any:
         spark.sparkContext.setLogLevel(level)
         _spark, _master = spark, m
         return spark
+
+
+def _ship_user_modules() -> None:
+    """Pickle user modules' functions by value so workers need not import them."""
+    from pyspark import cloudpickle
+
+    from flowc import user_modules
+
+    for name in user_modules.loaded():
+        module = sys.modules[name]
+        try:
+            cloudpickle.register_pickle_by_value(module)
+        except ValueError:  # not importable by name (e.g. __main__): pickled by value anyway
+            pass
 
 
 class _quiet_stderr:
