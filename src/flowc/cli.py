@@ -91,9 +91,8 @@ class _PythonProgram:
 def _run_python(path: str, dry_run: bool, **capture: Any) -> list[Any]:
     import runpy
 
-    from flowc.api.environment import capture_environments
-
     from flowc import user_modules
+    from flowc.api.environment import capture_environments
 
     # As `python prog.py` does: the program's directory is first on the import path, and
     # modules imported from it are shipped to Spark's workers by value.
