@@ -42,7 +42,7 @@ def _wait_for_port(port: int, timeout: float) -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     import pyspark
 
     spark_home = Path(pyspark.__file__).parent
@@ -65,7 +65,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
              "--webui-port", str(_free_port(8081))],
             env=env, stdout=open(logs / "worker.log", "wb"), stderr=subprocess.STDOUT))
         _wait_for_worker(logs / "master.log", 60)
-        yield master_url
+        yield master_url, logs / "master.log"
     finally:
         for p in reversed(procs):
             p.terminate()
@@ -85,19 +85,34 @@ def _wait_for_worker(master_log: Path, timeout: float) -> None:
     raise TimeoutError(f"no worker registered with the master: {master_log.read_text()[-2000:]}")
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "flowc.cli", "run", *args], cwd=ROOT,
+def _run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "flowc.cli", "run", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYSPARK_PYTHON": sys.executable})
 
 
-def test_example_runs_on_standalone_cluster(cluster: str) -> None:
-    remote = _run("examples/clicks.flow", "--master", cluster)
+def test_example_runs_on_standalone_cluster(cluster: tuple[str, Path]) -> None:
+    url, master_log = cluster
+    remote = _run("examples/clicks.flow", "--master", url)
     assert remote.returncode == 0, remote.stderr[-3000:]
     assert "Traceback" not in remote.stderr
+    # The job really went to the cluster (an ignored --master would run locally).
+    assert "Registering app flowc" in master_log.read_text(errors="replace")
     lines = [x for x in remote.stdout.splitlines() if x.strip()]
     assert lines, "the job printed no results"
     local = _run("examples/clicks.flow")
     assert local.returncode == 0, local.stderr[-3000:]
     # Print sinks are emitted on the driver in subtask order, so the output is identical.
     assert sorted(lines) == sorted(x for x in local.stdout.splitlines() if x.strip())
+
+
+def test_udf_module_reaches_cluster_workers(cluster: tuple[str, Path], tmp_path: Path) -> None:
+    # The workers' import path lacks tmp_path: the UDF must be shipped with the job.
+    (tmp_path / "cluster_udfs.py").write_text("def twice(n):\n    return n * 2\n")
+    (tmp_path / "job.flow").write_text(
+        "import udf cluster_udfs.twice(int) -> int;\n"
+        "source nums (n int) from values (1), (2), (3);\n"
+        "nums | map twice(n) as m | print;\n")
+    out = _run("job.flow", "--master", cluster[0], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert sorted(x for x in out.stdout.splitlines() if x.strip()) == ["(2,)", "(4,)", "(6,)"]
