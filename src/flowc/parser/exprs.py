@@ -61,6 +61,11 @@ class Udf:
         return "_udf_" + _IDENT.sub("_", self.name)
 
 
+# What ``q.x`` can mean: qualifier -> {field name: column name}; None for a qualifier that
+# names both sides of a join (ambiguous).
+Qualifiers = dict[str, dict[str, str] | None]
+
+
 @dataclass
 class Scope:
     columns: Sequence[Column]
@@ -69,6 +74,7 @@ class Scope:
     where: str = ""
     # Set in datagen generators: the source of the row index, enabling random_*().
     index_code: str | None = None
+    qualifiers: Qualifiers = field(default_factory=dict)
 
     def lookup(self, name: str) -> Column | None:
         for c in self.columns:
@@ -154,18 +160,45 @@ class ExprCompiler:
         return Typed(DURATION, repr(e.millis), nonnull=True, const=True, value=e.millis)
 
     def _FieldRef(self, e: A.FieldRef, depth: int) -> Typed:
-        name = e.name if e.qualifier is None else f"{e.qualifier}.{e.name}"
+        name = e.name if e.qualifier is None else self._qualified(e)
         col = self.scope.lookup(name)
-        if col is None and e.qualifier is not None:
-            col = self.scope.lookup(e.name)
         if col is None:
-            where = f" {self.scope.where}" if self.scope.where else ""
             names = [c.name for c in self.scope.columns]
             hint = did_you_mean(e.name, names)
             fields = ", ".join(names) if len(names) <= 12 else ", ".join(names[:12]) + ", ..."
-            raise FlowNameError(f"unknown field '{name}'{where}", e.span,
+            raise FlowNameError(f"unknown field '{name}'{self._where()}", e.span,
                                 hint=hint or (f"the fields here are: {fields}" if names else None))
         return Typed(col.type, col.code)
+
+    def _where(self) -> str:
+        return f" {self.scope.where}" if self.scope.where else ""
+
+    def _qualified(self, e: A.FieldRef) -> str:
+        """The column ``q.x`` names, or a positioned error; a qualifier is never dropped."""
+        q = e.qualifier
+        assert q is not None
+        known = self.scope.qualifiers
+        if q not in known:
+            hint = did_you_mean(q, known)
+            if hint is None and known:
+                hint = f"the stream{'s' if len(known) > 1 else ''} here: " + \
+                    ", ".join(f"'{k}'" for k in known)
+            if hint is None and self.scope.lookup(e.name) is not None:
+                hint = f"write '{e.name}' without a qualifier"
+            notes = [] if known else ["after a step that reshapes the stream (map, flat_map, "
+                                      "aggregate, union) its fields have no qualifier"]
+            raise FlowNameError(f"unknown qualifier '{q}' in '{q}.{e.name}'{self._where()}",
+                                e.span, hint=hint, notes=notes)
+        mapping = known[q]
+        if mapping is None:
+            raise FlowNameError(f"'{q}' names both sides of the join, so '{q}.{e.name}' is "
+                                "ambiguous", e.span,
+                                hint="name the join's right side with 'as'")
+        column = mapping.get(e.name)
+        if column is None:
+            raise FlowNameError(f"'{q}' has no field '{e.name}'{self._where()}", e.span,
+                                hint=did_you_mean(e.name, mapping))
+        return column
 
     def _ArrayLit(self, e: A.ArrayLit, depth: int) -> Typed:
         items = [self.compile(i, depth) for i in e.items]

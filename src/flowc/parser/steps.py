@@ -8,7 +8,7 @@ it becomes (``key_by(...).window(...)``, a rolling aggregate, a join's own keys,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from flowc.api.stream import DataStream
@@ -25,7 +25,7 @@ from flowc.parser.aggregates import (
     check_output_names,
     compile_aggregates,
 )
-from flowc.parser.exprs import ExprCompiler, Scope, row_columns
+from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
 from flowc.parser.settings import apply_hints
 from flowc.transformations import KeySelector, OutputTag
 from flowc.types import NULL, TIMESTAMP, Field, Schema, Type
@@ -51,7 +51,16 @@ class Flow:
     event_time: bool
     key: tuple[str, ...] | None = None  # a pending `key by`
     window: A.WindowStep | None = None  # a pending `window`, waiting for `aggregate`
-    qualifier: str | None = None  # the name `a.x` may use for this stream (in joins)
+    # The pipeline's head stream: it names the left side of a join's `on`.
+    head: str | None = None
+    # What `q.x` means here: qualifier -> {field: column of this schema}; None marks a
+    # qualifier that names both sides of a join. Only the head (until a step reshapes the
+    # stream) and the sides of a join (until the next reshaping step) are qualifiers.
+    names: Qualifiers = field(default_factory=dict)
+
+
+def identity_names(name: str, schema: Schema) -> Qualifiers:
+    return {name: {n: n for n in schema.names}}
 
 
 def key_selector(schema: Schema, names: tuple[str, ...]) -> KeySelector:
@@ -127,8 +136,8 @@ class PipelineBuilder:
     def head(self, pipeline: A.Pipeline) -> Flow:
         infos = [self.ctx.stream(ref) for ref in pipeline.head]
         first = infos[0]
-        flow = Flow(first.stream, first.schema, first.event_time, first.key,
-                    qualifier=first.name)
+        flow = Flow(first.stream, first.schema, first.event_time, first.key, head=first.name,
+                    names=identity_names(first.name, first.schema))
         if pipeline.head_is_union:
             with self.ctx.env.at(pipeline.span):
                 return self.union(Flow(first.stream, first.schema, first.event_time, first.key),
@@ -157,13 +166,17 @@ class PipelineBuilder:
         return flow.stream.key_by(key_selector(flow.schema, flow.key))
 
     def compiler(self, flow: Flow, where: str) -> ExprCompiler:
-        scope = Scope(row_columns(flow.schema.names, flow.schema.types), self.ctx.udfs, where)
+        scope = Scope(row_columns(flow.schema.names, flow.schema.types), self.ctx.udfs, where,
+                      qualifiers=flow.names)
         return ExprCompiler(scope)
 
     def _next(self, flow: Flow, stream: DataStream, schema: Schema | None = None,
               event_time: bool | None = None) -> Flow:
+        """The flow after a step; a step that reshapes the stream (``schema`` given) ends
+        what qualifiers mean."""
         return Flow(stream, schema or flow.schema,
-                    flow.event_time if event_time is None else event_time)
+                    flow.event_time if event_time is None else event_time, head=flow.head,
+                    names=flow.names if schema is None else {})
 
     # ------------------------------------------------------------------ one-input steps
 
@@ -251,8 +264,7 @@ class PipelineBuilder:
             if ref.name in names:
                 raise FlowSyntaxError(f"'{ref.name}' is listed twice in 'key by'", ref.span)
             names.append(ref.name)
-        return Flow(flow.stream, flow.schema, flow.event_time, tuple(names),
-                    qualifier=flow.qualifier)
+        return replace(flow, key=tuple(names))
 
     def _PartitionStep(self, flow: Flow, step: A.PartitionStep) -> Flow:
         stream = self.materialized(flow)
@@ -355,21 +367,27 @@ class PipelineBuilder:
             streams.append(self.materialized(other))
             event_time = event_time and info.event_time
         stream = self.materialized(flow).union(*streams)
-        return Flow(stream, flow.schema, event_time)
+        return Flow(stream, flow.schema, event_time, head=flow.head)
 
     def _JoinStep(self, flow: Flow, step: A.JoinStep) -> Flow:
         other_ref = A.FieldRef(step.other, None, step.other_span)
         info = self.ctx.stream(other_ref)
         right_q = step.alias or step.other
+        # The left side is named by what names it now (the head, the sides of an earlier
+        # join) or else, as documented, by the pipeline's head stream.
+        left_names = flow.names or (identity_names(flow.head, flow.schema) if flow.head
+                                    else {})
         left_keys: list[str] = []
         right_keys: list[str] = []
         for jk in step.keys:
-            lk, rk = self._join_sides(jk, flow, info.schema, right_q)
+            (lk, lshown), (rk, rshown) = self._join_sides(jk, flow.schema, left_names,
+                                                          info.schema, right_q, step)
             lt, rt = flow.schema.field(lk), info.schema.field(rk)
             assert lt is not None and rt is not None
             if lt.type != rt.type or lt.type.is_array:
-                raise FlowTypeError(f"join keys must have the same type: {lk} is {lt.type} but "
-                                    f"{rk} is {rt.type}", jk.span,
+                what = "cannot be an array" if lt.type == rt.type else "must have the same type"
+                raise FlowTypeError(f"join keys {what}: {lshown} (left) is {lt.type} but "
+                                    f"{rshown} (right) is {rt.type}", jk.span,
                                     hint="convert one side with a 'map' before the join")
             left_keys.append(lk)
             right_keys.append(rk)
@@ -386,7 +404,9 @@ class PipelineBuilder:
                                       f"join is on {', '.join(keys)}", span,
                                       hint="a join keys both sides by its 'on' fields; remove "
                                            "the 'key by'")
-        schema = self._join_schema(flow.schema, info.schema, right_q, step.span)
+        schema, right_names = self._join_schema(flow.schema, info.schema, right_q, step.span)
+        names: Qualifiers = dict(left_names)
+        names[right_q] = None if right_q in names else right_names
         k1 = key_selector(flow.schema, tuple(left_keys))
         k2 = key_selector(info.schema, tuple(right_keys))
         if step.window is not None:
@@ -401,44 +421,64 @@ class PipelineBuilder:
             stream = flow.stream.key_by(k1).interval_join(info.stream.key_by(k2)).between(
                 step.lower, step.upper).process(JoinRows(), output_type=schema)
         apply_hints(stream, step.hints)
-        return Flow(stream, schema, True)
+        return Flow(stream, schema, True, head=flow.head, names=names)
 
-    def _join_sides(self, jk: A.JoinKey, flow: Flow, right: Schema,
-                    right_q: str) -> tuple[str, str]:
-        def side(ref: A.FieldRef) -> str:
-            if ref.qualifier is None:
-                return "both"
-            if ref.qualifier == right_q:
-                return "right"
-            if ref.qualifier in (flow.qualifier, "left") or (
-                    flow.qualifier is None and ref.qualifier != right_q):
-                return "left"
-            raise FlowNameError(f"unknown stream '{ref.qualifier}' in the join condition",
-                                ref.span, hint=did_you_mean(ref.qualifier, [
-                                    q for q in (flow.qualifier, right_q) if q]))
-        a, b = jk.left, jk.right
-        sa, sb = side(a), side(b)
-        if sa == "right" and sb != "right":
-            a, b = b, a
-        elif sa == sb and sa != "both":
-            raise FlowSyntaxError("a join condition compares a field of each side", jk.span)
-        for ref, schema, where in ((a, flow.schema, "left"), (b, right, "right")):
-            if schema.field(ref.name) is None:
+    def _join_sides(self, jk: A.JoinKey, left: Schema, left_names: Qualifiers,
+                    right: Schema, right_q: str,
+                    step: A.JoinStep) -> tuple[tuple[str, str], tuple[str, str]]:
+        """The (column, text as written) of each side of ``a = b``, left first."""
+        def side(ref: A.FieldRef) -> tuple[str, str]:
+            q = ref.qualifier
+            if q is None:
+                return "both", ref.name
+            if q == right_q and q in left_names or left_names.get(q, {}) is None:
+                raise FlowNameError(f"'{q}' names both sides of the join", ref.span,
+                                    hint=f"name the right side: join {step.other} as "
+                                         f"{step.other}_2 on ...")
+            if q == right_q:
+                return "right", ref.name
+            mapping = left_names.get(q)
+            if mapping is None:
+                known = [*left_names, right_q]
+                raise FlowNameError(f"unknown stream '{q}' in the join condition", ref.span,
+                                    hint=did_you_mean(q, known) or "the sides of this join "
+                                    f"are {' and '.join(repr(k) for k in known)}")
+            column = mapping.get(ref.name)
+            if column is None:
+                raise FlowNameError(f"unknown field '{ref.name}' on the left side of the join",
+                                    ref.span, hint=did_you_mean(ref.name, mapping))
+            return "left", column
+        refs = [jk.left, jk.right]
+        sides = [side(jk.left), side(jk.right)]
+        if sides[0][0] == "right" and sides[1][0] != "right":
+            refs.reverse()
+            sides.reverse()
+        elif sides[0][0] == sides[1][0] != "both":
+            raise FlowSyntaxError(f"a join condition compares a field of each side, but both "
+                                  f"are on the {sides[0][0]} side", jk.span)
+        out: list[tuple[str, str]] = []
+        for (_, name), ref, schema, where in zip(sides, refs, (left, right), ("left", "right")):
+            if schema.field(name) is None:
                 raise FlowNameError(f"unknown field '{ref.name}' on the {where} side of the "
                                     "join", ref.span, hint=did_you_mean(ref.name, schema.names))
-        return a.name, b.name
+            out.append((name, f"{ref.qualifier}.{ref.name}" if ref.qualifier else ref.name))
+        return out[0], out[1]
 
-    def _join_schema(self, left: Schema, right: Schema, right_q: str, span: Span) -> Schema:
+    def _join_schema(self, left: Schema, right: Schema, right_q: str,
+                     span: Span) -> tuple[Schema, dict[str, str]]:
+        """The output schema, and where each right field went (renamed if taken)."""
         fields = list(left.fields)
         taken = set(left.names)
+        moved: dict[str, str] = {}
         for f in right.fields:
             name = f.name if f.name not in taken else f"{right_q}_{f.name}"
             if name in taken:
                 raise FlowNameError(f"the join output would have two columns named '{name}'",
                                     span, hint="rename fields with a 'map' before the join")
             taken.add(name)
+            moved[f.name] = name
             fields.append(Field(name, f.type))
-        return Schema(tuple(fields))
+        return Schema(tuple(fields)), moved
 
     # ------------------------------------------------------------------ sinks
 
