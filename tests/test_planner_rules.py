@@ -124,9 +124,31 @@ def test_parallelism_and_max_parallelism_defaults() -> None:
     m = s.map(inc).set_max_parallelism(64)
     e.set_max_parallelism(256)
     sg = e.get_stream_graph()
-    assert sg.nodes[1].parallelism == -1 and sg.nodes[1].max_parallelism == 256
+    assert sg.nodes[1].max_parallelism == 256
     assert sg.nodes[m.transformation_id].parallelism == 3
     assert sg.nodes[m.transformation_id].max_parallelism == 64
+
+
+def test_unset_parallelism_resolves_to_the_environment_at_translation() -> None:
+    # Verified with Flink 2.3: an operator made while the environment's parallelism was unset
+    # gets the environment's parallelism when the graph is generated; one made after
+    # set_parallelism(3) keeps 3.
+    e = StreamExecutionEnvironment.get_execution_environment()
+    s = e.from_sequence(0, 1).name("src")
+    s.map(inc).name("m").add_discarding_sink().name("k")
+    e.set_parallelism(3)
+    t = e.from_sequence(0, 1).name("src2")
+    e.set_parallelism(5)
+    t.map(inc).name("m2").add_discarding_sink().name("k2")
+    sg = e.get_stream_graph()
+    got = {n.name: n.parallelism for n in sg.nodes.values()}
+    assert got == {"Source: src": 5, "m": 5, "Source: src2": 3, "m2": 5, "k: Writer": 5,
+                   "k2: Writer": 5}
+    assert '"parallelism" : 5' in e.get_execution_plan()
+    # Unset everywhere: -1 until the ExecutionGraph, which uses 1.
+    e2 = StreamExecutionEnvironment.get_execution_environment()
+    e2.from_sequence(0, 1).add_discarding_sink()
+    assert {n.parallelism for n in e2.get_stream_graph().nodes.values()} == {-1}
 
 
 def test_batch_mode_keyed_operators_start_chains() -> None:

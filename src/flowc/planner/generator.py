@@ -153,8 +153,11 @@ def _node(b: _Builder, t: Transformation, kind: NodeKind, name: str, operator: o
           keys: tuple[KeySelector | None, ...], input_ids: list[int],
           two_input: bool = False, node_id: int | None = None) -> StreamNode:
     keyed = any(k is not None for k in keys)
+    # Flink's translators: the transformation's own parallelism, else the environment's *at
+    # translation time* (so an operator made before env.set_parallelism() still gets it).
+    parallelism = t.parallelism if t.parallelism != -1 else b.program.config.parallelism
     return StreamNode(
-        id=t.id if node_id is None else node_id, name=name, kind=kind, parallelism=t.parallelism,
+        id=t.id if node_id is None else node_id, name=name, kind=kind, parallelism=parallelism,
         max_parallelism=_max_parallelism(t, b.program),
         slot_sharing_group=b.determine_slot_group(t.slot_sharing_group, input_ids),
         chaining=_chaining(t, keyed, b.program), operator=operator, keys=keys, uid=t.uid,
