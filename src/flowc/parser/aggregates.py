@@ -18,6 +18,7 @@ from flowc.operators import CodeFn
 from flowc.parser import ast as A
 from flowc.parser.exprs import ExprCompiler
 from flowc.parser.functions import AGGREGATES
+from flowc.parser.runtime import wrap64
 from flowc.types import DOUBLE, INT, Type
 
 
@@ -120,7 +121,7 @@ def _add(kind: str, acc: Any, v: Any) -> Any:
     if kind == "count_distinct":
         return acc | {v}
     if kind == "sum":
-        return v if acc is None else acc + v
+        return v if acc is None else _sum(acc, v)
     if kind == "avg":
         return (acc[0] + v, acc[1] + 1)
     if kind == "min":
@@ -130,6 +131,12 @@ def _add(kind: str, acc: Any, v: Any) -> Any:
     if kind == "first":
         return v if acc is None else acc
     return v  # last
+
+
+def _sum(a: Any, b: Any) -> Any:
+    """A sum of ints wraps around like Flink's SUM on BIGINT (a Java long)."""
+    s = a + b
+    return wrap64(s) if isinstance(s, int) else s
 
 
 def _merge(kind: str, a: Any, b: Any) -> Any:
@@ -144,7 +151,7 @@ def _merge(kind: str, a: Any, b: Any) -> Any:
     if b is None:
         return a
     if kind == "sum":
-        return a + b
+        return _sum(a, b)
     if kind == "min":
         return min(a, b)
     if kind == "max":

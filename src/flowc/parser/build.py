@@ -8,6 +8,7 @@ The parser sees one statement at a time, so positions are relative to the statem
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import re
 from typing import Any
 
@@ -39,13 +40,31 @@ def parse_timestamp(text: str) -> int | None:
     return (value - _EPOCH) // _dt.timedelta(milliseconds=1)
 
 
+# The longest duration: 10000 years of 365 days, beyond the whole timestamp range (years 1
+# to 9999), so windows, lateness, watermark delays and interval bounds cannot overflow a
+# long however they are added to a timestamp.
+MAX_DURATION_DAYS = 3_650_000
+MAX_DURATION_MS = MAX_DURATION_DAYS * _UNITS["d"]
+_EXPONENT = re.compile(r"^\d+(?:\.\d+)?[eE]\d*$")
+
+
 def duration_millis(text: str, span: Span) -> int:
     m = _DURATION.match(text)
     unit = m.group(2) if m else text
+    if _EXPONENT.match(text):
+        plain = "100000 or 0.00001"
+        if text[-1].isdigit() and abs(decimal.Decimal(text).adjusted()) <= 30:
+            plain = format(decimal.Decimal(text), "f")
+        raise FlowSyntaxError(f"'{text}' looks like a number in exponent notation, which .flow "
+                              "does not have", span, hint=f"write the number out: {plain}")
     if m is None or unit not in _UNITS:
         raise FlowSyntaxError(f"'{text}' is not a duration: unknown unit '{unit}'", span,
                               hint="durations are a number and a unit: 500ms, 5s, 1m, 1h or 1d")
-    millis = float(m.group(1)) * _UNITS[unit]
+    number = m.group(1)
+    millis = float(number) * _UNITS[unit] if "." in number else int(number) * _UNITS[unit]
+    if abs(millis) > MAX_DURATION_MS:
+        raise FlowSyntaxError(f"duration '{text}' is too long: at most {MAX_DURATION_DAYS}d "
+                              "(10000 years)", span)
     if millis != int(millis):
         raise FlowSyntaxError(f"duration '{text}' is not a whole number of milliseconds", span)
     return int(millis)

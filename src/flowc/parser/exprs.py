@@ -136,6 +136,14 @@ class ExprCompiler:
         self.env[name] = value
         return name
 
+    def long_op(self, result: Type, code: str) -> str:
+        """``code`` (an int-valued operation) with Java's long overflow: it wraps around."""
+        if result not in (INT, TIMESTAMP, DURATION):
+            return code
+        t = self.temp()
+        return (f"({t} if -0x8000000000000000 <= ({t} := {code}) <= 0x7fffffffffffffff "
+                f"else {self.helper('wrap64')}({t}))")
+
     def null_safe(self, args: Sequence[Typed], body: Callable[[list[str]], str]) -> str:
         """``body`` over the arguments, or None when any nullable argument is null."""
         names: list[str] = []
@@ -221,8 +229,9 @@ class ExprCompiler:
             return Typed(BOOL, self.null_safe([x], lambda a: f"not {a[0]}"))
         if not (x.type.is_numeric or x.type in (DURATION, NULL)):
             raise FlowTypeError(f"cannot negate a {x.type}", e.span)
-        return Typed(x.type if not x.type.is_null else INT,
-                     self.null_safe([x], lambda a: f"-{a[0]}"), x.nonnull)
+        result = x.type if not x.type.is_null else INT
+        return Typed(result, self.null_safe([x], lambda a: self.long_op(result, f"-{a[0]}")),
+                     x.nonnull)
 
     def _want_bool(self, t: Typed, node: A.Expr, what: str) -> None:
         if t.type not in (BOOL, NULL):
@@ -285,8 +294,9 @@ class ExprCompiler:
         if e.op in ("/", "%"):
             fn = self.helper("div" if e.op == "/" else "mod")
             return Typed(result, f"{fn}({left.code}, {right.code})")
-        return Typed(result, self.null_safe([left, right], lambda a: f"{a[0]} {e.op} {a[1]}"),
-                     left.nonnull and right.nonnull)
+        return Typed(result, self.null_safe(
+            [left, right], lambda a: self.long_op(result, f"{a[0]} {e.op} {a[1]}")),
+            left.nonnull and right.nonnull)
 
     # ------------------------------------------------------------------ predicates
 
@@ -425,7 +435,9 @@ class ExprCompiler:
         assert helper is not None
         codes = [a.code for a in args]
         if self.scope.index_code is not None and name.startswith("random_"):
-            codes = [self.scope.index_code, str(next(_CONST_IDS))] + codes
+            # The call site (its position in the script) salts the generator: the same
+            # script gives the same data however many scripts the process compiled before.
+            codes = [self.scope.index_code, str(e.span.line * 100_003 + e.span.column)] + codes
         return f"{self.helper(helper)}({', '.join(codes)})"
 
     def _udf_call(self, e: A.Call, udf: Udf, depth: int) -> Typed:

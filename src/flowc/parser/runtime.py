@@ -3,11 +3,17 @@
 Generated code refers to these as ``_rt_<name>`` (see :data:`HELPERS`); every CodeFn's ``env``
 carries the ones it uses, so an executor that inlines expression source can merge envs freely.
 Timestamps are int epoch milliseconds (UTC).
+
+Numbers behave as Flink's (Java's): ``int`` is a 64-bit long whose arithmetic wraps around
+on overflow, ``%`` is the truncated remainder (the sign of the dividend) computed exactly on
+ints, and double results follow IEEE 754 (``sqrt(-1)`` is NaN, overflow is infinity).
+Conversions to int that cannot give a long (NaN, infinity, out of range) give null.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import functools
 import math
 import re
@@ -17,6 +23,19 @@ from typing import Any
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MS = _dt.timedelta(milliseconds=1)
 MASK64 = (1 << 64) - 1
+LONG_MIN = -(1 << 63)
+LONG_MAX = (1 << 63) - 1
+
+
+def wrap64(v: int) -> int:
+    """Java long overflow: keep the low 64 bits, two's complement."""
+    if LONG_MIN <= v <= LONG_MAX:
+        return v
+    return ((v - LONG_MIN) & MASK64) + LONG_MIN
+
+
+def _long_or_none(v: Any) -> Any:
+    return v if LONG_MIN <= v <= LONG_MAX else None
 
 
 def to_datetime(ms: int) -> _dt.datetime:
@@ -32,15 +51,27 @@ def from_datetime(value: _dt.datetime) -> int:
 def div(a: Any, b: Any) -> Any:
     if a is None or b is None or b == 0:
         return None
-    return a / b
+    # Java divides the operands as doubles (a long is first converted to double).
+    return float(a) / float(b)
 
 
 def mod(a: Any, b: Any) -> Any:
     if a is None or b is None or b == 0:
         return None
-    # SQL's % keeps the sign of the dividend (Python's follows the divisor).
-    r = math.fmod(a, b)
-    return int(r) if isinstance(a, int) and isinstance(b, int) else r
+    if isinstance(a, int) and isinstance(b, int):
+        # Java's % on longs: truncated division, the sign of the dividend; exact.
+        r = abs(a) % abs(b)
+        return -r if a < 0 else r
+    try:
+        return math.fmod(a, b)
+    except ValueError:  # fmod(inf, y): Java gives NaN
+        return math.nan
+
+
+def abs_(x: Any) -> Any:
+    if x is None:
+        return None
+    return wrap64(abs(x)) if isinstance(x, int) else abs(x)
 
 
 def in_list(value: Any, items: tuple[Any, ...]) -> bool | None:
@@ -77,12 +108,16 @@ def like(value: Any, pattern: Any) -> bool | None:
     return like_regex(pattern).fullmatch(value) is not None
 
 
-def substr(s: Any, start: Any, length: Any = -1) -> Any:
-    """1-based like SQL; ``start`` <= 0 counts as 1; a missing length means to the end."""
+_TO_END = object()
+
+
+def substr(s: Any, start: Any, length: Any = _TO_END) -> Any:
+    """1-based like SQL; ``start`` <= 0 counts as 1; a missing length means to the end, a
+    negative one gives ''."""
     if s is None or start is None or length is None:
         return None
     begin = max(start - 1, 0)
-    if length == -1:
+    if length is _TO_END:
         return s[begin:]
     return s[begin:begin + max(length, 0)]
 
@@ -94,34 +129,64 @@ def concat(*parts: Any) -> Any:
 
 
 def sql_round(x: Any, digits: Any = 0) -> Any:
-    """Half away from zero, like SQL (Python's round is half-to-even)."""
+    """Half away from zero like Flink's ROUND (Python's round is half-to-even): exact on
+    ints (the result stays an int, wrapping like a long), and on a double's shortest decimal
+    form (Java's ``BigDecimal.valueOf``); NaN and infinities are returned unchanged."""
     if x is None or digits is None:
         return None
-    factor = 10 ** digits
-    value = math.floor(abs(x) * factor + 0.5) / factor
-    value = math.copysign(value, x)
-    return int(value) if isinstance(x, int) and digits >= 0 else value
+    if isinstance(x, int):
+        if digits >= 0:
+            return x
+        if digits < -19:  # 10**20 / 2 is beyond every long
+            return 0
+        factor = 10 ** -digits
+        q, r = divmod(abs(x), factor)
+        q += 2 * r >= factor
+        return wrap64(q * factor if x >= 0 else -q * factor)
+    if not math.isfinite(x) or digits > 350:  # no double has digits that far right
+        return x
+    if digits < -350:
+        return 0.0
+    exact = decimal.Decimal(repr(x)).quantize(decimal.Decimal(1).scaleb(-digits),
+                                              rounding=decimal.ROUND_HALF_UP, context=_WIDE)
+    return float(exact)
+
+
+_WIDE = decimal.Context(prec=800, Emin=-999_999, Emax=999_999)
 
 
 def floor(x: Any) -> Any:
-    return None if x is None else math.floor(x)
+    if x is None or isinstance(x, int):
+        return x
+    return _long_or_none(math.floor(x)) if math.isfinite(x) else None
 
 
 def ceil(x: Any) -> Any:
-    return None if x is None else math.ceil(x)
+    if x is None or isinstance(x, int):
+        return x
+    return _long_or_none(math.ceil(x)) if math.isfinite(x) else None
 
 
 def sqrt(x: Any) -> Any:
-    return None if x is None or x < 0 else math.sqrt(x)
+    if x is None:
+        return None
+    return math.sqrt(x) if x >= 0 or math.isnan(x) else math.nan
 
 
 def power(a: Any, b: Any) -> Any:
+    """Java's Math.pow: overflow is an infinity, an undefined result NaN."""
     if a is None or b is None:
         return None
     try:
         return float(math.pow(a, b))
-    except (OverflowError, ValueError):
-        return None
+    except OverflowError:
+        odd = float(b).is_integer() and int(b) % 2 == 1
+        return -math.inf if a < 0 and odd else math.inf
+    except ValueError:
+        if a == 0 and b < 0:  # pow(0, negative): +infinity (-infinity for -0.0, odd b)
+            odd = float(b).is_integer() and int(b) % 2 == 1
+            return -math.inf if odd and math.copysign(1.0, a) < 0 else math.inf
+        return math.nan
 
 
 def split(s: Any, sep: Any) -> Any:
@@ -142,9 +207,18 @@ def array_contains(arr: Any, v: Any) -> Any:
     return v in arr
 
 
+def _datetime_or_none(ms: int) -> _dt.datetime | None:
+    """The UTC date-time of ``ms``, or None beyond the years 1 to 9999."""
+    try:
+        return to_datetime(ms)
+    except OverflowError:
+        return None
+
+
 def ts_part(part: str) -> Callable[[Any], Any]:
     def get(ms: Any) -> Any:
-        return None if ms is None else getattr(to_datetime(ms), part)
+        d = None if ms is None else _datetime_or_none(ms)
+        return None if d is None else getattr(d, part)
     get.__name__ = part
     return get
 
@@ -155,7 +229,9 @@ _TRUNC = ("year", "month", "day", "hour", "minute", "second")
 def date_trunc(unit: Any, ms: Any) -> Any:
     if unit is None or ms is None or unit not in _TRUNC:
         return None
-    d = to_datetime(ms)
+    d = _datetime_or_none(ms)
+    if d is None:
+        return None
     keep = _TRUNC[:_TRUNC.index(unit) + 1]
     actual = {"year": d.year, "month": d.month, "day": d.day, "hour": d.hour,
               "minute": d.minute, "second": d.second}
@@ -184,7 +260,7 @@ def cast_string(v: Any) -> Any:
 
 
 def cast_ts_string(v: Any) -> Any:
-    return None if v is None else format_timestamp(v)
+    return None if v is None or _datetime_or_none(v) is None else format_timestamp(v)
 
 
 def cast_int(v: Any) -> Any:
@@ -193,10 +269,10 @@ def cast_int(v: Any) -> Any:
     try:
         if isinstance(v, str):
             v = v.strip()
-            return int(v) if v.lstrip("+-").isdigit() else int(float(v))
+            return _long_or_none(int(v) if v.lstrip("+-").isdigit() else int(float(v)))
         if isinstance(v, float) and not math.isfinite(v):
             return None
-        return int(v)
+        return _long_or_none(int(v))
     except (ValueError, OverflowError):
         return None
 
@@ -254,7 +330,7 @@ def random_choice(index: int, salt: int, *options: Any) -> Any:
 
 
 HELPERS: dict[str, Callable[..., Any]] = {
-    "div": div, "mod": mod, "in_list": in_list, "like": like, "like_regex": like_regex,
+    "div": div, "mod": mod, "abs": abs_, "wrap64": wrap64, "in_list": in_list, "like": like, "like_regex": like_regex,
     "substr": substr, "concat": concat, "round": sql_round, "floor": floor, "ceil": ceil,
     "sqrt": sqrt, "power": power, "split": split, "element_at": element_at,
     "array_contains": array_contains, "date_trunc": date_trunc,

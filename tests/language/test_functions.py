@@ -1,0 +1,252 @@
+"""Value semantics of every library function and of the arithmetic operators.
+
+Each case compiles an expression over typed columns and evaluates it twice: through the
+compiled callable and through its generated source (what the Spark executor inlines), which
+must agree. Numbers follow Flink (Java): 64-bit ints wrap around, ``%`` is the truncated
+remainder, double results follow IEEE 754; every function of a null is null unless stated.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import pytest
+
+from flowc.errors import FlowcError
+from flowc.parser import ast as A
+from flowc.parser import parse_source
+from flowc.parser.aggregates import AggSpec, RowAggregate
+from flowc.parser.exprs import Column, ExprCompiler, Scope, row_columns
+from flowc.parser.functions import FUNCTIONS
+from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Type, array_of
+
+LONG_MAX = 2**63 - 1
+LONG_MIN = -(2**63)
+NAN = math.nan
+INF = math.inf
+ARR = array_of(STRING)
+
+
+def ms(*parts: int) -> int:
+    d = dt.datetime(*parts, tzinfo=dt.timezone.utc)  # type: ignore[misc]
+    return int(d.timestamp() * 1000)
+
+
+TS = ms(2024, 5, 1, 10, 1, 2) + 345  # 2024-05-01 10:01:02.345 UTC
+
+# Columns every expression can read (and their null twins ns, ni, nd, nt, na).
+COLUMNS: dict[str, tuple[Type, Any]] = {
+    "s": (STRING, "Hello"), "ns": (STRING, None),
+    "i": (INT, 7), "ni": (INT, None), "big": (INT, LONG_MAX), "small": (INT, LONG_MIN),
+    "d": (DOUBLE, 2.5), "nd": (DOUBLE, None), "inf": (DOUBLE, INF), "nan": (DOUBLE, NAN),
+    "huge": (DOUBLE, 1e300),
+    "ts": (TIMESTAMP, TS), "nt": (TIMESTAMP, None), "far": (TIMESTAMP, LONG_MAX),
+    "arr": (ARR, ["a", "b", "c"]), "na": (ARR, None), "b": (BOOL, True), "nb": (BOOL, None),
+    "unit": (STRING, "week"),
+}
+
+
+def _parse(expr: str) -> A.Expr:
+    stmt = parse_source(f"s | map {expr} as out | print;").statements[0]
+    assert isinstance(stmt, A.PipelineStmt)
+    step = stmt.pipeline.steps[0]
+    assert isinstance(step, A.MapStep) and step.items[0].expr is not None
+    return step.items[0].expr
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return type(a) is type(b) and a == b
+
+
+def evaluate(expr: str) -> tuple[Type, Any]:
+    names = list(COLUMNS)
+    types = [COLUMNS[n][0] for n in names]
+    row = tuple(COLUMNS[n][1] for n in names)
+    compiler = ExprCompiler(Scope(row_columns(names, types)))
+    node = _parse(expr)
+    typed = compiler.compile(node)
+    fn = compiler.code_fn(typed.code, ("r",), node.span)
+    value = fn(row)
+    inlined = eval(f"lambda r: {fn.source}", dict(fn.env))(row)  # noqa: S307 - test only
+    assert _same(value, inlined), (expr, value, inlined)
+    return typed.type, value
+
+
+def datagen(expr: str, index: int) -> Any:
+    compiler = ExprCompiler(Scope([Column("index", INT, "i")], index_code="i"))
+    node = _parse(expr)
+    fn = compiler.code_fn(compiler.compile(node).code, ("i",), node.span)
+    return fn(index)
+
+
+# (expression, result type, value); the function each case covers is the first call in it.
+CASES: list[tuple[str, Type, Any]] = [
+    ("lower(s)", STRING, "hello"), ("lower(ns)", STRING, None), ("lower(null)", STRING, None),
+    ("upper(s)", STRING, "HELLO"), ("upper(ns)", STRING, None),
+    # Flink trims spaces only, not tabs or newlines.
+    ("trim('  a b \t ')", STRING, "a b \t"), ("trim(ns)", STRING, None),
+    ("ltrim('  a ')", STRING, "a "), ("ltrim(ns)", STRING, None),
+    ("rtrim('  a ')", STRING, "  a"), ("rtrim(ns)", STRING, None),
+    ("length(s)", INT, 5), ("length('')", INT, 0), ("length(arr)", INT, 3),
+    ("length(ns)", INT, None), ("length(na)", INT, None),
+    ("substr(s, 2)", STRING, "ello"), ("substr(s, 2, 3)", STRING, "ell"),
+    ("substr(s, 0, 2)", STRING, "He"), ("substr(s, -5, 2)", STRING, "He"),
+    ("substr(s, 10)", STRING, ""), ("substr(s, 2, 0)", STRING, ""),
+    ("substr(s, 2, -1)", STRING, ""), ("substr(ns, 1)", STRING, None),
+    ("substr(s, ni)", STRING, None), ("substr(s, 1, ni)", STRING, None),
+    ("concat(s, ' ', 'world')", STRING, "Hello world"), ("concat(s)", STRING, "Hello"),
+    ("concat(s, ns)", STRING, None),
+    ("replace(s, 'l', 'L')", STRING, "HeLLo"), ("replace(s, 'x', 'y')", STRING, "Hello"),
+    ("replace(s, ns, 'y')", STRING, None), ("replace(ns, 'l', 'y')", STRING, None),
+    ("starts_with(s, 'He')", BOOL, True), ("starts_with(s, 'he')", BOOL, False),
+    ("starts_with(s, '')", BOOL, True), ("starts_with(ns, 'a')", BOOL, None),
+    ("ends_with(s, 'lo')", BOOL, True), ("ends_with(s, 'l')", BOOL, False),
+    ("ends_with(s, ns)", BOOL, None),
+    ("contains(s, 'ell')", BOOL, True), ("contains(s, 'x')", BOOL, False),
+    ("contains(ns, 'x')", BOOL, None),
+    ("abs(-i)", INT, 7), ("abs(-d)", DOUBLE, 2.5), ("abs(ni)", INT, None),
+    ("abs(small)", INT, LONG_MIN),  # Java: Math.abs(Long.MIN_VALUE) overflows to itself
+    ("abs(-inf)", DOUBLE, INF),
+    # round: half away from zero; ints stay ints (also with negative digits)
+    ("round(d)", DOUBLE, 3.0), ("round(-d)", DOUBLE, -3.0), ("round(2.4)", DOUBLE, 2.0),
+    ("round(2.675, 2)", DOUBLE, 2.68), ("round(1.005, 2)", DOUBLE, 1.01),
+    ("round(1234.5, -2)", DOUBLE, 1200.0), ("round(0.125, 400)", DOUBLE, 0.125),
+    ("round(huge, -400)", DOUBLE, 0.0),
+    ("round(i)", INT, 7), ("round(15, -1)", INT, 20), ("round(-15, -1)", INT, -20),
+    ("round(14, -1)", INT, 10), ("round(i, 2)", INT, 7), ("round(i, -30)", INT, 0),
+    ("round(big, -1)", INT, LONG_MAX + 3 - 2**64),  # wraps like a Java long
+    ("round(inf)", DOUBLE, INF), ("round(nan, 1)", DOUBLE, NAN),
+    ("round(nd)", DOUBLE, None), ("round(d, ni)", DOUBLE, None), ("round(ni, 1)", INT, None),
+    ("floor(d)", INT, 2), ("floor(-d)", INT, -3), ("floor(i)", INT, 7),
+    ("floor(inf)", INT, None), ("floor(nan)", INT, None), ("floor(huge)", INT, None),
+    ("floor(nd)", INT, None),
+    ("ceil(d)", INT, 3), ("ceil(-d)", INT, -2), ("ceil(i)", INT, 7), ("ceil(-inf)", INT, None),
+    ("ceil(nan)", INT, None), ("ceil(huge)", INT, None), ("ceil(ni)", INT, None),
+    ("sqrt(6.25)", DOUBLE, 2.5), ("sqrt(4)", DOUBLE, 2.0), ("sqrt(-1)", DOUBLE, NAN),
+    ("sqrt(inf)", DOUBLE, INF), ("sqrt(nd)", DOUBLE, None),
+    ("power(2, 10)", DOUBLE, 1024.0), ("power(d, 2)", DOUBLE, 6.25),
+    ("power(10, 400)", DOUBLE, INF), ("power(-10, 401)", DOUBLE, -INF),
+    ("power(-8, 0.5)", DOUBLE, NAN), ("power(0, -1)", DOUBLE, INF),
+    ("power(ni, 2)", DOUBLE, None), ("power(2, nd)", DOUBLE, None),
+    ("coalesce(ns, s, 'x')", STRING, "Hello"), ("coalesce(ns, null)", STRING, None),
+    ("coalesce(ni, d)", DOUBLE, 2.5), ("coalesce(ni, 1)", INT, 1),
+    ("if(b, 'yes', 'no')", STRING, "yes"), ("if(not b, 'yes', 'no')", STRING, "no"),
+    ("if(nb, 'yes', 'no')", STRING, "no"),  # an unknown condition is not true
+    ("if(b, ni, 2)", INT, None),
+    ("year(ts)", INT, 2024), ("year(nt)", INT, None), ("year(far)", INT, None),
+    ("month(ts)", INT, 5), ("month(nt)", INT, None),
+    ("day(ts)", INT, 1), ("day(nt)", INT, None),
+    ("hour(ts)", INT, 10), ("hour(nt)", INT, None),
+    ("minute(ts)", INT, 1), ("minute(nt)", INT, None),
+    ("second(ts)", INT, 2), ("second(nt)", INT, None), ("second(far)", INT, None),
+    ("date_trunc('year', ts)", TIMESTAMP, ms(2024, 1, 1)),
+    ("date_trunc('month', ts)", TIMESTAMP, ms(2024, 5, 1)),
+    ("date_trunc('day', ts)", TIMESTAMP, ms(2024, 5, 1)),
+    ("date_trunc('hour', ts)", TIMESTAMP, ms(2024, 5, 1, 10)),
+    ("date_trunc('minute', ts)", TIMESTAMP, ms(2024, 5, 1, 10, 1)),
+    ("date_trunc('second', ts)", TIMESTAMP, ms(2024, 5, 1, 10, 1, 2)),
+    ("date_trunc(unit, ts)", TIMESTAMP, None), ("date_trunc('day', nt)", TIMESTAMP, None),
+    ("date_trunc(ns, ts)", TIMESTAMP, None), ("date_trunc('day', far)", TIMESTAMP, None),
+    ("epoch_millis(ts)", INT, TS), ("epoch_millis(nt)", INT, None),
+    ("to_timestamp(1000)", TIMESTAMP, 1000),
+    ("to_timestamp('2024-05-01T10:01:02.345Z')", TIMESTAMP, TS),
+    ("to_timestamp('2024-05-01 12:01:02.345+02:00')", TIMESTAMP, TS),
+    ("to_timestamp('2024-05-01')", TIMESTAMP, ms(2024, 5, 1)),
+    ("to_timestamp('not a time')", TIMESTAMP, None), ("to_timestamp(ni)", TIMESTAMP, None),
+    ("to_timestamp(ns)", TIMESTAMP, None),
+    ("split('a,b,,c', ',')", ARR, ["a", "b", "", "c"]), ("split('abc', '')", ARR, ["a", "b", "c"]),
+    ("split(ns, ',')", ARR, None), ("split(s, ns)", ARR, None),
+    ("size(arr)", INT, 3), ("size(split('', ','))", INT, 1), ("size(na)", INT, None),
+    ("element_at(arr, 1)", STRING, "a"), ("element_at(arr, 3)", STRING, "c"),
+    ("element_at(arr, -1)", STRING, "c"), ("element_at(arr, 0)", STRING, None),
+    ("element_at(arr, 4)", STRING, None), ("element_at(arr, -4)", STRING, None),
+    ("element_at(na, 1)", STRING, None), ("element_at(arr, ni)", STRING, None),
+    ("array_contains(arr, 'b')", BOOL, True), ("array_contains(arr, 'x')", BOOL, False),
+    ("array_contains(arr, ns)", BOOL, None), ("array_contains(na, 'a')", BOOL, None),
+    ("array_contains([1, 2], 2)", BOOL, True),
+]
+
+# Operators: Java long arithmetic (wraps around), truncated remainder, double division.
+OPERATORS: list[tuple[str, Type, Any]] = [
+    ("big + 1", INT, LONG_MIN), ("small - 1", INT, LONG_MAX), ("big * 2", INT, -2),
+    ("-small", INT, LONG_MIN), ("9223372036854775807 + 1", INT, LONG_MIN),
+    ("i + 1", INT, 8), ("i - 10", INT, -3), ("i * i", INT, 49), ("-i", INT, -7),
+    ("big + 1.0", DOUBLE, float(LONG_MAX) + 1.0), ("ni + 1", INT, None),
+    ("far + 1s", TIMESTAMP, LONG_MIN + 999), ("ts - 1s", TIMESTAMP, TS - 1000),
+    ("ts - ts", INT, 0), ("cast(5s * i as int)", INT, 35000),
+    ("cast(2s * big as int)", INT, -2000),
+    ("7 % 3", INT, 1), ("-7 % 3", INT, -1), ("7 % -3", INT, 1), ("-7 % -3", INT, -1),
+    ("big % 10", INT, 7),  # math.fmod would give 8 (it goes through a double)
+    ("small % -1", INT, 0), ("small % 10", INT, -8), ("i % 0", INT, None), ("i % ni", INT, None),
+    ("7.5 % 2", DOUBLE, 1.5), ("-7.5 % 2", DOUBLE, -1.5), ("inf % 2", DOUBLE, NAN),
+    ("d % 0", DOUBLE, None),
+    ("7 / 2", DOUBLE, 3.5), ("i / 0", DOUBLE, None), ("i / 0.0", DOUBLE, None),
+    ("9007199254740993 / 1", DOUBLE, 9007199254740992.0), ("ni / 2", DOUBLE, None),
+    ("cast(huge as int)", INT, None), ("cast(nan as int)", INT, None),
+    ("cast(inf as int)", INT, None), ("cast('99999999999999999999' as int)", INT, None),
+    ("cast('-12' as int)", INT, -12), ("cast(-d as int)", INT, -2),
+    ("cast(far as string)", STRING, None),
+    ("cast(ts as string)", STRING, "2024-05-01 10:01:02.345"),
+]
+
+
+@pytest.mark.parametrize("expr,type_,value", CASES, ids=[c[0] for c in CASES])
+def test_function(expr: str, type_: Type, value: Any) -> None:
+    t, v = evaluate(expr)
+    assert t == type_
+    assert _same(v, value), v
+
+
+@pytest.mark.parametrize("expr,type_,value", OPERATORS, ids=[c[0] for c in OPERATORS])
+def test_operator(expr: str, type_: Type, value: Any) -> None:
+    t, v = evaluate(expr)
+    assert t == type_
+    assert _same(v, value), v
+
+
+def test_every_library_function_is_covered() -> None:
+    called = {expr.split("(", 1)[0] for expr, _, _ in CASES}
+    called |= {"random_int", "random_double", "random_choice"}  # below
+    assert called == set(FUNCTIONS)
+
+
+def test_random_functions_are_deterministic_and_in_range() -> None:
+    ints = [datagen("random_int(1, 10)", i) for i in range(200)]
+    assert set(ints) == set(range(1, 11))
+    assert ints == [datagen("random_int(1, 10)", i) for i in range(200)]
+    assert datagen("random_int(5, 1)", 0) is None
+    assert datagen("random_int(null, 1)", 0) is None
+    doubles = [datagen("random_double()", i) for i in range(200)]
+    assert all(0.0 <= x < 1.0 for x in doubles) and len(set(doubles)) == 200
+    choices = [datagen("random_choice('a', 'b', null)", i) for i in range(200)]
+    assert set(choices) == {"a", "b", None}
+    # Two call sites in one expression are independent streams.
+    pairs = [datagen("random_int(0, 1000) - random_int(0, 1000)", i) for i in range(50)]
+    assert sum(p != 0 for p in pairs) > 40
+
+
+def test_random_functions_outside_datagen_are_rejected() -> None:
+    with pytest.raises(FlowcError, match="unknown function 'random_int'") as info:
+        evaluate("random_int(1, 2)")
+    assert info.value.hint == "'random_int' is only available in a datagen source's generators"
+
+
+def test_date_trunc_unknown_constant_unit_is_an_error() -> None:
+    with pytest.raises(FlowcError, match="date_trunc cannot truncate to 'week'"):
+        evaluate("date_trunc('week', ts)")
+
+
+def test_sum_of_ints_wraps_like_a_long() -> None:
+    agg = RowAggregate([AggSpec("sum", lambda r: r, "s", INT),
+                        AggSpec("sum", lambda r: float(r), "f", DOUBLE)])
+    acc = agg.create_accumulator()
+    for v in (LONG_MAX, 1):
+        acc = agg.add(v, acc)
+    assert agg.get_result(acc) == (LONG_MIN, float(LONG_MAX) + 1.0)
+    merged = agg.merge(agg.add(LONG_MAX, agg.create_accumulator()),
+                       agg.add(LONG_MAX, agg.create_accumulator()))
+    assert agg.get_result(merged)[0] == -2
