@@ -84,9 +84,12 @@ def validate_parallelism(p: Any, *, allow_default: bool = True) -> int:
 
 
 def validate_max_parallelism(m: Any) -> int:
+    """An operator's max parallelism (Flink's OperatorValidationUtils texts)."""
     if isinstance(m, bool) or not isinstance(m, int):
         raise ApiError(f"max parallelism must be an int, got {m!r}")
-    if m <= 0 or m > UPPER_BOUND_MAX_PARALLELISM:
+    if m <= 0:
+        raise ApiError("The maximum parallelism must be greater than 0.")
+    if m > UPPER_BOUND_MAX_PARALLELISM:
         raise ApiError(f"Maximum parallelism must be between 1 and "
                        f"{UPPER_BOUND_MAX_PARALLELISM}. Found: {m}")
     return m
@@ -127,6 +130,9 @@ class StreamExecutionEnvironment:
         self._next_id = 1
         self._config = Config()
         self._span_stack: list[Span | None] = []
+        # Per operator: side-output tag id -> the type it was requested with (Flink's
+        # SingleOutputStreamOperator.requestedSideOutputs).
+        self._side_outputs: dict[int, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ configuration
 
@@ -141,6 +147,11 @@ class StreamExecutionEnvironment:
         return env
 
     def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
+        if isinstance(parallelism, int) and not isinstance(parallelism, bool) \
+                and parallelism < 1 and parallelism != -1:
+            # Flink's ExecutionConfig.setParallelism (the environment's own text).
+            raise ApiError("Parallelism must be at least one, or "
+                           "ExecutionConfig.PARALLELISM_DEFAULT (use system default).")
         self._config = dataclasses.replace(
             self._config, parallelism=validate_parallelism(parallelism))
         return self
@@ -149,8 +160,15 @@ class StreamExecutionEnvironment:
         return self._config.parallelism
 
     def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
-        self._config = dataclasses.replace(
-            self._config, max_parallelism=validate_max_parallelism(max_parallelism))
+        m = max_parallelism
+        if isinstance(m, bool) or not isinstance(m, int):
+            raise ApiError(f"max parallelism must be an int, got {m!r}")
+        if not 0 < m <= UPPER_BOUND_MAX_PARALLELISM:
+            # Flink's StreamExecutionEnvironment.setMaxParallelism text (the operator-level
+            # setter words it differently).
+            raise ApiError("maxParallelism is out of bounds 0 < maxParallelism <= "
+                           f"{UPPER_BOUND_MAX_PARALLELISM}. Found: {m}")
+        self._config = dataclasses.replace(self._config, max_parallelism=m)
         return self
 
     def get_max_parallelism(self) -> int:
@@ -195,7 +213,7 @@ class StreamExecutionEnvironment:
 
     def from_sequence(self, start: int, end: int) -> DataStream:
         if start > end:
-            raise ApiError("'from' must be <= 'to'")
+            raise ApiError("Start of sequence must not be greater than the end")
         return self._stream(self._new_source(SequenceSource(int(start), int(end)), None, None).id)
 
     def from_source(self, source: SourceSpec, watermark_strategy: WatermarkStrategy | None,

@@ -98,6 +98,24 @@ def _as_key_selector(selector: Any) -> KeySelector:
     return KeySelector(fn, (), getattr(selector, "__name__", type(selector).__name__))
 
 
+_UNHASHABLE = (list, dict, set, frozenset, bytearray, bytes)
+
+
+def _keyable(key_type: Any) -> bool:
+    """Whether records of ``key_type`` (a flowc type, or a Python class) may be keys."""
+    from flowc.types import Type
+
+    if isinstance(key_type, Type):
+        return not key_type.is_array
+    if isinstance(key_type, type):
+        return not issubclass(key_type, _UNHASHABLE)
+    return True
+
+
+def _type_name(key_type: Any) -> str:
+    return key_type.__name__ if isinstance(key_type, type) else str(key_type)
+
+
 class _Settings:
     """Per-operator settings shared by DataStream (operators) and DataStreamSink."""
 
@@ -127,11 +145,16 @@ class _Settings:
         self._require_operator("uid")
         if not isinstance(uid, str):
             raise ApiError(f"uid must be a string, got {uid!r}")
+        if uid == "":
+            raise ApiError("Empty string operator uid is not allowed")
         self._env._update(self._id, uid=uid)
         return self
 
     def set_uid_hash(self, uid_hash: str) -> Any:
-        self._require_operator("set_uid_hash")
+        t = self._require_operator("set_uid_hash")
+        if isinstance(t, SinkTransformation) and not t.legacy:
+            # Flink's DataStreamSink.setUidHash: a v2 sink expands into several operators.
+            raise ApiError("Cannot set a custom UID hash on a non-legacy sink", t.span)
         if not isinstance(uid_hash, str) or not _HEX32.match(uid_hash):
             raise ApiError("Node hash must be a 32 character String that describes a hex code. "
                            f"Found: {uid_hash}")
@@ -248,7 +271,15 @@ class DataStream(_Settings):
     def get_side_output(self, output_tag: OutputTag) -> DataStream:
         if not isinstance(output_tag, OutputTag):
             raise ApiError(f"get_side_output needs an OutputTag, got {output_tag!r}")
+        # Java has getSideOutput only on SingleOutputStreamOperator (sources and operators).
+        self._require_operator("get_side_output")
         env = self._env
+        requested = env._side_outputs.setdefault(self._id, {})
+        if output_tag.tag_id in requested and requested[output_tag.tag_id] != output_tag.type_info:
+            raise ApiError("A side output with a matching id was already requested with a "
+                           "different type. This is not allowed, side output ids need to be "
+                           "unique.", env._caller_span())
+        requested[output_tag.tag_id] = output_tag.type_info
         t = SideOutputTransformation(
             id=env._draw_id(), name="SideOutput", input=self._id, tag=output_tag,
             parallelism=env._get(self._id).parallelism, span=env._caller_span(),
@@ -260,6 +291,12 @@ class DataStream(_Settings):
 
     def key_by(self, key_selector: Any, key_type: Any = None) -> KeyedStream:
         ks = _as_key_selector(key_selector)
+        if key_type is not None and not _keyable(key_type):
+            # Flink's KeyedStream.validateKeyType (arrays have no value-based hashCode).
+            raise ApiError(f"Type {_type_name(key_type)} cannot be used as key. Contained "
+                           f"UNSUPPORTED key types: {_type_name(key_type)}. Look at the keyBy() "
+                           "documentation for the conditions a type has to satisfy in order to "
+                           "be eligible for a key.", self._env._caller_span())
         p = self._partition(PartitionerKind.HASH, ks)
         return KeyedStream(self._env, p._id, ks)
 

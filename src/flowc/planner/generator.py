@@ -209,14 +209,17 @@ def _translate(b: _Builder, t: Transformation, inputs: list[list[int]]) -> list[
 
 
 def _check_side_outputs(b: _Builder) -> None:
-    """A late-data tag must not be requested from an operator that cannot produce it: Flink
-    only fails at run time for this; we report it at plan time with the operator's line."""
+    """A side output requested from a window whose only side output is its late data must use
+    the late-data tag (flowc: Flink silently gives an empty stream; we report the likely typo
+    at plan time with the line). A window with a process window function may emit any tag
+    through its context, so it is not checked."""
     for e in b.edges:
         if e.output_tag is None:
             continue
         src = b.nodes[e.source_id]
         op = src.operator
-        if isinstance(op, WindowOp) and op.late_tag is not None and op.late_tag != e.output_tag:
+        if (isinstance(op, WindowOp) and op.late_tag is not None and op.window_fn is None
+                and op.late_tag != e.output_tag):
             dst = b.nodes[e.target_id]
             raise PlanError(
                 f"side output '{e.output_tag.tag_id}' is not produced by {src}: its late data "
