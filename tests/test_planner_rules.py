@@ -267,6 +267,43 @@ def test_batch_blocking_datasets_are_reused_and_regions_get_own_slot_groups() ->
     assert build(RuntimeExecutionMode.BATCH) == (1, 3, {"BLOCKING"}, 6)
 
 
+def test_batch_dataset_reuse_compares_key_selectors_and_custom_partitioners() -> None:
+    """Flink 2.3 (BATCH, static scheduler) shares one BLOCKING dataset between two keyBy
+    consumers only when they use the same KeySelector object; partitionCustom needs the same
+    partitioner and key selector too."""
+    from flowc.datastream import KeySelector, Partitioner
+
+    class Mod(KeySelector):
+        def get_key(self, value):  # type: ignore[no-untyped-def]
+            return value % 7
+
+    class Part(Partitioner):
+        def partition(self, key, num_partitions):  # type: ignore[no-untyped-def]
+            return key % num_partitions
+
+    def consumers(mode: RuntimeExecutionMode) -> list[int]:
+        e = env(2)
+        e.set_runtime_mode(mode)
+        s = e.from_sequence(0, 9)
+        m, p = Mod(), Part()
+        outs = [
+            s.key_by(m).reduce(lambda a, b: a + b),   # 0 \ same selector: shared
+            s.key_by(m).reduce(lambda a, b: a + b),   # 1 /
+            s.key_by(Mod()).reduce(lambda a, b: a + b),  # 2 another selector object
+            s.partition_custom(p, m).map(inc),        # 3 \ same partitioner and key
+            s.partition_custom(p, m).map(inc),        # 4 /
+            s.partition_custom(Part(), m).map(inc),   # 5 another partitioner
+            s.partition_custom(p, Mod()).map(inc),    # 6 another key selector
+        ]
+        jg = e.get_job_graph()
+        return [jg.vertex_of_node(o.transformation_id).inputs[0].dataset for o in outs]
+
+    d = consumers(RuntimeExecutionMode.BATCH)
+    assert d[0] == d[1] and d[3] == d[4]
+    assert len({d[0], d[2], d[3], d[5], d[6]}) == 5
+    assert len(set(consumers(RuntimeExecutionMode.STREAMING))) == 7
+
+
 # ------------------------------------------------------------------ §3 hashes
 
 

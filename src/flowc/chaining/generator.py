@@ -24,7 +24,7 @@ from flowc.chaining.job_graph import (
 )
 from flowc.chaining.rules import chain_breaks, is_chainable
 from flowc.planner.stream_graph import StreamEdge, StreamGraph
-from flowc.transformations import RuntimeExecutionMode
+from flowc.transformations import Partitioner, PartitionerKind, RuntimeExecutionMode
 
 
 @dataclass
@@ -138,6 +138,20 @@ def _regions(vertex_ids: list[str], edges: list[tuple[str, str, str]]) -> dict[s
     return out
 
 
+def _same_partitioner(a: Partitioner, b: Partitioner) -> bool:
+    """Flink's ``StreamPartitioner.equals`` as it decides BLOCKING dataset reuse (verified with
+    Flink 2.3): same class; HASH also the same key selector, CUSTOM also the same partitioner
+    function (Java ``equals``: the same object, for user functions)."""
+    if a.kind is not b.kind:
+        return False
+    if a.kind is PartitionerKind.HASH:
+        return a.key is not None and b.key is not None and a.key.fn == b.key.fn
+    if a.kind is PartitionerKind.CUSTOM:
+        return (a.key is not None and b.key is not None and a.key.fn == b.key.fn
+                and a.custom == b.custom)
+    return True
+
+
 def create_job_graph(graph: StreamGraph) -> JobGraph:
     with paused_gc():
         return _create(graph)
@@ -164,7 +178,8 @@ def _create(graph: StreamGraph) -> JobGraph:
                     d = datasets[cand]
                     if (d["consumer_parallelism"] == target.parallelism
                             and d["consumer_max_parallelism"] == target.max_parallelism
-                            and d["tag"] == e.output_tag and d["partitioner"] == e.partitioner):
+                            and d["tag"] == e.output_tag
+                            and _same_partitioner(d["partitioner"], e.partitioner)):
                         ds_index = cand
                         break
             if ds_index is None:
