@@ -274,19 +274,19 @@ class Lowerer:
             if body.start > body.end:
                 raise FlowTypeError(f"a sequence runs upwards: {body.start} is after "
                                     f"{body.end}", body.span)
-            seq = self.env.from_sequence(body.start, body.end).name(stmt.name)
-            apply_hints(seq, stmt.hints)
-            # A sequence yields bare numbers; records are tuples, so wrap each one.
-            wrap = make_code_fn("(v,)", ("v",), {}, body.span)
-            stream = seq.map(wrap, output_type=schema)
-            stream = self._finish(stream, stmt, strategy, hints=False)
+            # Like Flink's fromSequence (a NumberSequenceSource): one parallel source whose
+            # subtasks read consecutive ranges; it emits the 1-field rows itself, so no
+            # operator is added after it.
+            gen = make_code_fn(f"({body.start} + i,)", ("i",), {}, body.span)
+            spec = DatagenSource(body.end - body.start + 1, gen,
+                                 f"sequence {body.start} to {body.end}")
+            stream = self._from_source(spec, stmt, schema, strategy)
         self.streams[stmt.name] = StreamInfo(stmt.name, schema, stmt.name_span, stream, None,
                                              strategy is not None)
 
     def _finish(self, stream: DataStream, stmt: A.SourceStmt,
-                strategy: WatermarkStrategy | None, hints: bool = True) -> DataStream:
-        if hints:
-            apply_hints(stream, stmt.hints)
+                strategy: WatermarkStrategy | None) -> DataStream:
+        apply_hints(stream, stmt.hints)
         if strategy is not None:
             stream = stream.assign_timestamps_and_watermarks(strategy)
         return stream
