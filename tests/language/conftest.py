@@ -25,10 +25,34 @@ def structure(env: StreamExecutionEnvironment) -> tuple[Any, ...]:
     return tuple(rows), p.roots, p.config
 
 
+def _without_lines(value: Any) -> Any:
+    """A plan's JSON without source lines (a script and a Python program differ there)."""
+    if isinstance(value, dict):
+        return {k: _without_lines(v) for k, v in value.items() if k != "line"}
+    if isinstance(value, list):
+        return [_without_lines(v) for v in value]
+    return value
+
+
+def stream_graph_dump(env: StreamExecutionEnvironment) -> Any:
+    """The StreamGraph as the planner built it: nodes (with their operator class, output
+    type, description, state keys and watermark strategy) and edges, minus lines."""
+    sg = env.get_stream_graph()
+    nodes = {n.id: (type(n.operator).__name__, str(n.output_type), n.description,
+                    tuple(k.fields if k is not None else None for k in n.keys),
+                    type(n.watermark_strategy).__name__, n.two_input, n.sink_writer)
+             for n in sg.nodes.values()}
+    return _without_lines(sg.to_dict()), nodes, sg.source_ids, sg.sink_ids
+
+
 def job_graph_dump(env: StreamExecutionEnvironment) -> Any:
-    jg = env.get_job_graph()
-    out = []
-    for v in sorted(jg.vertices.values(), key=lambda v: v.head):
-        out.append((v.id, v.name, v.parallelism, v.slot_sharing_group, tuple(v.chain),
-                     tuple((e.source, e.ship_strategy, e.result_type) for e in v.inputs)))
-    return out
+    """The JobGraph's stable JSON (chains, edges, slot groups, regions), minus lines."""
+    return _without_lines(env.get_job_graph().to_dict())
+
+
+def assert_same_graphs(script_env: StreamExecutionEnvironment,
+                       program_env: StreamExecutionEnvironment) -> None:
+    """Same transformations, StreamGraph and JobGraph (user functions aside)."""
+    assert structure(script_env) == structure(program_env)
+    assert stream_graph_dump(script_env) == stream_graph_dump(program_env)
+    assert job_graph_dump(script_env) == job_graph_dump(program_env)
