@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from flowc.errors import EXIT_USER, FlowcError
+from flowc.chaining import build_execution_graph
+from flowc.errors import EXIT_USER, FlowcError, PlanError
 from flowc.parser import compile_source
 
 ERRORS = Path(__file__).parent / "errors"
@@ -19,11 +20,13 @@ CASES = sorted(ERRORS.glob("*.flow"))
 
 
 def diagnostics(path: Path) -> FlowcError:
+    """The error of ``flowc check``: compiling, then planning (JobGraph, ExecutionGraph)."""
     try:
-        compile_source(path.read_text(encoding="utf-8"), path.name)
+        script = compile_source(path.read_text(encoding="utf-8"), path.name)
+        build_execution_graph(script.env.get_job_graph())
     except FlowcError as e:
         return e
-    raise AssertionError(f"{path.name} compiled without errors")
+    raise AssertionError(f"{path.name} compiled and planned without errors")
 
 
 def test_corpus_is_big_enough() -> None:
@@ -44,3 +47,17 @@ def test_error_golden(path: Path) -> None:
     if os.environ.get("FLOWC_UPDATE_GOLDEN") or not expected.exists():
         expected.write_text(text, encoding="utf-8")
     assert text == expected.read_text(encoding="utf-8")
+
+
+# Planner errors carry Flink's exception class and exact text (see tests/golden/flink).
+PLAN_ERRORS = {"plan_forward_parallelism": "UnsupportedOperationException",
+               "plan_uid_collision": "IllegalArgumentException",
+               "plan_parallelism_above_max": "JobException",
+               "plan_parallelism_above_set_max": "JobException"}
+
+
+@pytest.mark.parametrize("stem", sorted(PLAN_ERRORS))
+def test_planner_errors_are_flinks(stem: str) -> None:
+    err = diagnostics(ERRORS / f"{stem}.flow")
+    assert isinstance(err, PlanError)
+    assert err.java_class == PLAN_ERRORS[stem]
