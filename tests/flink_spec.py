@@ -1,5 +1,7 @@
 """Builds a program from a Flink-oracle pipeline spec (shared/testdata/flink-2.3/README.md)
-through ``flowc.datastream``, exactly as FlinkOracle.java builds it with Flink's Java API."""
+through ``flowc.datastream``, exactly as FlinkOracle.java builds it with Flink's Java API
+(and tests/golden/flink/ExtOracle.java for ``co_map``, ``keyed_co_process``, ``side`` and
+``custom`` partitioning; see tests/golden/flink/README.md)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from flowc.datastream import (
     Duration,
     KeyedCoProcessFunction,
     KeyedProcessFunction,
+    KeySelector,
+    OutputTag,
+    Partitioner,
     ReduceFunction,
     RuntimeExecutionMode,
     StreamExecutionEnvironment,
@@ -30,8 +35,17 @@ class Proc(KeyedProcessFunction):
         yield value
 
 
-def mod7(v: int) -> int:
-    return v % 7
+class Mod(KeySelector):
+    """FlinkOracle's ``new Mod()``: a fresh selector object per keyBy, which matters for
+    BATCH dataset reuse (Flink compares key selectors with ``equals``)."""
+
+    def get_key(self, v: int) -> int:
+        return v % 7
+
+
+class Part(Partitioner):
+    def partition(self, key: int, num_partitions: int) -> int:
+        return key % num_partitions
 
 
 class CoMap(CoMapFunction):
@@ -72,19 +86,23 @@ def build(spec: dict[str, Any]) -> StreamExecutionEnvironment:
         elif op == "flat_map":
             out = inp.flat_map(lambda v: [v, v])
         elif op == "reduce":
-            out = inp.key_by(mod7).reduce(Sum())
+            out = inp.key_by(Mod()).reduce(Sum())
         elif op == "process":
-            out = inp.key_by(mod7).process(Proc())
+            out = inp.key_by(Mod()).process(Proc())
         elif op == "window_reduce":
-            out = (inp.key_by(mod7).window(TumblingEventTimeWindows.of(Duration.of_seconds(5)))
+            out = (inp.key_by(Mod()).window(TumblingEventTimeWindows.of(Duration.of_seconds(5)))
                    .reduce(Sum()))
         elif op == "co_map":
-            # Not in the Flink oracle's vocabulary: flowc's own property tests only.
+            # Not in FlinkOracle's vocabulary; tests/golden/flink/ExtOracle.java has it.
             out = inp.connect(_partition(ins[1], n.get("partition"))).map(CoMap())
         elif op == "keyed_co_process":
-            out = inp.connect(ins[1]).key_by(mod7, mod7).process(CoProc())
+            out = inp.connect(ins[1]).key_by(Mod(), Mod()).process(CoProc())
         elif op == "union":
             streams[nid] = ins[0].union(*ins[1:])
+            continue
+        elif op == "side":
+            # ExtOracle: getSideOutput(new OutputTag<Long>(tag)) of an operator (virtual).
+            streams[nid] = ins[0].get_side_output(OutputTag(n.get("tag", "side"), int))
             continue
         elif op == "sink":
             s = inp.add_discarding_sink().name(nid)
@@ -118,6 +136,8 @@ def build(spec: dict[str, Any]) -> StreamExecutionEnvironment:
 def _partition(s: DataStream, p: str | None) -> DataStream:
     if p is None or p == "hash":
         return s
+    if p == "custom":
+        return s.partition_custom(Part(), Mod())
     return {"forward": s.forward, "rebalance": s.rebalance, "rescale": s.rescale,
             "shuffle": s.shuffle, "broadcast": s.broadcast, "global": s.global_}[p]()
 

@@ -1,6 +1,6 @@
 """The planner reproduces real Flink 2.3 JobGraphs exactly (shared/testdata/flink-2.3, copied
 into tests/golden/flink-2.3, plus the corpus generated with the Flink oracle in
-tests/golden/flink/specs)."""
+tests/golden/flink/specs, its BATCH runs and the extended corpus in tests/golden/flink/ext)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,50 @@ def test_execution_plan_json_matches_flink_byte_for_byte(spec: Path) -> None:
 
 def test_corpus_is_present() -> None:
     assert len(SPECS) >= 7 and len(PLANS) >= 7
+    assert len(EXT) >= 100 and len(BATCH) == len(list((GOLDEN / "flink" / "specs").glob(
+        "*.batch.expected"))) >= 150
+
+
+# tests/golden/flink/ExtOracle.java (regenerate_ext.sh): two-input operators, side outputs,
+# custom partitioning and BATCH (Flink's static scheduler), with slot sharing groups,
+# pipelined regions and intermediate datasets.
+EXT = sorted((GOLDEN / "flink" / "ext").glob("x_*.json"))
+BATCH = [p for p in SPECS if p.with_suffix(".batch.expected").exists()]
+
+
+def describe_ext(env) -> str:  # type: ignore[no-untyped-def]
+    """ExtOracle's output: the JobGraph dump, then slot sharing groups and pipelined regions
+    per vertex and the dataset of each edge, numbered by first appearance."""
+    from flowc.errors import PlanError
+
+    try:
+        jg = env.get_job_graph()
+    except PlanError as e:
+        return f"error {e.java_class}: {e.message}\n"
+    ordered = jg.vertices_sorted()
+
+    def numbered(values: list) -> str:  # type: ignore[type-arg]
+        first: dict = {}  # type: ignore[type-arg]
+        return " ".join(str(first.setdefault(v, len(first))) for v in values)
+
+    return (jg.dump()
+            + "groups " + numbered([v.slot_sharing_group_index for v in ordered]) + "\n"
+            + "regions " + numbered([v.region for v in ordered]) + "\n"
+            + "datasets " + numbered([e.dataset for v in ordered for e in v.inputs]) + "\n")
+
+
+@pytest.mark.parametrize("spec", EXT, ids=lambda p: p.stem)
+def test_extended_job_graph_matches_flink(spec: Path) -> None:
+    expected = spec.with_suffix(".expected").read_text()
+    assert _normalise(describe_ext(flink_spec.load(spec))) == _normalise(expected)
+
+
+@pytest.mark.parametrize("spec", BATCH, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
+def test_batch_job_graph_matches_flink_static_scheduler(spec: Path) -> None:
+    program = json.loads(spec.read_text())
+    program["mode"] = "BATCH"
+    expected = spec.with_suffix(".batch.expected").read_text()
+    assert _normalise(describe_ext(flink_spec.build(program))) == _normalise(expected)
 
 
 def _key(entry: dict) -> object:
