@@ -118,9 +118,10 @@ class PipelineBuilder:
                 raise FlowSyntaxError("a sink ends a pipeline; nothing can follow it",
                                       pipeline.steps[i + 1].span)
             if flow.window is not None and not isinstance(step, A.AggregateStep):
+                where = flow.window.span.line
                 raise FlowSyntaxError("'window' must be followed by '| aggregate ...'",
-                                      step.span, notes=[f"the window is at line "
-                                                        f"{flow.window.span.line}"])
+                                      step.span, notes=[f"the window is at line {where}"]
+                                      if where != step.span.line else [])
             try:
                 with self.ctx.env.at(step.span):
                     flow = self.step(flow, step)
@@ -167,7 +168,7 @@ class PipelineBuilder:
 
     def compiler(self, flow: Flow, where: str) -> ExprCompiler:
         scope = Scope(row_columns(flow.schema.names, flow.schema.types), self.ctx.udfs, where,
-                      qualifiers=flow.names)
+                      qualifiers=flow.names, broken_functions=frozenset(self.ctx.broken_udfs))
         return ExprCompiler(scope)
 
     def _next(self, flow: Flow, stream: DataStream, schema: Schema | None = None,

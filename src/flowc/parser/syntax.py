@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import functools
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import resources
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from flowc.errors import FlowcError, FlowSyntaxError, Span
+from flowc.errors import FlowcError, FlowSyntaxError, Span, did_you_mean
 from flowc.parser import ast as A
 from flowc.parser.build import AstBuilder
 
@@ -23,13 +24,38 @@ from flowc.parser.build import AstBuilder
 # and semicolons; everything else is skipped by the splitter.
 _SPLIT = re.compile(r"'(?:[^'\n]|'')*'?|--[^\n]*|;")
 _BLANK = re.compile(r"^(?:\s|--[^\n]*)*$")
-_DEFINES = re.compile(r"^\s*(?:source|let)\s+([A-Za-z_][A-Za-z0-9_]*)")
+_DEFINES = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+# The text being lexed, for the keyword check below.
+_LEXING: ContextVar[str] = ContextVar("flow_lexing", default="")
+_WORD = re.compile(r"[A-Za-z0-9_]*")
+
+
+class GluedKeyword(Exception):
+    """A keyword immediately followed by letters or digits (``mapuser_id``, ``c asx``)."""
+
+    def __init__(self, token: Token) -> None:
+        super().__init__(str(token))
+        self.token = token
+
+
+def _whole_word(token: Token) -> Token:
+    # The contextual lexer matches a keyword as a prefix where no name is possible, so
+    # `mapuser_id` would silently lex as `map user_id`: reject a keyword glued to a word.
+    text = _LEXING.get()
+    end = token.end_pos
+    if end is not None and end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        raise GluedKeyword(token)
+    return token
 
 
 @functools.lru_cache(maxsize=1)
 def flow_parser() -> Lark:
     grammar = resources.files("flowc.grammar").joinpath("flow.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    keywords = {w.upper() for w in re.findall(r'"([a-z_]+)"', grammar)} | {"PARTITIONER"}
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True,
+                lexer_callbacks={k: _whole_word for k in keywords})
 
 
 @dataclass(frozen=True)
@@ -73,16 +99,30 @@ def defined_name(chunk: Chunk) -> str | None:
     """The stream a statement defines (``source x``/``let x``), found without parsing it, so
     that a statement that fails to parse does not cause "unknown stream" errors later."""
     m = _DEFINES.match(chunk.text)
-    return m.group(1) if m else None
+    if m is None:
+        return None
+    # `source x`, `let x`, and their misspellings (`sorce x`), reported as such.
+    word = m.group(1)
+    defines = word in ("source", "let") or did_you_mean(word, ("source", "let")) is not None
+    return m.group(2) if defines else None
 
 
 def parse_chunk(chunk: Chunk, filename: str, text: str) -> A.Statement:
     """Parse one statement; raises a FlowcError (never a Lark exception)."""
     parser = flow_parser()
+    failure: UnexpectedInput | GluedKeyword | None = None
+    lexing = _LEXING.set(chunk.text)
     try:
         tree = parser.parse(chunk.text)
-    except UnexpectedInput as e:
-        raise SyntaxErrors(chunk, filename, text).describe(e) from None
+    except (UnexpectedInput, GluedKeyword) as e:
+        failure = e
+    finally:
+        _LEXING.reset(lexing)
+    # Described outside the check: describing parses other texts (examples).
+    if isinstance(failure, GluedKeyword):
+        raise SyntaxErrors(chunk, filename, text).glued(failure.token) from None
+    if failure is not None:
+        raise SyntaxErrors(chunk, filename, text).describe(failure) from None
     try:
         return AstBuilder(filename, text, chunk.line, chunk.column).transform(tree)
     except VisitError as e:
@@ -104,8 +144,17 @@ _EXPR_START = {"INT", "FLOAT", "STRING", "DURATION", "TRUE", "FALSE", "NULL", "N
 _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMPARE", "EQUAL", "AND", "OR",
               "IS", "IN", "BETWEEN", "LIKE", "NOT"}
 _STATEMENT_START = {"SET", "IMPORT", "SOURCE", "LET", "UNION", "NAME"}
+# The words a pipeline step starts with, for "did you mean" on a misspelt step.
+STEP_WORDS = ("map", "select", "filter", "where", "flat_map", "key", "window", "aggregate",
+              "union", "join", "interval", "rebalance", "rescale", "shuffle", "broadcast",
+              "global", "forward", "print", "write", "blackhole")
 _STEP_START = {"MAP", "SELECT", "FILTER", "WHERE", "FLAT_MAP", "KEY", "WINDOW", "AGGREGATE",
                "UNION", "JOIN", "INTERVAL", "PARTITIONER", "PRINT", "WRITE", "BLACKHOLE"}
+
+_STATEMENT_WORDS = ("set", "import", "source", "let", "union")
+_STEP_LIST = ("a pipeline step starts after '|': map, select, filter, flat_map, key by, "
+              "window, aggregate, union, join, interval join, a partitioning, print, write or "
+              "blackhole")
 
 # Common mistakes, recognised by the parser state they fail in (Lark's match_examples).
 _EXAMPLES: dict[str, list[str]] = {
@@ -116,9 +165,7 @@ _EXAMPLES: dict[str, list[str]] = {
     "name the file format before the path: from csv|json|parquet 'path'": [
         "source s (a int) from 'x';"],
     "to name a stream, write 'let NAME = pipeline;'": ["x = a | map b;", "x = a;"],
-    "a pipeline step starts after '|': map, select, filter, flat_map, key by, window, "
-    "aggregate, union, join, interval join, a partitioning, print, write or blackhole": [
-        "a | b;", "a | foo x;"],
+    _STEP_LIST: ["a | b;", "a | foo x;"],
     "name the sink's format: write csv|json|parquet 'path'": ["a | write 'x';"],
     "a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or 'session gap GAP'": [
         "a | window 5s;", "a | window x;"],
@@ -190,9 +237,25 @@ class SyntaxErrors:
                 if tok.start_pos is None or tok.start_pos >= pos:
                     break
                 tokens.append(tok)
-        except UnexpectedInput:
+        except (UnexpectedInput, GluedKeyword):
             pass
         return tokens
+
+    def glued(self, token: Token) -> FlowSyntaxError:
+        start = token.start_pos or 0
+        word = _WORD.match(self.chunk.text, start).group()  # type: ignore[union-attr]
+        span = self.builder.span_of(token.line or 1, token.column or 1, token.line or 1,
+                                    (token.column or 1) + len(word))
+        keyword = str(token)
+        rest = word[len(keyword):]
+        # A letter or two too many is a typo (`mapp`); more is a missing space (`mapuser_id`).
+        hint = f"write '{keyword} {rest}' if a space is missing"
+        if len(rest) <= 2:
+            hint = did_you_mean(word, STEP_WORDS if keyword in STEP_WORDS else [keyword]) \
+                or hint
+        if keyword in STEP_WORDS:
+            return FlowSyntaxError(f"unknown pipeline step '{word}'", span, hint=hint)
+        return FlowSyntaxError(f"unexpected '{word}'", span, hint=hint)
 
     def describe(self, e: UnexpectedInput) -> FlowSyntaxError:
         if isinstance(e, UnexpectedCharacters):
@@ -237,11 +300,22 @@ class SyntaxErrors:
                 if prev is not None else self.builder.span_of(1, 1, 1, 2)
         else:
             span = self.builder.tok(tok)
+        if tok.type == "NAME" and len(expected & _STEP_START) >= 5:
+            return FlowSyntaxError(f"unknown pipeline step '{tok}'", span,
+                                   hint=did_you_mean(str(tok), STEP_WORDS) or _STEP_LIST)
+        if prev is not None and before and prev is before[0] and prev.type == "NAME" \
+                and tok.type != "EQUAL":
+            close = did_you_mean(str(prev), _STATEMENT_WORDS)
+            if close is not None:
+                return FlowSyntaxError(f"unknown statement '{prev}'", self.builder.tok(prev),
+                                       hint=close)
         label = self._match_example(e)
         where = f" after '{prev}'" if prev is not None else ""
         if label is not None:
-            return FlowSyntaxError(label, span,
-                                   notes=[f"expected {describe_expected(expected)}{where}"])
+            # A label that lists what may come needs no "expected ..." note repeating it.
+            notes = [] if label == _STEP_LIST else [
+                f"expected {describe_expected(expected)}{where}"]
+            return FlowSyntaxError(label, span, notes=notes)
         found = "" if tok.type in ("SEMICOLON", "$END") else f", found {_shown(tok)}"
         message = f"expected {describe_expected(expected)}{where}{found}"
         if tok.type == "$END":
