@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowc.api.functions import AggregateFunction, ProcessJoinFunction, ProcessWindowFunction
-from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError
+from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, did_you_mean
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
 from flowc.parser.exprs import ExprCompiler
-from flowc.parser.functions import AGGREGATES
+from flowc.parser.functions import AGGREGATES, FUNCTIONS
 from flowc.parser.runtime import wrap64
 from flowc.types import DOUBLE, INT, Type
 
@@ -46,6 +46,12 @@ def compile_aggregates(items: tuple[A.SelectItem, ...], compiler: ExprCompiler,
     specs: list[AggSpec] = []
     for item in items:
         e = item.expr
+        if isinstance(e, A.Call) and e.name not in AGGREGATES and e.name not in FUNCTIONS \
+                and e.name not in compiler.scope.udfs \
+                and e.name not in compiler.scope.broken_functions:
+            raise FlowNameError(f"unknown aggregate function '{e.name}'", e.name_span,
+                                hint=did_you_mean(e.name, AGGREGATES) or "aggregates are "
+                                + ", ".join(f"{a}(...)" for a in AGGREGATES))
         if item.star or not isinstance(e, A.Call) or e.name not in AGGREGATES:
             hint = None
             if isinstance(e, A.FieldRef) and e.name in key_names:

@@ -48,6 +48,10 @@ class Column:
     code: str
 
 
+class BrokenName(Exception):
+    """A reference to a stream or UDF whose own statement failed: reported once, not again."""
+
+
 @dataclass(frozen=True)
 class Udf:
     name: str
@@ -75,6 +79,8 @@ class Scope:
     # Set in datagen generators: the source of the row index, enabling random_*().
     index_code: str | None = None
     qualifiers: Qualifiers = field(default_factory=dict)
+    # UDFs whose 'import udf' failed (already reported): using one is no new error.
+    broken_functions: frozenset[str] = frozenset()
 
     def lookup(self, name: str) -> Column | None:
         for c in self.columns:
@@ -396,6 +402,8 @@ class ExprCompiler:
         if udf is not None:
             return self._udf_call(e, udf, depth)
         fn = FUNCTIONS.get(name)
+        if fn is None and name in self.scope.broken_functions:
+            raise BrokenName(name)
         if fn is None or (fn.datagen_only and self.scope.index_code is None):
             pool = [n for n, f in FUNCTIONS.items()
                     if not f.datagen_only or self.scope.index_code is not None]

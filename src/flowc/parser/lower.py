@@ -9,6 +9,7 @@ names it would have defined are remembered as "broken" so they cause no follow-u
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -21,7 +22,15 @@ from flowc.api.stream import DataStream, DataStreamSink
 from flowc.errors import ApiError, FlowcError, FlowNameError, FlowTypeError, Span, did_you_mean
 from flowc.operators import CodeFn, DatagenSource, FileSource
 from flowc.parser import ast as A
-from flowc.parser.exprs import Column, ExprCompiler, Scope, Udf, make_code_fn, row_columns
+from flowc.parser.exprs import (
+    BrokenName,
+    Column,
+    ExprCompiler,
+    Scope,
+    Udf,
+    make_code_fn,
+    row_columns,
+)
 from flowc.parser.functions import AGGREGATES, FUNCTIONS
 from flowc.parser.settings import apply_hints, apply_set
 from flowc.parser.steps import FILE_FORMATS, PipelineBuilder, check_storable
@@ -31,10 +40,6 @@ from flowc.windowing import WatermarkStrategy
 _FILE_OPTIONS = {"csv": {"header": "bool", "delimiter": "char", "quote": "char",
                          "null_value": "string"},
                  "json": {}, "parquet": {}}
-
-
-class BrokenName(Exception):
-    """A reference to a stream whose own statement failed: reported once, not again."""
 
 
 @dataclass
@@ -84,6 +89,7 @@ class Lowerer:
         self.sinks: list[SinkInfo] = []
         self.udfs: dict[str, Udf] = {}
         self.broken: set[str] = set()
+        self.broken_udfs: set[str] = set()
         self.errors: list[FlowcError] = []
         self._set_at: dict[str, Span] = {}
 
@@ -109,6 +115,8 @@ class Lowerer:
             self._break(stmt)
 
     def _break(self, stmt: A.Statement) -> None:
+        if isinstance(stmt, A.ImportUdf):
+            self.broken_udfs.add(stmt.name)
         if isinstance(stmt, (A.SourceStmt, A.LetStmt)):
             self.broken.add(stmt.name)
         if isinstance(stmt, (A.LetStmt, A.PipelineStmt)):
@@ -216,6 +224,7 @@ class Lowerer:
         for t in (*stmt.params, stmt.returns):
             check_storable([(str(t), t, stmt.span)])
         fn = self._load(stmt)
+        _check_arity(stmt, fn)
         self.udfs[name] = Udf(name, fn, stmt.params, stmt.returns, stmt.span)
 
     def _load(self, stmt: A.ImportUdf) -> Callable[..., Any]:
@@ -362,7 +371,7 @@ class Lowerer:
         if body.rows < 0:
             raise FlowTypeError("datagen needs a row count of 0 or more", body.span)
         scope = Scope([Column("index", INT, "i")], self.udfs, "in a datagen generator",
-                      index_code="i")
+                      index_code="i", broken_functions=frozenset(self.broken_udfs))
         compiler = ExprCompiler(scope)
         given: dict[str, str] = {}
         for name, expr, span in body.generators:
@@ -382,6 +391,23 @@ class Lowerer:
         gen = compiler.code_fn("(" + "".join(c + ", " for c in codes) + ")", ("i",), body.span)
         spec = DatagenSource(body.rows, gen, f"datagen {body.rows} rows")
         return self._from_source(spec, stmt, schema, strategy)
+
+
+def _check_arity(stmt: A.ImportUdf, fn: Callable[..., Any]) -> None:
+    """The function must accept as many positional arguments as the import declares."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # no introspectable signature: checked when called
+        return
+    n = len(stmt.params)
+    try:
+        signature.bind(*([None] * n))
+    except TypeError as e:
+        raise FlowTypeError(f"the import declares {n} parameter{'s' if n != 1 else ''}, but "
+                            f"{stmt.function}{signature} cannot be called with {n} "
+                            f"argument{'s' if n != 1 else ''}: {e}", stmt.path_span,
+                            hint="make the declared parameter types match the Python "
+                                 "function's parameters") from None
 
 
 def _widen(value: Any, t: Type) -> Any:
@@ -407,4 +433,4 @@ def _default_generator(name: str, t: Type) -> str:
     return "[]"
 
 
-__all__ = ["CompiledScript", "Lowerer", "SinkInfo", "StreamInfo", "CodeFn"]
+__all__ = ["BrokenName", "CompiledScript", "Lowerer", "SinkInfo", "StreamInfo", "CodeFn"]

@@ -1,0 +1,103 @@
+"""Diagnostics that help: did-you-mean for misspelt words, no follow-on errors, UDF arity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flowc.errors import FlowcError, MultipleErrors
+from flowc.parser import compile_source, parse_source
+
+SOURCE = "source clicks (user_id string, article_id string, ts timestamp) values " \
+         "('u', 'a', timestamp '2024-05-01') watermark ts;\n"
+
+
+def errors_of(text: str, base_dir: str | None = None) -> list[FlowcError]:
+    with pytest.raises(FlowcError) as info:
+        compile_source(SOURCE + text, "d.flow", base_dir=base_dir)
+    err = info.value
+    return list(err.errors) if isinstance(err, MultipleErrors) else [err]
+
+
+@pytest.mark.parametrize("text,message,hint", [
+    ("clicks | fliter user_id is null | print;", "unknown pipeline step 'fliter'",
+     "did you mean 'filter'?"),
+    ("clicks | key by user_id | agregate count(*) as n | print;",
+     "unknown pipeline step 'agregate'", "did you mean 'aggregate'?"),
+    ("clicks | key by user_id | windw tumbling 5s | aggregate count(*) as n | print;",
+     "unknown pipeline step 'windw'", "did you mean 'window'?"),
+    ("clicks | prnt;", "unknown pipeline step 'prnt'", "did you mean 'print'?"),
+    # A keyword glued to a word was silently split (`mapuser_id` read as `map user_id`).
+    ("clicks | mapp user_id | print;", "unknown pipeline step 'mapp'", "did you mean 'map'?"),
+    ("clicks | mapuser_id | print;", "unknown pipeline step 'mapuser_id'",
+     "write 'map user_id' if a space is missing"),
+    ("clicks | map user_id asx | print;", "unexpected 'asx'", "did you mean 'as'?"),
+    ("clicks | map user_id asuid | print;", "unexpected 'asuid'",
+     "write 'as uid' if a space is missing"),
+    ("clicks | key byuser_id | print;", "unexpected 'byuser_id'",
+     "write 'by user_id' if a space is missing"),
+    ("sorce s (a int) values (1);", "unknown statement 'sorce'", "did you mean 'source'?"),
+    ("clicks | key by user_id | aggregate cnt(*) as n | print;",
+     "unknown aggregate function 'cnt'", "did you mean 'count'?"),
+    ("clicks | key by user_id | aggregate summ(1) as n | print;",
+     "unknown aggregate function 'summ'", "did you mean 'sum'?"),
+])
+def test_did_you_mean(text: str, message: str, hint: str) -> None:
+    errors = errors_of(text)
+    assert [(e.message, e.hint) for e in errors] == [(message, hint)]
+    assert errors[0].span is not None and errors[0].span.line == 2
+
+
+def test_label_without_a_note_repeating_it() -> None:
+    err = errors_of("clicks | | print;")[0]
+    assert err.message.startswith("a pipeline step starts after '|': map, select")
+    assert err.notes == ()
+
+
+def test_misspelt_source_causes_no_unknown_stream_errors() -> None:
+    errors = errors_of("sorce views (a int) values (1);\nviews | print;")
+    assert [e.message for e in errors] == ["unknown statement 'sorce'"]
+
+
+def test_keywords_inside_names_are_fine() -> None:
+    parse_source("source s (null_value string, mapping int, by_user int, asx int) "
+                 "from csv 'x' options (null_value = 'NA');\n"
+                 "s | map mapping, by_user, asx, null_value | print;")
+
+
+def test_window_note_only_when_the_window_is_elsewhere() -> None:
+    one_line = errors_of("clicks | key by user_id | window tumbling 5s | print;")[0]
+    assert one_line.notes == ()
+    two_lines = errors_of("clicks | key by user_id | window tumbling 5s\n  | print;")[0]
+    assert two_lines.notes == ("the window is at line 2",)
+
+
+def test_failed_import_causes_no_unknown_function_errors(tmp_path: Path) -> None:
+    errors = errors_of("import udf no_such_module_d1.score(string) -> double;\n"
+                       "clicks | map score(user_id) as s | print;\n"
+                       "clicks | key by user_id | aggregate score(user_id) | print;\n"
+                       "source g (x double) datagen rows 3 (x = score('a'));\n"
+                       "clicks | map scor(user_id) as s | print;", str(tmp_path))
+    assert [e.message.split(":")[0] for e in errors] == [
+        "cannot import module 'no_such_module_d1'",
+        "each 'aggregate' item must be an aggregate function",
+        "unknown function 'scor'"]
+
+
+def test_udf_declared_parameters_must_fit_the_function(tmp_path: Path) -> None:
+    (tmp_path / "arity_udfs_d1.py").write_text(
+        "def two(a, b):\n    return 1.0\n"
+        "def flexible(a, *rest):\n    return 1.0\n"
+        "def defaults(a, b=1):\n    return 1.0\n", encoding="utf-8")
+    errors = errors_of("import udf arity_udfs_d1.two(string) -> double;\n"
+                       "import udf arity_udfs_d1.flexible(string, int, int) -> double;\n"
+                       "import udf arity_udfs_d1.defaults(string) -> double;\n"
+                       "import udf arity_udfs_d1.defaults(string, int, int) -> double as d3;\n"
+                       "clicks | map two(user_id) as s | print;", str(tmp_path))
+    assert [(e.message, e.span.line if e.span else None) for e in errors] == [
+        ("the import declares 1 parameter, but two(a, b) cannot be called with 1 argument: "
+         "missing a required argument: 'b'", 2),
+        ("the import declares 3 parameters, but defaults(a, b=1) cannot be called with 3 "
+         "arguments: too many positional arguments", 5)]
+    assert errors[0].span is not None and errors[0].span.column == 12
