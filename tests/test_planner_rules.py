@@ -383,6 +383,32 @@ def test_pipelined_regions() -> None:
     assert len(e.get_execution_graph().regions) == 4
 
 
+def test_slots_required_sum_group_maxima_with_named_groups() -> None:
+    def build(mode: RuntimeExecutionMode) -> tuple[int, int, int]:
+        e = env(2)
+        e.set_runtime_mode(mode)
+        s = e.from_sequence(0, 9)  # p=2, default
+        m = s.rebalance().map(inc).set_parallelism(4)  # default
+        m.rebalance().map(inc).set_parallelism(3).slot_sharing_group("a").add_discarding_sink() \
+            .set_parallelism(1).slot_sharing_group("a")
+        eg = e.get_execution_graph()
+        return eg.slots_required(), e.get_job_graph().slots_required(), len(eg.regions)
+
+    # STREAMING: "default" shares one slot group (max 4), "a" another (max 3).
+    assert build(RuntimeExecutionMode.STREAMING) == (7, 7, 1)
+    # BATCH: every exchange blocks, so each "default" vertex is a region with its own group
+    # (2 + 4); named groups still share across regions (max 3). 2+4+3+1 subtask regions.
+    assert build(RuntimeExecutionMode.BATCH) == (9, 9, 10)
+
+
+def test_parallelism_beyond_the_key_group_bound_fails_in_the_execution_graph() -> None:
+    e = env(2)
+    e.from_sequence(0, 1).map(inc).set_parallelism(40000)
+    e.get_job_graph()  # as in Flink, the JobGraph is fine
+    with pytest.raises(PlanError, match=r"^Operator parallelism not within bounds: 40000$"):
+        e.get_execution_graph()
+
+
 # ------------------------------------------------------------------ API validation
 
 
