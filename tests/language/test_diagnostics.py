@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flowc.errors import FlowcError, MultipleErrors
-from flowc.parser import compile_source, parse_source
+from flowc.errors import FlowcError, MultipleErrors, PlanError
+from flowc.parser import compile_file, compile_source, parse_source
 
 SOURCE = "source clicks (user_id string, article_id string, ts timestamp) values " \
          "('u', 'a', timestamp '2024-05-01') watermark ts;\n"
@@ -101,3 +101,32 @@ def test_udf_declared_parameters_must_fit_the_function(tmp_path: Path) -> None:
         ("the import declares 3 parameters, but defaults(a, b=1) cannot be called with 3 "
          "arguments: too many positional arguments", 5)]
     assert errors[0].span is not None and errors[0].span.column == 12
+
+
+def test_utf8_byte_order_mark_is_not_text(tmp_path: Path) -> None:
+    path = tmp_path / "bom.flow"
+    path.write_bytes(b"\xef\xbb\xbfsource s (x int) values (1) | print;\n")
+    with pytest.raises(FlowcError) as info:
+        compile_file(str(path))
+    # Only the real mistake, at the column an editor shows (the mark takes none).
+    assert info.value.message.startswith("expected")
+    assert info.value.span is not None and info.value.span.column == 29
+    path.write_bytes(b"\xef\xbb\xbfsource s (x int) values (1);\ns | print;\n")
+    assert compile_file(str(path)).sinks
+
+
+@pytest.mark.parametrize("text,line,hint", [
+    ("", 1, "the script is empty"), ("-- nothing yet\n\n", 1, "the script is empty"),
+    ("source s (x int) values (1);\n\nlet t = s | map x;\n", 3, "end a pipeline in a sink"),
+])
+def test_script_without_sink_is_a_positioned_error(tmp_path: Path, text: str, line: int,
+                                                    hint: str) -> None:
+    path = tmp_path / "nothing.flow"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PlanError) as info:
+        compile_file(str(path))
+    err = info.value
+    assert err.message == "No operators defined in streaming topology. Cannot execute."
+    assert err.java_class == "IllegalStateException"
+    assert err.span is not None and (err.span.file, err.span.line) == (str(path), line)
+    assert err.hint is not None and err.hint.startswith(hint)

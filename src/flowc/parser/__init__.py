@@ -17,7 +17,7 @@ import os
 from collections.abc import Mapping
 
 from flowc.api.environment import StreamExecutionEnvironment
-from flowc.errors import ConfigError, FlowcError, InternalError, MultipleErrors
+from flowc.errors import ConfigError, FlowcError, InternalError, MultipleErrors, PlanError, Span
 from flowc.parser import ast
 from flowc.parser.lower import CompiledScript, Lowerer, SinkInfo, StreamInfo
 from flowc.parser.syntax import defined_name, parse_chunk, split_statements
@@ -102,5 +102,23 @@ def compile_file(path: str, *, env: StreamExecutionEnvironment | None = None,
             text = fh.read()
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
-    return compile_source(text, path, base_dir=os.path.dirname(path) or None, env=env,
-                          options=options)
+    script = compile_source(text, path, base_dir=os.path.dirname(path) or None, env=env,
+                            options=options)
+    if not script.sinks:
+        _no_sink(script)
+    return script
+
+
+def _no_sink(script: CompiledScript) -> None:
+    """A file without a sink has nothing to run: Flink's planner error, positioned at the
+    last statement (or the start of an empty file)."""
+    statements = [s for s in (script.script.statements if script.script is not None else ())
+                  if s.span.file == script.filename]  # not --set options
+    last = statements[-1].span if statements else Span(script.filename, 1, 1, 1, 2,
+                                                       script.text)
+    raise PlanError("No operators defined in streaming topology. Cannot execute.", last,
+                    java_class="IllegalStateException",
+                    hint="end a pipeline in a sink: ... | print, | write csv 'path' or "
+                         "| blackhole" if statements else "the script is empty: declare a "
+                         "source and a pipeline that ends in a sink, such as "
+                         "'source n (x int) from sequence 1 to 3; n | print;'")

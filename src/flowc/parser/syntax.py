@@ -68,9 +68,12 @@ class Chunk:
     column: int
 
 
+BOM = "\ufeff"
+
+
 def split_statements(text: str) -> list[Chunk]:
     chunks: list[Chunk] = []
-    start = 0
+    start = 1 if text.startswith(BOM) else 0  # a UTF-8 byte order mark is not text
     for m in _SPLIT.finditer(text):
         if m.group() == ";":
             _add_chunk(chunks, text, start, m.end())
@@ -91,8 +94,15 @@ def _add_chunk(chunks: list[Chunk], text: str, start: int, end: int) -> None:
         lead += len(body[lead:]) - len(body[lead:].lstrip())
     begin = start + lead
     line = text.count("\n", 0, begin) + 1
-    column = begin - (text.rfind("\n", 0, begin) + 1) + 1
-    chunks.append(Chunk(text[begin:end], begin, line, column))
+    chunks.append(Chunk(text[begin:end], begin, line, _column(text, begin)))
+
+
+def _column(text: str, offset: int) -> int:
+    """1-based column of ``offset``; a byte order mark before it takes no column."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    if line_start == 0 and text.startswith(BOM) and offset > 0:
+        line_start = 1
+    return offset - line_start + 1
 
 
 def defined_name(chunk: Chunk) -> str | None:
@@ -350,5 +360,5 @@ class SyntaxErrors:
 
 def position_span(filename: str, text: str, offset: int) -> Span:
     line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    column = _column(text, offset)
     return Span(filename, line, column, line, column + 1, text)
