@@ -155,7 +155,12 @@ def test_batch_mode_keyed_operators_start_chains() -> None:
     e = env()
     e.set_runtime_mode(RuntimeExecutionMode.BATCH)
     r = e.from_sequence(0, 1).key_by(key).reduce(lambda a, b: a + b)
-    assert e.get_stream_graph().nodes[r.transformation_id].chaining is ChainingStrategy.HEAD
+    sg = e.get_stream_graph()
+    assert sg.nodes[r.transformation_id].chaining is ChainingStrategy.HEAD
+    (edge,) = sg.inputs(r.transformation_id)
+    assert [why for _, why in chain_breaks(edge, sg)] == [
+        "Keyed Reduce starts a new chain (BATCH: keyed operators start chains)",
+        "HASH partitioning"]
 
 
 # ------------------------------------------------------------------ §2 chaining

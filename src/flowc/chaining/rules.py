@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph
-from flowc.transformations import ChainingStrategy, PartitionerKind
+from flowc.transformations import ChainingStrategy, PartitionerKind, RuntimeExecutionMode
 
 
 class ChainBreak(Enum):
@@ -47,7 +47,9 @@ def chain_breaks(edge: StreamEdge, graph: StreamGraph) -> list[tuple[ChainBreak,
     if down.chaining is ChainingStrategy.NEVER:
         out.append((ChainBreak.CHAINING_STRATEGY, f"{down.name} has chaining disabled"))
     elif down.chaining is ChainingStrategy.HEAD:
-        out.append((ChainBreak.CHAINING_STRATEGY, f"{down.name} starts a new chain"))
+        why = (" (BATCH: keyed operators start chains)"
+               if down.is_keyed and graph.config.mode is RuntimeExecutionMode.BATCH else "")
+        out.append((ChainBreak.CHAINING_STRATEGY, f"{down.name} starts a new chain{why}"))
     elif down.chaining is ChainingStrategy.HEAD_WITH_SOURCES and up.kind is not NodeKind.SOURCE:
         out.append((ChainBreak.CHAINING_STRATEGY,
                     f"{down.name} only chains to sources"))
