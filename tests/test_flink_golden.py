@@ -55,7 +55,8 @@ def test_corpus_is_present() -> None:
 # tests/golden/flink/ExtOracle.java (regenerate_ext.sh): two-input operators, side outputs,
 # custom partitioning and BATCH (Flink's static scheduler), with slot sharing groups,
 # pipelined regions and intermediate datasets.
-EXT = sorted((GOLDEN / "flink" / "ext").glob("x_*.json"))
+EXT = sorted(p for p in (GOLDEN / "flink" / "ext").glob("x_*.json")
+             if not p.name.endswith(".plan.json"))
 BATCH = [p for p in SPECS if p.with_suffix(".batch.expected").exists()]
 
 
@@ -84,6 +85,12 @@ def describe_ext(env) -> str:  # type: ignore[no-untyped-def]
 def test_extended_job_graph_matches_flink(spec: Path) -> None:
     expected = spec.with_suffix(".expected").read_text()
     assert _normalise(describe_ext(flink_spec.load(spec))) == _normalise(expected)
+
+
+@pytest.mark.parametrize("spec", EXT, ids=lambda p: p.stem)
+def test_extended_execution_plan_json_matches_flink_byte_for_byte(spec: Path) -> None:
+    expected = spec.with_suffix(".plan.json").read_text().rstrip("\n")
+    assert flink_spec.load(spec).get_execution_plan() == expected
 
 
 @pytest.mark.parametrize("spec", BATCH, ids=lambda p: f"{p.parent.parent.name}/{p.stem}")

@@ -7,7 +7,8 @@
 //  - after each JobGraph three lines: per vertex in topological order, "groups" numbers the
 //    vertices' SlotSharingGroup objects and "regions" their logical pipelined regions; per
 //    edge line (same order), "datasets" numbers the IntermediateDataSets the edges read; all
-//    numbered by first appearance.
+//    numbered by first appearance;
+//  - with --plan first, env.getExecutionPlan() instead of the JobGraph.
 // Builds a DataStream program from a JSON pipeline spec with real Apache Flink and prints
 // the JobGraph that Flink's own generator makes of it. Reads spec files named on the command
 // line. See regenerate_ext.sh.
@@ -62,8 +63,14 @@ public class ExtOracle {
     public static class Part implements Partitioner<Long> {
         public int partition(Long k, int n) { return (int) (k % n); } }
 
+    static boolean plan = false;  // --plan: print env.getExecutionPlan() instead
+
     public static void main(String[] args) throws Exception {
         ObjectMapper om = new ObjectMapper();
+        if (args.length > 0 && args[0].equals("--plan")) {
+            plan = true;
+            args = Arrays.copyOfRange(args, 1, args.length);
+        }
         for (String path : args) {
             System.out.println("# " + path);
             try {
@@ -143,6 +150,10 @@ public class ExtOracle {
             if (ch.equals("new_chain")) out.startNewChain();
             streams.put(id, out);
             operators.put(id, out);
+        }
+        if (plan) {
+            System.out.println(env.getExecutionPlan());
+            return;
         }
         StreamGraph sg = env.getStreamGraph();
         JobGraph jg = sg.getJobGraph();

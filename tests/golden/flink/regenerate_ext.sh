@@ -4,6 +4,7 @@
 #
 #   ext/x_NNNN.json + .expected   gen_ext_specs.py programs: two-input operators, side
 #                                 outputs, custom partitioning, STREAMING and BATCH
+#   ext/x_NNNN.plan.json          Flink's env.getExecutionPlan() for each of them
 #   specs/NAME.batch.expected     every specs/NAME.json run in BATCH mode
 #
 # Both formats are the JobGraph dump of shared/testdata/flink-2.3/README.md plus three lines:
@@ -60,10 +61,16 @@ EOF
 split() { python3 "$tmp/split.py" "$1" "$2"; }
 
 cd "$here"
-rm -f ext/x_[0-9][0-9][0-9][0-9].json ext/x_[0-9][0-9][0-9][0-9].expected
+rm -f ext/x_[0-9][0-9][0-9][0-9].json ext/x_[0-9][0-9][0-9][0-9].expected \
+  ext/x_[0-9][0-9][0-9][0-9].plan.json
 python3 gen_ext_specs.py --out ext
-oracle ext/x_*.json | split ext .expected > "$tmp/rejected"
+oracle ext/x_[0-9][0-9][0-9][0-9].json | split ext .expected > "$tmp/rejected"
 while read -r p; do oracle "$p" | split ext .expected > /dev/null; done < "$tmp/rejected"
+
+# Flink's execution-plan JSON: node ids are transformation ids, so one JVM per program.
+ls ext/x_[0-9][0-9][0-9][0-9].json | xargs -P 2 -I{} sh -c \
+  'java -cp "$1:$2/*" ExtOracle --plan "$3" 2>/dev/null | tail -n +2 > "${3%.json}.plan.json"' \
+  _ "$classes" "$lib" {}
 
 mkdir -p "$tmp/batch"
 for p in $(find specs -maxdepth 1 -name '*.json' ! -name '*.*.json' | sort); do
@@ -72,4 +79,4 @@ for p in $(find specs -maxdepth 1 -name '*.json' ! -name '*.*.json' | sort); do
 done
 oracle "$tmp"/batch/*.json | split specs .batch.expected > "$tmp/rejected"
 while read -r p; do oracle "$p" | split specs .batch.expected > /dev/null; done < "$tmp/rejected"
-echo "wrote $(ls ext/*.expected | wc -l) ext goldens and $(ls specs/*.batch.expected | wc -l) BATCH goldens"
+echo "wrote $(ls ext/*.expected | wc -l) ext goldens, $(ls ext/*.plan.json | wc -l) plans and $(ls specs/*.batch.expected | wc -l) BATCH goldens"
