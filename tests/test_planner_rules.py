@@ -207,6 +207,35 @@ def test_rule4_chaining_strategies(where: str) -> None:
     assert _breaks(e) == expected
 
 
+def test_rule4_head_with_sources_chains_only_to_a_source() -> None:
+    # Not reachable through the API (Flink sets it on some of its own operators).
+    e = env()
+    a = e.from_sequence(0, 1).map(inc)
+    b = a.map(inc)
+    for t in (a, b):
+        e._update(t.transformation_id, chaining=ChainingStrategy.HEAD_WITH_SOURCES)
+    assert _breaks(e) == [set(), {ChainBreak.CHAINING_STRATEGY}]
+    e.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    k = b.key_by(key).reduce(lambda x, y: x + y)
+    e._update(k.transformation_id, chaining=ChainingStrategy.HEAD_WITH_SOURCES)
+    sg = e.get_stream_graph()
+    # BATCH: a keyed HEAD_WITH_SOURCES operator becomes HEAD (BatchExecutionUtils).
+    assert sg.nodes[k.transformation_id].chaining is ChainingStrategy.HEAD
+    assert sg.nodes[a.transformation_id].chaining is ChainingStrategy.HEAD_WITH_SOURCES
+
+
+def test_duplicate_vertex_id_fails_with_flinks_text() -> None:
+    from flowc.planner.generator import _Builder
+    from flowc.planner.stream_graph import NodeKind, StreamNode
+
+    b = _Builder(env().program())
+    node = StreamNode(3, "map", NodeKind.OPERATOR, 1, -1, "default", ChainingStrategy.ALWAYS,
+                      None)
+    b.add_node(node)
+    with pytest.raises(PlanError, match="^Duplicate vertexID 3$"):
+        b.add_node(node)
+
+
 def test_rule5_parallelism() -> None:
     e = env()
     e.from_sequence(0, 1).rescale().map(inc).set_parallelism(4)
