@@ -468,6 +468,31 @@ def test_ids_of_operators_without_uid_may_change_and_uids_pin_them() -> None:
     assert all(pinned[n] == pinned_x[n] for n in pinned)
 
 
+@SETTINGS
+@given(st.integers(min_value=1, max_value=32768), st.data())
+def test_key_group_ranges_partition_the_key_groups(max_parallelism: int, data: Any) -> None:
+    """§4: subtask i owns [(i*M + p - 1) // p, ((i+1)*M - 1) // p], exactly the key groups
+    that kg * p // M sends to it; the ranges cover 0..M-1 without overlap."""
+    from flowc.keygroups import key_group_range, operator_index_for_key_group
+
+    p = data.draw(st.integers(min_value=1, max_value=min(max_parallelism, 512)))
+    m = max_parallelism
+    ranges = [key_group_range(m, p, i) for i in range(p)]
+    assert ranges[0][0] == 0 and ranges[-1][1] == m - 1
+    assert all(ranges[i][1] + 1 == ranges[i + 1][0] for i in range(p - 1))
+    for kg in data.draw(st.lists(st.integers(min_value=0, max_value=m - 1), max_size=50)):
+        i = operator_index_for_key_group(m, p, kg)
+        assert ranges[i][0] <= kg <= ranges[i][1]
+
+
+def test_tuple_key_with_a_null_field_hashes_like_flinks_tuple() -> None:
+    from flowc.keygroups import java_hash_code
+
+    # Tuple2.hashCode: 31 * (f0 == null ? 0 : f0.hashCode()) + f1.hashCode()
+    assert java_hash_code((None, "a")) == java_hash_code("a")
+    assert java_hash_code(("a", None)) == 31 * java_hash_code("a")
+
+
 # ------------------------------------------------------------------ across processes
 
 _DUMP_CODE = """
