@@ -45,6 +45,23 @@ def test_transformation_ids_count_partitions_and_unions() -> None:
     assert [x.source_id for x in sg.inputs(7)] == [3, 1]
 
 
+def test_sink_nodes_v2_writer_and_legacy() -> None:
+    e = env()
+    s = e.from_sequence(0, 1).name("src")
+    v2 = s.add_discarding_sink().name("w")  # transformation 2; its writer draws 4
+    legacy = s.add_discarding_sink().name("old")  # transformation 3, kept as the node id
+    e._update(legacy.transformation_id, legacy=True)
+    legacy.set_uid_hash("0123456789abcdef0123456789abcdef")  # allowed on a legacy sink
+    sg = e.get_stream_graph()
+    assert {n.id: n.name for n in sg.nodes.values()} == {1: "Source: src", 3: "Sink: old",
+                                                        4: "w: Writer"}
+    assert v2.transformation_id == 2
+    plan = e.get_execution_plan()
+    # A v2 writer is an operator in Flink's plan; a legacy sink a "Data Sink", listed last.
+    assert plan.index('"w: Writer"') < plan.index('"Sink: old"')
+    assert '"pact" : "Data Sink"' in plan.split('"Sink: old"')[1]
+
+
 def test_default_partitioner_forward_or_rebalance() -> None:
     e = env(2)
     s = e.from_sequence(0, 1)
