@@ -20,12 +20,21 @@ from flowc.errors import FlowcError
 from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.routing import BROADCAST, make_selector
-from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator
+from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator, files
 from flowc.executor.runtime.channels import merge_channels
 from flowc.executor.runtime.sources import source_values, source_watermarks
-from flowc.executor.sinks import as_row, print_prefix, write_python
+from flowc.executor.sinks import (
+    Staged,
+    declared_columns,
+    infer_columns,
+    print_prefix,
+    row_checker,
+    shaper,
+    stage_lines,
+    stage_python,
+)
 from flowc.executor.wiring import Wiring
-from flowc.operators import CollectSink, DiscardingSink, FileSink, PrintSink
+from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
 from flowc.transformations import RuntimeExecutionMode
 
@@ -87,17 +96,31 @@ class _Emitter:
                 chans[t].append((Watermark, wm))
 
 
+class _Outputs:
+    """What a run produces besides channels: results, print lines, file-sink records and
+    dead letters per node (written and committed together at the end), file splits."""
+
+    def __init__(self, result: JobResult) -> None:
+        self.result = result
+        self.printed: dict[int, list[str]] = {}
+        self.files: dict[int, list[Any]] = {}
+        self.dead: dict[int, files.BadRows] = {}
+        self.splits: dict[int, list[files.Split]] = {}
+
+
 def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobResult:
     start = time.perf_counter()
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH
     result = JobResult(job_name or sg.config.job_name)
     wiring = Wiring(job_graph)
+    for n in sg.nodes.values():
+        if isinstance(n.operator, FileSource):
+            files.check_spec(n.operator)
     channels: dict[tuple[int, int, int], Channel] = {}
     node_in: dict[int, int] = {}
     edge_out: dict[int, int] = {}
-    printed: dict[int, list[str]] = {}
-    files: list[tuple[FileSink, list[tuple[Any, ...]]]] = []
+    outs = _Outputs(result)
     for nid in topological_order(sg):
         node = sg.nodes[nid]
         p, m = wiring.node(nid)
@@ -110,8 +133,7 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
                     chans.append(channels.pop((id(e), k, subtask), []))
                     inputs.append(e.type_number or 1)
             try:
-                n_in = _run_subtask(node, subtask, p, m, batch, chans, inputs, emitter,
-                                    result, printed, files)
+                n_in = _run_subtask(node, subtask, p, m, batch, chans, inputs, emitter, outs)
             except FlowcError as exc:
                 raise wrap(node, exc) from None
             except Exception as exc:
@@ -119,10 +141,9 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
             node_in[nid] = node_in.get(nid, 0) + n_in
             for k, c in emitter.counts.items():
                 edge_out[k] = edge_out.get(k, 0) + c
-    for sid in sorted(printed):
-        result.printed.extend(printed[sid])
-    for spec, rows in files:
-        write_python(spec, rows)
+    for sid in sorted(outs.printed):
+        result.printed.extend(outs.printed[sid])
+    _write_files(sg, outs)
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
         out = sum(edge_out.get(id(e), 0) for nid in v.chain for e in sg.outputs(nid)
@@ -133,15 +154,53 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
     return result
 
 
+def _write_files(sg: StreamGraph, outs: _Outputs) -> None:
+    """Every file sink and dead-letter file into a temp dir, then all renamed into place
+    (nothing is committed unless everything was written)."""
+    staged = Staged()
+    try:
+        for nid in sorted(outs.files):
+            node = sg.nodes[nid]
+            spec = node.operator
+            values = outs.files[nid]
+            try:
+                columns = declared_columns(spec, node.output_type)
+                if columns is None:
+                    columns = infer_columns(spec, values)
+                check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
+                rows = [check(v) for v in values]
+                staged.add(stage_python(spec, columns, rows), spec.path)
+            except FlowcError as exc:
+                raise wrap(node, exc) from None
+        for nid in sorted(outs.dead):
+            spec = sg.nodes[nid].operator
+            if spec.dead_letter is None:
+                continue
+            staged.add(stage_lines(spec.dead_letter, outs.dead[nid].lines), spec.dead_letter)
+        staged.commit()
+    except BaseException:
+        staged.abort()
+        raise
+
+
+def _source_values(node: StreamNode, subtask: int, p: int, outs: _Outputs) -> Any:
+    spec = node.operator
+    if not isinstance(spec, FileSource):
+        return source_values(spec, subtask, p)
+    if node.id not in outs.splits:
+        outs.splits[node.id] = files.local_splits(spec, p)
+    bad = outs.dead.setdefault(node.id, files.BadRows(spec))
+    return files.read_local(spec, files.subtask_splits(outs.splits[node.id], subtask, p), bad)
+
+
 def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
                  chans: list[Channel], inputs: list[int], emitter: _Emitter,
-                 result: JobResult, printed: dict[int, list[str]],
-                 files: list[tuple[FileSink, list[tuple[Any, ...]]]]) -> int:
+                 outs: _Outputs) -> int:
     if node.kind is NodeKind.SOURCE:
         n = 0
         wm_spec = source_watermarks(node)
         if wm_spec is None:
-            for v in source_values(node.operator, subtask, p):
+            for v in _source_values(node, subtask, p, outs):
                 n += 1
                 emitter.out(v, None)
             if not batch:
@@ -153,7 +212,7 @@ def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
         op.out, op.side, op.out_wm = emitter.out, emitter.side, emitter.out_wm
         op.open()
         process = op.process
-        for v in source_values(node.operator, subtask, p):
+        for v in _source_values(node, subtask, p, outs):
             n += 1
             process(v, None)
         if not batch:
@@ -163,7 +222,7 @@ def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
         return n
     merged = merge_channels(chans, inputs, batch)
     if node.kind is NodeKind.SINK:
-        return _run_sink(node, subtask, p, merged, result, printed, files)
+        return _run_sink(node, subtask, p, merged, outs)
     info = TaskInfo(node.name, subtask, p, m, batch)
     op = create_operator(node.operator, info, node.keys)
     op.out, op.side, op.out_wm = emitter.out, emitter.side, emitter.out_wm
@@ -187,25 +246,20 @@ def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
                 proc(v, ts)
     op.finish()
     op.close()
-    result.late_records_dropped += op.late_records_dropped
+    outs.result.late_records_dropped += op.late_records_dropped
     return n
 
 
-def _run_sink(node: StreamNode, subtask: int, p: int, merged: Any, result: JobResult,
-              printed: dict[int, list[str]],
-              files: list[tuple[FileSink, list[tuple[Any, ...]]]]) -> int:
+def _run_sink(node: StreamNode, subtask: int, p: int, merged: Any, outs: _Outputs) -> int:
     spec = node.operator
     values = [v for i, v, _ in merged if i != 0]
     if isinstance(spec, CollectSink):
-        result.collected.setdefault(spec.name, []).extend(values)
+        outs.result.collected.setdefault(spec.name, []).extend(values)
     elif isinstance(spec, PrintSink):
         prefix = print_prefix(spec, subtask, p)
-        printed.setdefault(node.id, []).extend(f"{prefix}{v}" for v in values)
+        outs.printed.setdefault(node.id, []).extend(f"{prefix}{v}" for v in values)
     elif isinstance(spec, FileSink):
-        if subtask == 0:
-            files.append((spec, []))
-        target = next(rows for s, rows in files if s is spec)
-        target.extend(as_row(v) for v in values)
+        outs.files.setdefault(node.id, []).extend(values)
     elif not isinstance(spec, DiscardingSink):
         from flowc.errors import UnsupportedError
 

@@ -1,14 +1,29 @@
-"""Sink helpers shared by both executors: print formatting, row shaping, atomic commit."""
+"""Sink helpers shared by both executors: print formatting, the columns and types a file
+sink writes, row shaping and checking, and staged (atomic) commits.
+
+A file sink writes the schema of its input stream when flowc knows it (.flow and SQL
+streams, or a Python stream typed with a ``flowc.types.Schema``): the sink's columns (else
+the schema's names) with the schema's types. Otherwise the types are inferred from all
+records of the stream (``Inferred``): ints and doubles mixed give double, a column of
+nulls only is string, anything else mixed is an error - a value is never silently
+dropped. Timestamps are written as epoch milliseconds in csv / json and as parquet
+``TIMESTAMP(MILLIS, UTC)``; the file sources read both back as the same schema.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import uuid
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from flowc.errors import ExecutionError
+from flowc.executor.runtime.files import LONG_MAX, LONG_MIN, parse_type
 from flowc.operators import FileSink, PrintSink
+
+Columns = list[tuple[str, str]]  # (column name, type name)
 
 
 def print_prefix(spec: PrintSink, subtask: int, parallelism: int) -> str:
@@ -19,23 +34,222 @@ def print_prefix(spec: PrintSink, subtask: int, parallelism: int) -> str:
     return prefix + "> " if prefix else ""
 
 
-def as_row(value: Any) -> tuple[Any, ...]:
-    if isinstance(value, tuple):
-        return value
-    if isinstance(value, list):
-        return tuple(value)
-    if isinstance(value, dict):
-        return tuple(value.values())
-    return (value,)
+def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
+    """The sink's (column, type) pairs from its input stream's schema, or None."""
+    from flowc.types import Schema
+
+    if not isinstance(declared, Schema):
+        return None
+    cols = list(spec.columns) or list(declared.names)
+    if len(cols) != len(declared):
+        raise ExecutionError(f"sink {spec.path}: {len(cols)} columns declared but the stream "
+                             f"has {len(declared)} fields {declared}")
+    return list(zip(cols, (str(t) for t in declared.types)))
 
 
-def column_names(spec: FileSink, width: int) -> list[str]:
-    cols = list(spec.columns)
-    if cols and len(cols) != width:
-        raise ExecutionError(f"sink {spec.path}: {len(cols)} columns declared but records have "
-                             f"{width} fields")
-    return cols or [f"f{i}" for i in range(width)]
+def shaper(columns: list[str] | None) -> Callable[[Any], tuple[Any, ...]]:
+    """A record -> its fields in column order: a tuple / list as it is, a dict by column
+    name (every column, no other key), anything else as one field."""
+    def shape(value: Any) -> tuple[Any, ...]:
+        if isinstance(value, tuple):
+            return value
+        if isinstance(value, list):
+            return tuple(value)
+        if isinstance(value, dict):
+            if columns is None:
+                return tuple(value.values())
+            if len(value) != len(columns) or any(c not in value for c in columns):
+                raise ExecutionError(f"a record with the fields {', '.join(map(str, value))} "
+                                     f"does not match the sink's columns {', '.join(columns)}")
+            return tuple(value[c] for c in columns)
+        return (value,)
+    return shape
 
+
+# -- checking records against the columns' types ---------------------------------------------
+
+def _check_string(v: Any) -> Any:
+    if not isinstance(v, str):
+        raise ValueError(f"not a string: {v!r}")
+    return v
+
+
+def _check_int(v: Any) -> Any:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(f"not an int: {v!r}")
+    if not LONG_MIN <= v <= LONG_MAX:
+        raise ValueError(f"{v} is out of range for int (64-bit)")
+    return v
+
+
+def _check_double(v: Any) -> Any:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"not a double: {v!r}")
+    return float(v)
+
+
+def _check_bool(v: Any) -> Any:
+    if not isinstance(v, bool):
+        raise ValueError(f"not a bool: {v!r}")
+    return v
+
+
+def _check_timestamp(v: Any) -> Any:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(f"not a timestamp (epoch milliseconds): {v!r}")
+    return _check_int(v)
+
+
+_CHECKS = {"string": _check_string, "int": _check_int, "double": _check_double,
+           "bool": _check_bool, "timestamp": _check_timestamp}
+
+
+def _checker(type_name: str) -> Callable[[Any], Any]:
+    depth, scalar = parse_type(type_name)
+    base = _CHECKS[scalar]
+
+    def nullable(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        return lambda v: None if v is None else f(v)
+
+    check = nullable(base)
+    for _ in range(depth):
+        check = nullable(_array_of(check))
+    return check
+
+
+def _array_of(elem: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def check(v: Any) -> list[Any]:
+        if not isinstance(v, (list, tuple)):
+            raise ValueError(f"not an array: {v!r}")
+        return [elem(x) for x in v]
+    return check
+
+
+def row_checker(path: str, columns: Columns, shape: Callable[[Any], tuple[Any, ...]]
+                ) -> Callable[[Any], tuple[Any, ...]]:
+    """A record -> a row of the columns' types (ints widened to double), or an
+    ExecutionError naming the sink, the column and the value."""
+    checks = [_checker(t) for _, t in columns]
+    names = [c for c, _ in columns]
+    width = len(columns)
+
+    def check(value: Any) -> tuple[Any, ...]:
+        row = shape(value)
+        if len(row) != width:
+            raise ExecutionError(f"sink {path}: a record has {len(row)} fields but the sink "
+                                 f"writes {width} columns ({', '.join(names)}): {value!r}")
+        try:
+            return tuple([c(v) for c, v in zip(checks, row)])
+        except ValueError:
+            for name, c, v in zip(names, checks, row):
+                try:
+                    c(v)
+                except ValueError as e:
+                    raise ExecutionError(f"sink {path}: column '{name}': {e}") from None
+            raise
+    return check
+
+
+# -- inferring the columns' types when the stream has no schema ---------------------------------
+
+class Inferred:
+    """What the records of a stream without a schema hold: field counts, dict keys, and
+    per field the (array depth, Python kind) pairs seen. Partial results (one per Spark
+    partition) merge; ``columns`` resolves them or fails naming the conflict."""
+
+    def __init__(self, columns: tuple[str, ...] = ()) -> None:
+        self.declared = tuple(columns)
+        self.widths: set[int] = set()
+        self.keys: tuple[str, ...] | None = None
+        self.kinds: list[set[tuple[int, str]]] = []
+
+    def add(self, value: Any) -> None:
+        if isinstance(value, dict):
+            if self.keys is None:
+                self.keys = self.declared or tuple(str(k) for k in value)
+            row = tuple(value.get(k) for k in self.keys)
+        elif isinstance(value, (tuple, list)):
+            row = tuple(value)
+        else:
+            row = (value,)
+        self.widths.add(len(row))
+        while len(self.kinds) < len(row):
+            self.kinds.append(set())
+        for i, v in enumerate(row):
+            _kinds_of(v, self.kinds[i])
+
+    def merge(self, other: Inferred, spec: FileSink) -> Inferred:
+        if self.keys is not None and other.keys is not None and self.keys != other.keys:
+            raise ExecutionError(f"sink {spec.path}: dict records with different keys "
+                                 f"({', '.join(self.keys)} / {', '.join(other.keys)}); give "
+                                 "the sink its columns")
+        self.widths |= other.widths
+        self.keys = self.keys if self.keys is not None else other.keys
+        while len(self.kinds) < len(other.kinds):
+            self.kinds.append(set())
+        for i, k in enumerate(other.kinds):
+            self.kinds[i] |= k
+        return self
+
+    def columns(self, spec: FileSink) -> Columns:
+        if len(self.widths) > 1:
+            raise ExecutionError(f"sink {spec.path}: records have different numbers of fields "
+                                 f"({', '.join(map(str, sorted(self.widths)))})")
+        width = next(iter(self.widths)) if self.widths else len(spec.columns)
+        names = list(spec.columns) or list(self.keys or ()) or [f"f{i}" for i in range(width)]
+        if len(names) != width:
+            raise ExecutionError(f"sink {spec.path}: {len(names)} columns declared but records "
+                                 f"have {width} fields")
+        kinds = self.kinds + [set() for _ in range(width - len(self.kinds))]
+        return [(n, _resolve(spec.path, n, k)) for n, k in zip(names, kinds)]
+
+
+_PY_KINDS = {bool: "bool", int: "int", float: "double", str: "string"}
+
+
+def _kinds_of(value: Any, out: set[tuple[int, str]]) -> None:
+    stack = [(0, value)]
+    while stack:
+        depth, v = stack.pop()
+        if v is None:
+            out.add((depth, "null"))
+        elif isinstance(v, (list, tuple)):
+            if not v:
+                out.add((depth + 1, "null"))
+            stack.extend((depth + 1, x) for x in v)
+        else:
+            out.add((depth, _PY_KINDS.get(type(v), f"?{type(v).__name__}")))
+
+
+def _resolve(path: str, name: str, kinds: set[tuple[int, str]]) -> str:
+    real = {(d, k) for d, k in kinds if k != "null"}
+    odd = sorted(k[1:] for _, k in real if k.startswith("?"))
+    if odd:
+        raise ExecutionError(f"sink {path}: column '{name}' holds {odd[0]} values, which a "
+                             "file cannot hold (use str, int, float, bool or lists of them)")
+    if not real:
+        depth = max((d for d, _ in kinds), default=0)
+        return "array<" * depth + "string" + ">" * depth
+    depths = {d for d, _ in real}
+    scalars = {k for _, k in real}
+    if scalars == {"int", "double"}:
+        scalars = {"double"}
+    if len(depths) > 1 or len(scalars) > 1:
+        shown = sorted("array<" * d + k + ">" * d for d, k in real)
+        raise ExecutionError(f"sink {path}: column '{name}' holds values of different types "
+                             f"({', '.join(shown)}); give the stream a schema or convert them")
+    depth, scalar = next(iter(depths)), next(iter(scalars))
+    return "array<" * depth + scalar + ">" * depth
+
+
+def infer_columns(spec: FileSink, values: Iterable[Any]) -> Columns:
+    inf = Inferred(tuple(spec.columns))
+    for v in values:
+        inf.add(v)
+    return inf.columns(spec)
+
+
+# -- staged commits -------------------------------------------------------------------------------
 
 def temp_path(final: str) -> str:
     parent = os.path.dirname(os.path.abspath(final)) or "."
@@ -58,25 +272,79 @@ def abort(tmp: str) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_python(spec: FileSink, rows: list[tuple[Any, ...]]) -> None:
-    """The reference executor's writer (one part file), committed atomically."""
+class Staged:
+    """Outputs written to temp dirs during a job and renamed into place only once the
+    whole job succeeded (every sink and dead-letter file), else removed."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str]] = []  # (temp dir, final path)
+
+    def add(self, tmp: str, final: str) -> None:
+        self.items.append((tmp, final))
+
+    def commit(self) -> None:
+        for tmp, final in self.items:
+            os.makedirs(os.path.dirname(os.path.abspath(final)) or ".", exist_ok=True)
+            commit(tmp, final)
+        self.items = []
+
+    def abort(self) -> None:
+        for tmp, _ in self.items:
+            abort(tmp)
+        self.items = []
+
+
+def stage_lines(final: str, lines: list[str], name: str = "part-00000.json") -> str:
+    """A directory holding one text file of ``lines`` (dead letters), not yet committed."""
+    tmp = temp_path(final)
+    os.makedirs(tmp)
+    with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in lines))
+    return tmp
+
+
+# -- the reference executor's writer ----------------------------------------------------------------
+
+def csv_writer_options(spec: FileSink) -> dict[str, Any]:
+    opts = dict(spec.options)
+    return {"header": opts.get("header", "true").lower() == "true",
+            "delimiter": opts.get("delimiter", opts.get("sep", ",")),
+            "quote": opts.get("quote", '"'),
+            "null_value": opts.get("null_value", opts.get("nullValue", ""))}
+
+
+def _csv_text(v: Any, null_value: str) -> Any:
+    if v is None:
+        return null_value
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+    return v
+
+
+def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) -> str:
+    """The reference executor's writer: one part file of checked rows in a temp dir."""
     import csv
     import json
 
     tmp = temp_path(spec.path)
     os.makedirs(tmp)
     try:
-        width = len(rows[0]) if rows else len(spec.columns)
-        cols = column_names(spec, width)
+        cols = [c for c, _ in columns]
         fmt = spec.format
+        if not cols:
+            return tmp
         if fmt == "csv":
-            header = dict(spec.options).get("header", "true").lower() == "true"
+            o = csv_writer_options(spec)
             with open(os.path.join(tmp, "part-00000.csv"), "w", newline="",
                       encoding="utf-8") as fh:
-                w = csv.writer(fh)
-                if header:
+                w = csv.writer(fh, delimiter=o["delimiter"], quotechar=o["quote"],
+                               lineterminator="\n")
+                if o["header"]:
                     w.writerow(cols)
-                w.writerows(rows)
+                nv = o["null_value"]
+                w.writerows([_csv_text(v, nv) for v in r] for r in rows)
         elif fmt in ("json", "jsonl", "json-lines"):
             with open(os.path.join(tmp, "part-00000.json"), "w", encoding="utf-8") as fh:
                 for r in rows:
@@ -85,11 +353,24 @@ def write_python(spec: FileSink, rows: list[tuple[Any, ...]]) -> None:
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            table = pa.table({c: [r[i] for r in rows] for i, c in enumerate(cols)})
+            schema = pa.schema([pa.field(c, arrow_type(t)) for c, t in columns])
+            table = pa.table([pa.array([r[i] for r in rows], type=f.type)
+                              for i, f in enumerate(schema)], schema=schema)
             pq.write_table(table, os.path.join(tmp, "part-00000.parquet"))
         else:
             raise ExecutionError(f"unknown sink format '{fmt}'")
-        commit(tmp, spec.path)
+        return tmp
     except BaseException:
         abort(tmp)
         raise
+
+
+def arrow_type(type_name: str) -> Any:
+    import pyarrow as pa
+
+    depth, scalar = parse_type(type_name)
+    t = {"string": pa.string(), "int": pa.int64(), "double": pa.float64(), "bool": pa.bool_(),
+         "timestamp": pa.timestamp("ms", tz="UTC")}[scalar]
+    for _ in range(depth):
+        t = pa.list_(t)
+    return t

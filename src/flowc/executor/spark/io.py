@@ -1,113 +1,229 @@
-"""File sources and sinks through Spark's readers and writers."""
+"""File sources and sinks on Spark.
+
+Sources are parsed inside the source subtasks by ``runtime.files`` (the reference
+executor's code, so conversions, errors, dead letters and the split rule are the same):
+local files are opened by the task that owns the split; URIs (``hdfs://``, ``s3a://``,
+``file:/``, globs in them) are listed and fetched with Spark's ``binaryFile`` source and each
+split's bytes shuffled to its subtask. Sinks go through Spark's writers with an explicit
+schema into a temp dir that the runner renames into place once the whole job succeeded.
+"""
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from flowc.errors import ExecutionError, UnsupportedError
-from flowc.executor.sinks import abort, column_names, commit, temp_path
+from flowc.errors import ExecutionError, FlowcError, UnsupportedError
+from flowc.executor.runtime import files
+from flowc.executor.sinks import (
+    Columns,
+    Inferred,
+    abort,
+    csv_writer_options,
+    declared_columns,
+    row_checker,
+    shaper,
+    temp_path,
+)
+from flowc.executor.spark import tasks
 from flowc.operators import FileSink, FileSource
 
-CORRUPT = "_flowc_corrupt"
-FILE = "_flowc_file"
+DEAD = -1  # the slot of a file source's dead letters in its vertex RDD
+SINK_FORMATS = {"csv": "csv", "json": "json", "jsonl": "json", "json-lines": "json",
+                "parquet": "parquet"}
+SINK_OPTIONS = {"csv": ("header", "delimiter", "sep", "quote", "null_value", "nullValue")}
+
+Reader = Callable[[int, Iterator[Any], files.BadRows], Iterator[tuple[Any, ...]]]
 
 
-def _spark_type(name: str) -> Any:
+def _identity(k: int) -> int:
+    return k
+
+
+def source_input(spark: Any, spec: FileSource, p: int) -> tuple[Any, Reader]:
+    """An RDD of ``p`` partitions and ``read(subtask, partition items, bad rows)`` giving
+    the records of that subtask's splits."""
+    sc = spark.sparkContext
+    if files.is_remote(spec.path):
+        return _remote_input(spark, spec, p)
+    splits = files.plan_splits(spec.format, files.list_files(spec.path), p)
+    mine = [[files.Split(os.path.abspath(s.path), s.start, s.end) for s in
+             files.subtask_splits(splits, i, p)] for i in range(p)]
+    shown = {os.path.abspath(s.path): s.path for s in splits}
+
+    def read(idx: int, _items: Iterator[Any], bad: files.BadRows) -> Iterator[tuple[Any, ...]]:
+        for s in mine[idx]:
+            try:
+                fh = open(s.path, "rb")  # noqa: SIM115 - closed by the with below
+            except OSError as e:
+                raise ExecutionError(f"cannot read {shown[s.path]}: {e.strerror or e}") from None
+            with fh:
+                yield from files.read_split(spec, s, fh, bad, shown[s.path])
+
+    return sc.parallelize(range(p), p), read
+
+
+def _remote_input(spark: Any, spec: FileSource, p: int) -> tuple[Any, Reader]:
+    try:
+        df = spark.read.format("binaryFile").load(spec.path)
+        listing = [(r[0], int(r[1])) for r in df.select("path", "length").collect()]
+    except Exception as e:  # noqa: BLE001 - Spark's AnalysisException / Py4J errors
+        text = str(e)
+        if "PATH_NOT_FOUND" in text or "does not exist" in text:
+            raise ExecutionError(f"input path does not exist: {spec.path}") from None
+        raise ExecutionError(f"cannot list {spec.path}: {spark_message(e)}") from None
+    splits = files.plan_splits(spec.format, listing, p)
+    plan: dict[str, list[tuple[int, int, int]]] = {}
+    for k, s in enumerate(splits):
+        plan.setdefault(s.path, []).append((k, s.start, s.end))
+
+    def cut(row: Any) -> Iterator[tuple[int, tuple[int, str, bool, int, bytes]]]:
+        path, data = row[0], bytes(row[1])
+        for k, start, end in plan.get(path, []):
+            if spec.format == "parquet":
+                yield k % p, (k, path, True, 0, data)
+                continue
+            begin, stop = files.chunk_bounds(data, start, end)
+            yield k % p, (k, path, start == 0, data.count(b"\n", 0, begin), data[begin:stop])
+
+    rdd = df.select("path", "content").rdd.flatMap(cut).partitionBy(p, _identity)
+
+    def read(_idx: int, items: Iterator[Any], bad: files.BadRows) -> Iterator[tuple[Any, ...]]:
+        for _, (_k, path, file_start, before, data) in sorted(items, key=lambda x: x[1][0]):
+            yield from files.read_chunk(spec, path, data, file_start, before, bad)
+
+    return rdd, read
+
+
+# -- sinks -------------------------------------------------------------------------------------
+
+def check_sink(spec: FileSink) -> None:
+    if spec.format not in SINK_FORMATS:
+        raise UnsupportedError(f"sink format '{spec.format}' (supported: csv, json, parquet)")
+    known = SINK_OPTIONS.get(spec.format, ())
+    for k, _ in spec.options:
+        if k not in known:
+            raise UnsupportedError(f"unknown {spec.format} sink option '{k}' for {spec.path} "
+                                   f"(known: {', '.join(known) or 'none'})")
+
+
+def _spark_type(type_name: str) -> Any:
+    """Spark type of a column as written before the parquet timestamp conversion
+    (timestamps are epoch milliseconds, LongType)."""
     from pyspark.sql import types as T
 
-    mapping = {"string": T.StringType(), "int": T.LongType(), "double": T.DoubleType(),
-               "bool": T.BooleanType(), "timestamp": T.TimestampType()}
-    if name not in mapping:
-        raise UnsupportedError(f"field type '{name}' (supported: {', '.join(mapping)})")
-    return mapping[name]
+    depth, scalar = files.parse_type(type_name)
+    t: Any = {"string": T.StringType(), "int": T.LongType(), "double": T.DoubleType(),
+              "bool": T.BooleanType(), "timestamp": T.LongType()}[scalar]
+    for _ in range(depth):
+        t = T.ArrayType(t, True)
+    return t
 
 
-def read_source_rdd(spark: Any, spec: FileSource) -> Any:
-    """RDD of Rows ``(*fields, corrupt text or None, file name)``; timestamps as epoch ms."""
+def _parquet_column(name: str, type_name: str) -> Any:
+    """The column as parquet stores it: timestamps (also inside arrays) as TIMESTAMP."""
     from pyspark.sql import functions as F
+
+    col = F.col("`" + name.replace("`", "``") + "`")
+    depth, scalar = files.parse_type(type_name)
+    if scalar != "timestamp":
+        return col
+    fn: Callable[[Any], Any] = F.timestamp_millis
+    for _ in range(depth):
+        fn = _transform_with(fn)
+    return fn(col).alias(name)
+
+
+def _transform_with(inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    from pyspark.sql import functions as F
+
+    return lambda c: F.transform(c, inner)
+
+
+def _inferrer(columns: tuple[str, ...]) -> Callable[[Iterator[Any]], Iterator[Inferred]]:
+    def infer(it: Iterator[Any]) -> Iterator[Inferred]:
+        inf = Inferred(columns)
+        for v in it:
+            inf.add(v)
+        yield inf
+    return infer
+
+
+def sink_columns(spec: FileSink, declared: Any, values: Any) -> Columns:
+    """The sink's columns: from the stream's schema, else inferred from all records (one
+    more pass over the persisted RDD)."""
+    columns = declared_columns(spec, declared)
+    if columns is not None:
+        return columns
+    total = Inferred(tuple(spec.columns))
+    for part in values.mapPartitions(_inferrer(tuple(spec.columns))).collect():
+        total.merge(part, spec)
+    return total.columns(spec)
+
+
+def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
+               values: Any) -> str:
+    """Write the records (an RDD) through Spark's writer into a temp dir; returns it."""
     from pyspark.sql import types as T
 
-    if not os.path.exists(spec.path):
-        raise ExecutionError(f"input path does not exist: {spec.path}")
-    fields = [T.StructField(n, _spark_type(t), True) for n, t in spec.schema]
-    fmt = spec.format
-    reader = spark.read
-    for k, v in spec.options:
-        reader = reader.option(k, v)
-    if fmt in ("csv", "json", "jsonl", "json-lines"):
-        schema = T.StructType(fields + [T.StructField(CORRUPT, T.StringType(), True)])
-        reader = (reader.schema(schema).option("mode", "PERMISSIVE")
-                  .option("columnNameOfCorruptRecord", CORRUPT))
-        df = reader.csv(spec.path) if fmt == "csv" else reader.json(spec.path)
-        corrupt = F.col(CORRUPT)
-    elif fmt == "parquet":
-        df = reader.schema(T.StructType(fields)).parquet(spec.path)
-        corrupt = F.lit(None).cast("string")
-    else:
-        raise UnsupportedError(f"file format '{fmt}'")
-    cols = [F.unix_millis(F.col(n)).alias(n) if t == "timestamp" else F.col(n)
-            for n, t in spec.schema]
-    return df.select(*cols, corrupt.alias(CORRUPT), F.input_file_name().alias(FILE)).rdd
-
-
-def clean_rows(rows: Iterable[Any], spec_path: str, dead_letter: bool,
-               bad_out: list[Any]) -> Iterator[tuple[Any, ...]]:
-    """Rows -> record tuples; a corrupt row fails the task naming file and row, or (with a
-    dead-letter path) goes to ``bad_out``."""
-    for row in rows:
-        bad = row[-2]
-        if bad is not None:
-            if not dead_letter:
-                raise ExecutionError(f"bad row in {row[-1] or spec_path}: {bad!r} does not "
-                                     "match the declared schema")
-            bad_out.append(json.dumps({"file": row[-1], "text": bad}))
-            continue
-        yield tuple(row[:-2])
-
-
-def write_sink(spark: Any, spec: FileSink, rows_rdd: Any) -> None:
-    """Write through Spark's writer into a temp dir, then rename into place."""
-    from flowc.executor.sinks import as_row
-
-    rows = rows_rdd.map(as_row)
-    first = rows.take(1)
-    width = len(first[0]) if first else len(spec.columns)
-    cols = column_names(spec, width)
     tmp = temp_path(spec.path)
-    try:
-        if first:
-            df = spark.createDataFrame(rows, cols, samplingRatio=None)
-        else:
-            from pyspark.sql import types as T
-
-            df = spark.createDataFrame([], T.StructType(
-                [T.StructField(c, T.StringType(), True) for c in cols]))
-        w = df.write.mode("error")
-        opts = dict(spec.options)
-        if spec.format == "csv":
-            w = w.option("header", opts.pop("header", "true"))
-        for k, v in opts.items():
-            w = w.option(k, v)
-        fmt = {"jsonl": "json", "json-lines": "json"}.get(spec.format, spec.format)
-        if fmt not in ("csv", "json", "parquet"):
-            raise UnsupportedError(f"sink format '{spec.format}'")
-        w.format(fmt).save(tmp)
-        commit(tmp, spec.path)
-    except BaseException:
-        abort(tmp)
-        raise
-
-
-def write_dead_letter(spark: Any, path: str, lines: list[str]) -> None:
-    tmp = temp_path(path)
-    try:
+    if not columns:  # no columns known and no records: an empty output
         os.makedirs(tmp)
-        with open(os.path.join(tmp, "part-00000.json"), "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + ("\n" if lines else ""))
-        commit(tmp, path)
+        return tmp
+    check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
+
+    def checked(it: Iterator[Any]) -> Iterator[tuple[Any, ...]]:
+        try:
+            for v in it:
+                yield check(v)
+        except FlowcError as e:
+            raise tasks.task_error(e, "", {}, node_id) from None
+
+    struct = T.StructType([T.StructField(c, _spark_type(t), True) for c, t in columns])
+    df = spark.createDataFrame(values.mapPartitions(checked), struct, verifySchema=False)
+    fmt = SINK_FORMATS[spec.format]
+    if fmt == "parquet":
+        spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MILLIS")
+        df = df.select(*[_parquet_column(c, t) for c, t in columns])
+    w = df.write.mode("error")
+    if fmt == "csv":
+        o = csv_writer_options(spec)
+        w = (w.option("header", str(o["header"]).lower()).option("sep", o["delimiter"])
+             .option("quote", o["quote"]).option("escape", o["quote"])
+             .option("nullValue", o["null_value"])
+             .option("ignoreLeadingWhiteSpace", "false")
+             .option("ignoreTrailingWhiteSpace", "false"))
+    elif fmt == "json":
+        w = w.option("ignoreNullFields", "false")
+    try:
+        w.format(fmt).save(tmp)
     except BaseException:
         abort(tmp)
         raise
+    return tmp
+
+
+def spark_message(e: BaseException) -> str:
+    """The most specific message in a Spark / Py4J error, without Java stack frames."""
+    import re
+
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        best = ""
+        try:
+            t = java
+            while t is not None:
+                msg = t.getMessage()
+                if msg:
+                    best = f"{t.getClass().getSimpleName()}: {msg}"
+                t = t.getCause()
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            pass
+        if best:
+            return best.strip().splitlines()[0]
+    lines = str(e).strip().splitlines()
+    errors = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception): ", ln)]
+    if errors:
+        return errors[-1]
+    return lines[0] if lines else type(e).__name__

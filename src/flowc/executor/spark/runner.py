@@ -17,33 +17,25 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ExecutionError, FlowcError
-from flowc.executor.failures import operator_error
+from flowc.executor.failures import operator_error, wrap
 from flowc.executor.result import JobResult, VertexMetrics
+from flowc.executor.runtime import files
 from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.sources import source_values
-from flowc.executor.sinks import print_prefix
+from flowc.executor.sinks import Staged, print_prefix, stage_lines
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
 from flowc.executor.spark.combine import combinable
 from flowc.executor.spark.session import get_spark
 from flowc.executor.wiring import Wiring
-from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
+from flowc.operators import CollectSink, FileSink, FileSource, PrintSink
 from flowc.planner.stream_graph import NodeKind
 from flowc.transformations import PartitionerKind, RuntimeExecutionMode
 
 
 def _identity(k: int) -> int:
     return k
-
-
-class _ListAcc:
-    def zero(self, value: list[Any]) -> list[Any]:
-        return []
-
-    def addInPlace(self, a: list[Any], b: list[Any]) -> list[Any]:  # noqa: N802
-        a.extend(b)
-        return a
 
 
 def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: bool = False,
@@ -74,14 +66,19 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
 
 
 def _check_operators(job_graph: JobGraph) -> None:
-    """Fail before Spark starts for operator kinds the runtime does not execute."""
+    """Fail before Spark starts for operator kinds the runtime does not execute and for
+    file formats, options and field types the readers and writers lack."""
     sg = job_graph.stream_graph
     for n in sg.nodes.values():
-        if n.kind is NodeKind.OPERATOR:
-            try:
+        try:
+            if n.kind is NodeKind.OPERATOR:
                 create_operator(n.operator, TaskInfo(n.name, 0, 1, 128, False), n.keys)
-            except FlowcError as e:
-                raise type(e)(e.message, n.span) from None
+            elif isinstance(n.operator, FileSource):
+                files.check_spec(n.operator)
+            elif isinstance(n.operator, FileSink):
+                io.check_sink(n.operator)
+        except FlowcError as e:
+            raise type(e)(e.message, n.span) from None
 
 
 class _Outcome:
@@ -104,7 +101,6 @@ class _SparkJob:
         self.rdds: dict[str, Any] = {}
         self.persisted: list[Any] = []
         self.stats = self.sc.accumulator({}, tasks.DictSum())
-        self.dead = self.sc.accumulator([], _ListAcc())
 
     # -- planning ---------------------------------------------------------------
 
@@ -142,20 +138,31 @@ class _SparkJob:
         order = self.jg.vertices_sorted()
         for v in order:
             self.plans[v.id] = self._plan(v)
+        # Actions per vertex RDD (consumer vertices, collect/print, file sinks: one write
+        # and, without a schema, one inference pass, dead letters); used more than once ->
+        # persisted (memory and disk, so an evicted partition is not recomputed, which
+        # would run its UDFs and count its records again).
         uses: dict[str, int] = {v.id: 0 for v in order}
         for v in order:
             for e in v.inputs:
                 uses[e.source] += 1
-            if any(s.sink is not None and not isinstance(s.sink, DiscardingSink)
-                   for s in self.plans[v.id].slots):
-                uses[v.id] += 2 if any(isinstance(s.sink, FileSink)
-                                       for s in self.plans[v.id].slots) else 1
-            if not v.inputs and not self.plans[v.id].slots:
+            slots = self.plans[v.id].slots
+            if any(isinstance(s.sink, (CollectSink, PrintSink)) for s in slots):
                 uses[v.id] += 1
+            for s in slots:
+                if isinstance(s.sink, FileSink):
+                    node = self.sg.nodes[s.node]
+                    uses[v.id] += 1 + (io.declared_columns(s.sink, node.output_type) is None)
+            if self._dead_letter(v) is not None:
+                uses[v.id] += 1
+            if not v.inputs and not slots:
+                uses[v.id] += 1
+        from pyspark import StorageLevel
+
         for v in order:
             rdd = self._vertex_rdd(v)
             if uses[v.id] > 1:
-                rdd = rdd.persist()
+                rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
                 self.persisted.append(rdd)
             self.rdds[v.id] = rdd
         outcome = _Outcome(JobResult(self.name))
@@ -223,56 +230,79 @@ class _SparkJob:
 
     def _file_source_rdd(self, spec: FileSource, plan: VertexPlan, chain: Any,
                          on_end: Any) -> Any:
-        rows = io.read_source_rdd(self.spark, spec)
-        p = plan.parallelism
-        n = rows.getNumPartitions()
-        if n < p:
-            # Split k goes to subtask k (no shuffle); the remaining subtasks read nothing,
-            # as Flink readers without a split.
-            rows = self.sc.union([rows, self.sc.parallelize([], p - n)])
-        elif n > p:
-            # Adjacent splits are merged into one subtask (Spark's coalesce, no shuffle).
-            rows = rows.coalesce(p)
-        dead, path, dl = self.dead, spec.path, spec.dead_letter is not None
+        """Subtask i reads its splits (``runtime.files``: split k to subtask k % p) and
+        runs the chain on the records; its rows that do not parse follow the chain's
+        output as ``(DEAD, json line)`` items - data, so a retried task cannot duplicate
+        them - and are written to this source's dead-letter path."""
+        base, read = io.source_input(self.spark, spec, plan.parallelism)
+        dead = io.DEAD
 
         def run(idx: int, it: Any) -> Any:
-            bad: list[str] = []
-            yield from chain(idx, io.clean_rows(it, path, dl, bad), on_end)
-            if bad:
-                dead.add(bad)
-        return rows.mapPartitionsWithIndex(run)
+            bad = files.BadRows(spec)
+            yield from chain(idx, read(idx, it, bad), on_end)
+            for line in bad.lines:
+                yield dead, line
+        return base.mapPartitionsWithIndex(run)
 
     # -- actions --------------------------------------------------------------------
 
     def _actions(self, order: list[JobVertex], outcome: _Outcome) -> None:
-        for v in order:
-            plan = self.plans[v.id]
-            rdd = self.rdds[v.id]
-            sink_slots = [s for s in plan.slots if s.sink is not None]
-            shown = [s for s in sink_slots if isinstance(s.sink, (CollectSink, PrintSink))]
-            if shown:
-                wanted = {s.index for s in shown}
-                items = rdd.mapPartitionsWithIndex(
-                    lambda idx, it, w=wanted: ((idx, x[0], x[1]) for x in it if x[0] in w)
-                ).collect()
-                by_slot: dict[int, list[tuple[int, Any]]] = {s.index: [] for s in shown}
-                for idx, slot, value in items:
-                    by_slot[slot].append((idx, value))
-                for s in shown:
-                    self._deliver(s, plan.parallelism, by_slot[s.index], outcome)
-            for s in sink_slots:
-                if isinstance(s.sink, FileSink):
-                    io.write_sink(self.spark, s.sink, rdd.filter(
-                        lambda x, i=s.index: x[0] == i).map(lambda x: x[1]))
-            if not v.produced and not shown and not any(
-                    isinstance(s.sink, FileSink) for s in sink_slots):
-                rdd.foreach(_noop)
-        for spec in self._dead_letter_specs():
-            io.write_dead_letter(self.spark, spec.dead_letter, list(self.dead.value))
+        """Run every output; file sinks and dead letters are written to temp dirs and
+        renamed into place together once all of them succeeded (a failed job commits
+        nothing)."""
+        staged = Staged()
+        try:
+            for v in order:
+                self._vertex_actions(v, outcome, staged)
+            staged.commit()
+        except BaseException:
+            staged.abort()
+            raise
 
-    def _dead_letter_specs(self) -> list[FileSource]:
-        return [n.operator for n in self.sg.nodes.values()
-                if isinstance(n.operator, FileSource) and n.operator.dead_letter]
+    def _vertex_actions(self, v: JobVertex, outcome: _Outcome, staged: Staged) -> None:
+        plan = self.plans[v.id]
+        rdd = self.rdds[v.id]
+        sink_slots = [s for s in plan.slots if s.sink is not None]
+        shown = [s for s in sink_slots if isinstance(s.sink, (CollectSink, PrintSink))]
+        if shown:
+            wanted = {s.index for s in shown}
+            items = rdd.mapPartitionsWithIndex(
+                lambda idx, it, w=wanted: ((idx, x[0], x[1]) for x in it if x[0] in w)
+            ).collect()
+            by_slot: dict[int, list[tuple[int, Any]]] = {s.index: [] for s in shown}
+            for idx, slot, value in items:
+                by_slot[slot].append((idx, value))
+            for s in shown:
+                self._deliver(s, plan.parallelism, by_slot[s.index], outcome)
+        for s in sink_slots:
+            if isinstance(s.sink, FileSink):
+                values = rdd.filter(lambda x, i=s.index: x[0] == i).map(lambda x: x[1])
+                staged.add(self._write_sink(s, values), s.sink.path)
+        dead = self._dead_letter(v)
+        if dead is not None:
+            lines = rdd.filter(lambda x: x[0] == io.DEAD).map(lambda x: x[1]).collect()
+            staged.add(stage_lines(dead, lines), dead)
+        if not v.produced and not shown and not any(
+                isinstance(s.sink, FileSink) for s in sink_slots) and dead is None:
+            rdd.foreach(_noop)
+
+    def _write_sink(self, slot: Slot, values: Any) -> str:
+        spec = slot.sink
+        node = self.sg.nodes[slot.node]
+        try:
+            columns = io.sink_columns(spec, node.output_type, values)
+            return io.stage_sink(self.spark, spec, node.id, columns, values)
+        except FlowcError as e:
+            raise wrap(node, e) from None
+        except Exception as e:
+            if tasks.parse_task_error(str(e)) is not None:
+                raise  # a task failed: _translate names its operator
+            raise ExecutionError(f"writing the {spec.format} sink {spec.path} failed: "
+                                 f"{io.spark_message(e)}", node.span) from None
+
+    def _dead_letter(self, v: JobVertex) -> str | None:
+        head = self.sg.nodes[v.head].operator
+        return head.dead_letter if isinstance(head, FileSource) else None
 
     def _deliver(self, slot: Slot, p: int, items: list[tuple[int, Any]],
                  outcome: _Outcome) -> None:
@@ -297,7 +327,7 @@ class _SparkJob:
             return e
         info = tasks.parse_task_error(str(e))
         if info is None:
-            return ExecutionError(f"the Spark job failed: {_first_line(e)}")
+            return ExecutionError(f"the Spark job failed: {io.spark_message(e)}")
         node = self.sg.nodes.get(info["node"])
         if node is None:
             return ExecutionError(f"{info['type']}: {info['message']}")
@@ -314,14 +344,3 @@ class _SparkJob:
 
 def _noop(_: Any) -> None:
     pass
-
-
-def _first_line(e: Exception) -> str:
-    """The Python error at the end of a worker traceback, else Spark's first line."""
-    import re
-
-    lines = str(e).strip().splitlines()
-    errors = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception): ", ln)]
-    if errors:
-        return errors[-1]
-    return lines[0] if lines else type(e).__name__

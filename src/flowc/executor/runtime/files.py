@@ -1,0 +1,561 @@
+"""File sources, read by the same code on both executors.
+
+A file source is cut into **splits** by one deterministic rule (``plan_splits``), split *k*
+goes to subtask ``k % parallelism``, and every split is parsed by ``read_split`` - in the
+reference executor's process, or inside the Spark task that runs the source subtask. So
+both executors see the same records on the same subtasks in the same order, with the same
+conversions, errors and dead letters.
+
+Split rule: files in path order; a csv / json-lines file is cut into byte ranges of
+``split_size(total bytes, parallelism)`` (4 MiB .. 128 MiB, Spark's rule with the source's
+parallelism in place of Spark's default parallelism); a range owns the lines that *start*
+in it. A parquet file is one split.
+
+Field conversion (``converter``): ``string``, ``int`` (64-bit), ``double``, ``bool``,
+``timestamp`` (ISO-8601 text, UTC unless an offset is given, or integer epoch
+milliseconds; read as epoch milliseconds) and ``array<T>`` (json / parquet only).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import glob
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from flowc.errors import ExecutionError, UnsupportedError
+from flowc.operators import FileSource
+
+SCALAR_TYPES = ("string", "int", "double", "bool", "timestamp")
+TEXT_FORMATS = ("csv", "json", "jsonl", "json-lines")
+FORMATS = TEXT_FORMATS + ("parquet",)
+CSV_OPTIONS = ("header", "delimiter", "sep", "quote", "escape", "null_value", "nullValue")
+MIN_SPLIT = 4 << 20
+MAX_SPLIT = 128 << 20
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_INT = re.compile(r"^[+-]?\d+$")
+_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
+                  r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?$")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_MS = dt.timedelta(milliseconds=1)
+
+
+# -- types and conversions ---------------------------------------------------------------
+
+def parse_type(name: str) -> tuple[int, str]:
+    """``array<array<int>>`` -> (2, "int"): array depth and scalar element type."""
+    depth, inner = 0, name.strip()
+    while inner.startswith("array<") and inner.endswith(">"):
+        depth, inner = depth + 1, inner[6:-1].strip()
+    if inner not in SCALAR_TYPES:
+        raise UnsupportedError(f"field type '{name}' (supported: {', '.join(SCALAR_TYPES)}, "
+                               "array<T>)")
+    return depth, inner
+
+
+def parse_timestamp(value: Any) -> int:
+    """A timestamp in a file -> epoch milliseconds: integer epoch milliseconds (a number or
+    digits), ISO-8601 text (``2024-05-01``, ``2024-05-01 10:00:00.250``,
+    ``2024-05-01T10:00:00Z``, ``...+02:00``; UTC when no offset is given) or a datetime
+    (parquet; naive means UTC). Raises ValueError otherwise."""
+    if isinstance(value, bool) or isinstance(value, float):
+        raise ValueError(f"not a timestamp: {value!r} (use ISO-8601 text or integer epoch "
+                         "milliseconds)")
+    if isinstance(value, int):
+        return _long(value, "timestamp")
+    if isinstance(value, dt.datetime):
+        d = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
+        return (d - _EPOCH) // _MS
+    if isinstance(value, dt.date):
+        return (dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+                - _EPOCH) // _MS
+    text = str(value).strip()
+    if _INT.match(text):
+        return _long(int(text), "timestamp")
+    m = _ISO.match(text)
+    if m is None:
+        raise ValueError(f"not a timestamp: {text!r} (use ISO-8601 text or integer epoch "
+                         "milliseconds)")
+    y, mo, d, h, mi, s, frac, zone = m.groups()
+    tz = dt.timezone.utc
+    if zone and zone not in ("Z", "z", "UTC"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        minutes = int(digits[:2]) * 60 + (int(digits[2:]) if len(digits) > 2 else 0)
+        tz = dt.timezone(sign * dt.timedelta(minutes=minutes))
+    try:
+        stamp = dt.datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0),
+                            tzinfo=tz)
+    except ValueError as e:
+        raise ValueError(f"not a timestamp: {text!r} ({e})") from None
+    return (stamp - _EPOCH) // _MS + (int((frac or "0")[:3].ljust(3, "0")))
+
+
+def _long(v: int, what: str) -> int:
+    if not LONG_MIN <= v <= LONG_MAX:
+        raise ValueError(f"{v} is out of range for {what} (64-bit)")
+    return v
+
+
+def _to_string(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v)
+    return str(v)
+
+
+def _to_int(v: Any) -> int:
+    if isinstance(v, bool) or isinstance(v, float):
+        raise ValueError(f"not an int: {v!r}")
+    if isinstance(v, int):
+        return _long(v, "int")
+    if isinstance(v, str) and _INT.match(v.strip()):
+        return _long(int(v), "int")
+    raise ValueError(f"not an int: {v!r}")
+
+
+def _to_double(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise ValueError(f"not a double: {v!r}")
+    try:
+        return float(v)
+    except ValueError:
+        raise ValueError(f"not a double: {v!r}") from None
+
+
+def _to_bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        low = v.strip().lower()
+        if low in ("true", "false"):
+            return low == "true"
+    raise ValueError(f"not a bool: {v!r}")
+
+
+_SCALAR: dict[str, Callable[[Any], Any]] = {
+    "string": _to_string, "int": _to_int, "double": _to_double, "bool": _to_bool,
+    "timestamp": parse_timestamp}
+
+
+def converter(type_name: str) -> Callable[[Any], Any]:
+    """Value (json / parquet) -> the declared type; None stays None; ValueError if bad."""
+    depth, scalar = parse_type(type_name)
+    fn = _SCALAR[scalar]
+
+    def nullable(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        return lambda v: None if v is None else f(v)
+
+    conv = nullable(fn)
+    for _ in range(depth):
+        conv = nullable(_lister(conv))
+    return conv
+
+
+def _lister(elem: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def to_list(v: Any) -> list[Any]:
+        if not isinstance(v, (list, tuple)):
+            raise ValueError(f"not an array: {v!r}")
+        return [elem(x) for x in v]
+    return to_list
+
+
+def text_converter(type_name: str, null_value: str) -> Callable[[str], Any]:
+    """A csv field -> the declared type: the null literal (default: the empty field) is
+    null, and so is an empty field of a non-string type."""
+    fn = _SCALAR[parse_type(type_name)[1]]
+    if type_name == "string":
+        return lambda s: None if s == null_value else s
+    return lambda s: None if s == null_value or s == "" else fn(s)
+
+
+def check_spec(spec: FileSource) -> None:
+    """Fail before anything runs for a format, option or field type the readers lack."""
+    if spec.format not in FORMATS:
+        raise UnsupportedError(f"file format '{spec.format}' (supported: csv, json, parquet)")
+    for name, t in spec.schema:
+        depth, _ = parse_type(t)
+        if depth and spec.format == "csv":
+            raise UnsupportedError(f"csv cannot hold the array field '{name}' of {spec.path}")
+    for k, _ in spec.options:
+        if spec.format != "csv" or k not in CSV_OPTIONS:
+            known = ", ".join(CSV_OPTIONS) if spec.format == "csv" else "none"
+            raise UnsupportedError(f"unknown {spec.format} source option '{k}' for "
+                                   f"{spec.path} (known: {known})")
+
+
+def csv_options(options: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    opts = dict(options)
+    return {"header": opts.get("header", "false").lower() == "true",
+            "delimiter": opts.get("delimiter", opts.get("sep", ",")),
+            "quote": opts.get("quote", '"'),
+            "escape": opts.get("escape") or None,
+            "null_value": opts.get("null_value", opts.get("nullValue", ""))}
+
+
+# -- splits --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Split:
+    """Bytes ``[start, end)`` of ``path`` (end -1: to the end of the file)."""
+
+    path: str
+    start: int
+    end: int
+
+
+def is_remote(path: str) -> bool:
+    """A URI (``hdfs://``, ``s3a://``, ``file:/``): listed and fetched through Spark."""
+    return bool(_URI.match(path)) and not re.match(r"^[A-Za-z]:[\\/]", path)
+
+
+def local_path(path: str) -> str | None:
+    """A ``file:`` URI as a local path (the reference executor reads those itself)."""
+    if path.startswith("file://"):
+        return path[len("file://"):] or "/"
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    return None if is_remote(path) else path
+
+
+def list_files(path: str) -> list[tuple[str, int]]:
+    """(file, size) of a local file, directory (its files not starting with ``.`` or
+    ``_``, as Spark lists them) or glob pattern, in path order."""
+    if any(c in path for c in "*?["):
+        matches = sorted(glob.glob(path))
+        if not matches:
+            raise ExecutionError(f"no input file matches {path}")
+        found: list[str] = []
+        for m in matches:
+            found.extend(_dir_files(m) if os.path.isdir(m) else [m])
+        return [(f, os.path.getsize(f)) for f in sorted(found)]
+    if os.path.isdir(path):
+        return [(f, os.path.getsize(f)) for f in _dir_files(path)]
+    if not os.path.exists(path):
+        raise ExecutionError(f"input path does not exist: {path}")
+    return [(path, os.path.getsize(path))]
+
+
+def _dir_files(path: str) -> list[str]:
+    return sorted(p for p in glob.glob(os.path.join(glob.escape(path), "*"))
+                  if os.path.isfile(p) and not os.path.basename(p).startswith((".", "_")))
+
+
+def split_size(total: int, parallelism: int) -> int:
+    return min(MAX_SPLIT, max(MIN_SPLIT, -(-total // max(parallelism, 1))))
+
+
+def plan_splits(fmt: str, files: list[tuple[str, int]], parallelism: int) -> list[Split]:
+    files = sorted(files)
+    if fmt == "parquet":
+        return [Split(f, 0, -1) for f, _ in files]
+    size = split_size(sum(n for _, n in files), parallelism)
+    out: list[Split] = []
+    for f, n in files:
+        cuts = list(range(0, n, size)) or [0]
+        out.extend(Split(f, c, c + size if c + size < n else -1) for c in cuts)
+    return out
+
+
+def subtask_splits(splits: list[Split], subtask: int, parallelism: int) -> list[Split]:
+    return [s for k, s in enumerate(splits) if k % parallelism == subtask]
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+class BadRows:
+    """Where a source's rows that do not parse go: the job fails naming file and row, or
+    (with a dead-letter path) one JSON line each: file, row, the raw text, the error."""
+
+    def __init__(self, spec: FileSource) -> None:
+        self.dead_letter = spec.dead_letter is not None
+        self.lines: list[str] = []
+
+    def add(self, path: str, where: str, row: int, text: str, error: str) -> None:
+        if not self.dead_letter:
+            raise ExecutionError(f"bad row in {path} ({where} {row}): {text!r}: {error}")
+        self.lines.append(json.dumps({"file": path, "row": row, "text": text,
+                                      "error": error}))
+
+
+def _aligned(fh: IO[bytes], start: int) -> int:
+    """Offset of the first line that starts at or after ``start``."""
+    if start == 0:
+        return 0
+    fh.seek(start - 1)
+    if fh.read(1) == b"\n":
+        return start
+    return start + len(fh.readline())
+
+
+def _lines(fh: IO[bytes], begin: int, end: int) -> Iterator[bytes]:
+    """The lines starting in ``[begin, end)`` (end -1: to the end)."""
+    fh.seek(begin)
+    pos = begin
+    readline = fh.readline
+    while end < 0 or pos < end:
+        line = readline()
+        if not line:
+            return
+        pos += len(line)
+        yield line
+
+
+def _newlines_before(fh: IO[bytes], offset: int) -> int:
+    """Lines before ``offset`` (read on the first bad row only, then restored)."""
+    here = fh.tell()
+    fh.seek(0)
+    n, left = 0, offset
+    while left > 0:
+        block = fh.read(min(left, 1 << 20))
+        if not block:
+            break
+        n += block.count(b"\n")
+        left -= len(block)
+    fh.seek(here)
+    return n
+
+
+def read_split(spec: FileSource, split: Split, fh: IO[bytes], bad: BadRows,
+               display: str | None = None) -> Iterator[tuple[Any, ...]]:
+    """The records of one split as tuples in schema order. ``fh`` is the file opened in
+    binary mode (seekable)."""
+    path = display or split.path
+    if spec.format == "parquet":
+        yield from _read_parquet(spec, fh, path, bad)
+        return
+    begin = _aligned(fh, split.start)
+    base: list[int] = []
+
+    def first_line() -> int:  # line number of the split's first line, counted lazily
+        if not base:
+            base.append(_newlines_before(fh, begin) + 1)
+        return base[0]
+
+    yield from _read_text(spec, _lines(fh, begin, split.end), split.start == 0, path,
+                          first_line, bad)
+
+
+def chunk_bounds(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """``[begin, stop)`` of the lines starting in ``[start, end)`` of a whole file's bytes
+    (the same lines ``read_split`` reads from an open file)."""
+    def aligned(pos: int) -> int:
+        if pos <= 0:
+            return 0
+        if pos >= len(data):
+            return len(data)
+        if data[pos - 1:pos] == b"\n":
+            return pos
+        nl = data.find(b"\n", pos)
+        return len(data) if nl < 0 else nl + 1
+    return aligned(start), len(data) if end < 0 else aligned(end)
+
+
+def read_chunk(spec: FileSource, path: str, data: bytes, file_start: bool, lines_before: int,
+               bad: BadRows) -> Iterator[tuple[Any, ...]]:
+    """The records of a split given as its bytes (the lines ``chunk_bounds`` picked, or a
+    whole parquet file); ``lines_before`` lines of the file precede it."""
+    import io
+
+    if spec.format == "parquet":
+        yield from _read_parquet(spec, io.BytesIO(data), path, bad)
+        return
+    yield from _read_text(spec, iter(io.BytesIO(data)), file_start, path,
+                          lambda: lines_before + 1, bad)
+
+
+def _read_text(spec: FileSource, lines: Iterator[bytes], file_start: bool, path: str,
+               first_line: Callable[[], int], bad: BadRows) -> Iterator[tuple[Any, ...]]:
+    if spec.format == "csv":
+        return _read_csv(spec, lines, file_start, path, first_line, bad)
+    return _read_json(spec, lines, path, first_line, bad)
+
+
+def _read_csv(spec: FileSource, lines: Iterator[bytes], file_start: bool, path: str,
+              first_line: Callable[[], int], bad: BadRows) -> Iterator[tuple[Any, ...]]:
+    o = csv_options(spec.options)
+    convs = [text_converter(t, o["null_value"]) for _, t in spec.schema]
+    width = len(convs)
+    consumed: list[str] = []
+    keep = consumed.append
+
+    invalid: list[bool] = []  # non-empty: a line of the current record is not UTF-8
+
+    def text_lines() -> Iterator[str]:
+        for raw in lines:
+            try:
+                s = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                s = raw.decode("utf-8", "replace")
+                invalid.append(True)
+            keep(s)
+            yield s
+
+    reader = csv.reader(text_lines(), delimiter=o["delimiter"], quotechar=o["quote"],
+                        escapechar=o["escape"], strict=True)
+    if file_start and o["header"]:
+        try:
+            next(reader, None)
+        except csv.Error:
+            pass
+        del consumed[:], invalid[:]
+    row_at = reader.line_num
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            text = "".join(consumed).rstrip("\r\n")
+            bad.add(path, "line", first_line() + row_at, text, f"not csv: {e}")
+            del consumed[:], invalid[:]
+            row_at = reader.line_num
+            continue
+        line, row_at = row_at, reader.line_num
+        if not fields:  # a blank line (Spark skips them too)
+            del consumed[:], invalid[:]
+            continue
+        try:
+            if len(fields) != width:
+                raise ValueError(f"expected {width} fields, got {len(fields)}")
+            if invalid:
+                del invalid[:]
+                raise ValueError("not valid UTF-8")
+            rec = tuple([c(f) for c, f in zip(convs, fields)])
+        except ValueError as e:
+            text = "".join(consumed).rstrip("\r\n")
+            bad.add(path, "line", first_line() + line, text, str(e))
+            del consumed[:]
+            continue
+        del consumed[:]
+        yield rec
+
+
+def _read_json(spec: FileSource, lines: Iterator[bytes], path: str,
+               first_line: Callable[[], int], bad: BadRows) -> Iterator[tuple[Any, ...]]:
+    names = [n for n, _ in spec.schema]
+    convs = [converter(t) for _, t in spec.schema]
+    pairs = list(zip(names, convs))
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+            obj = json.loads(text)
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
+            get = obj.get
+            yield tuple([c(get(n)) for n, c in pairs])
+        except (ValueError, RecursionError) as e:
+            shown = raw.decode("utf-8", "replace").rstrip("\r\n")
+            bad.add(path, "line", first_line() + i, shown, str(e))
+
+
+def _read_parquet(spec: FileSource, fh: IO[bytes], path: str,
+                  bad: BadRows) -> Iterator[tuple[Any, ...]]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(fh)
+    except (pa.ArrowException, OSError) as e:
+        raise ExecutionError(f"cannot read {path} as parquet: {e}") from None
+    names = [n for n, _ in spec.schema]
+    file_schema = pf.schema_arrow
+    plans: list[tuple[str, Callable[[Any], Any] | None]] = []
+    for name, t in spec.schema:
+        idx = file_schema.get_field_index(name)
+        if idx < 0:
+            raise ExecutionError(f"{path} has no column '{name}' (its columns: "
+                                 f"{', '.join(file_schema.names)})")
+        plans.append(_parquet_plan(path, name, t, file_schema.field(idx).type))
+    convs = [(j, conv) for j, (_, conv) in enumerate(plans) if conv is not None]
+    row = 0
+    for batch in pf.iter_batches(columns=names, batch_size=65536):
+        cols: list[list[Any]] = []
+        for j, (kind, _) in enumerate(plans):
+            col = batch.column(j)
+            if kind == "ms":
+                col = pc.cast(pc.cast(col, pa.timestamp("ms", tz="UTC"), safe=False),
+                              pa.int64())
+            cols.append(col.to_pylist())
+        if not convs:
+            yield from zip(*cols)
+        else:
+            for k, values in enumerate(zip(*cols)):
+                rec = list(values)
+                j = 0
+                try:
+                    for j, conv in convs:
+                        rec[j] = conv(rec[j])
+                except ValueError as e:
+                    text = json.dumps(dict(zip(names, values)), default=str)
+                    bad.add(path, "row", row + k + 1, text, f"column '{names[j]}': {e}")
+                    continue
+                yield tuple(rec)
+        row += batch.num_rows
+
+
+def _parquet_plan(path: str, name: str, type_name: str,
+                  arrow_type: Any) -> tuple[str, Callable[[Any], Any] | None]:
+    """How a parquet column becomes the declared type: ("ms", None) cast timestamps to
+    epoch ms in Arrow; ("", conv) convert each value; ("", None) use as is. A column whose
+    type cannot hold the declared one fails naming file, column and both types."""
+    import pyarrow as pa
+
+    t = pa.types
+    ok: bool
+    plan: tuple[str, Callable[[Any], Any] | None] = ("", None)
+    if type_name == "string":
+        ok = t.is_string(arrow_type) or t.is_large_string(arrow_type)
+    elif type_name == "int":
+        ok = t.is_integer(arrow_type)
+        plan = ("", converter("int")) if t.is_uint64(arrow_type) else plan
+    elif type_name == "double":
+        ok = t.is_floating(arrow_type) or t.is_integer(arrow_type)
+        plan = ("", converter("double"))
+    elif type_name == "bool":
+        ok = t.is_boolean(arrow_type)
+    elif type_name == "timestamp":
+        ok = (t.is_timestamp(arrow_type) or t.is_integer(arrow_type) or t.is_date(arrow_type)
+              or t.is_string(arrow_type) or t.is_large_string(arrow_type))
+        plan = ("ms", None) if t.is_timestamp(arrow_type) else ("", converter("timestamp"))
+    else:
+        ok = t.is_list(arrow_type) or t.is_large_list(arrow_type)
+        plan = ("", converter(type_name))
+    if not ok:
+        raise ExecutionError(f"{path}: column '{name}' is {arrow_type} in the file, but the "
+                             f"schema declares {type_name}")
+    return plan
+
+
+def local_splits(spec: FileSource, parallelism: int) -> list[Split]:
+    """The splits of a source on the local file system (a ``file:`` URI counts as local)."""
+    path = local_path(spec.path)
+    if path is None:
+        raise UnsupportedError(f"the reference executor reads local files only, not "
+                               f"{spec.path} (run the job on Spark)")
+    return plan_splits(spec.format, list_files(path), parallelism)
+
+
+def read_local(spec: FileSource, splits: list[Split], bad: BadRows) -> Iterator[tuple[Any, ...]]:
+    # Files of a file: URI are named as Spark names them (file:/abs/path).
+    uri = spec.path.startswith("file:")
+    for s in splits:
+        try:
+            fh = open(s.path, "rb")  # noqa: SIM115 - closed below, also when abandoned
+        except OSError as e:
+            raise ExecutionError(f"cannot read {s.path}: {e.strerror or e}") from None
+        with fh:
+            yield from read_split(spec, s, fh, bad,
+                                  "file:" + os.path.abspath(s.path) if uri else None)
