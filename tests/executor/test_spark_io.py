@@ -298,12 +298,18 @@ def test_spark_write_failure_is_a_plain_error(spark: Any, tmp_path: Path) -> Non
     assert "Py4J" not in msg and "\n" not in msg and "\tat " not in msg
 
 
-def test_missing_input_is_a_plain_error(spark: Any, tmp_path: Path) -> None:
-    for path in (str(tmp_path / "nope.csv"), f"file://{tmp_path}/nope.csv"):
+def test_missing_input_names_the_source_and_its_line(spark: Any, tmp_path: Path) -> None:
+    for path in (str(tmp_path / "nope.csv"), f"file://{tmp_path}/nope.csv",
+                 str(tmp_path / "*.csv")):
         env = env_for(1)
         collect(env.from_source(FileSource(path, "csv", (("n", "int"),)), None, "src"))
-        with pytest.raises(ExecutionError, match="input path does not exist: "):
+        with pytest.raises(ExecutionError) as info:
             run_job_graph(env.get_job_graph())
+        err = info.value
+        assert err.message.startswith("operator 'Source: src' (defined at ")
+        assert "input path does not exist: " in err.message or "no input file matches" in \
+            err.message
+        assert err.span is not None and err.span.file.endswith("test_spark_io.py")
 
 
 def test_hash_edges_route_to_flink_subtask_on_spark(spark: Any) -> None:

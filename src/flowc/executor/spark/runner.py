@@ -186,7 +186,10 @@ class _SparkJob:
         if head.kind is NodeKind.SOURCE:
             spec = head.operator
             if isinstance(spec, FileSource):
-                return self._file_source_rdd(spec, plan, chain, on_end)
+                try:
+                    return self._file_source_rdd(spec, plan, chain, on_end)
+                except FlowcError as e:  # listing failed: name the source, as the reference
+                    raise wrap(head, e) from None
 
             def run_source(idx: int, _it: Any) -> Any:
                 return chain(idx, source_values(spec, idx, p), on_end)
