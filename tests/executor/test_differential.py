@@ -1,11 +1,16 @@
 """Hypothesis differential tests: random pipelines on Spark and on the reference executor.
 
-Both executors share the operator runtime and the channel-merge rule, so STREAMING results
-must be identical lists per sink (stronger than multiset equality); BATCH results equal
-as multisets."""
+Both executors share the operator runtime, the channel-merge rule and the file reader with
+its split rule, so STREAMING results must be identical lists per sink (stronger than
+multiset equality); BATCH results equal as multisets. Pipelines read a collection or csv
+files (several files: several splits over the subtasks, a bad row to a dead letter), and
+may end in a union, connect, window join or interval join."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,13 +22,16 @@ from flowc.datastream import (
     EventTimeSessionWindows,
     KeyedProcessFunction,
     OutputTag,
+    ProcessJoinFunction,
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
     ValueStateDescriptor,
+    WatermarkStrategy,
 )
 from flowc.executor import run_job_graph, run_reference
+from flowc.operators import FileSource
 
-from .helpers import collect, env_for, timestamped
+from .helpers import collect, env_for, timestamped, ts_of
 
 pytestmark = pytest.mark.spark
 
@@ -32,7 +40,7 @@ records = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", 7, 11]),
                    max_size=25)
 
 STEPS = ["map", "filter", "flat_map", "rebalance", "rescale", "shuffle", "broadcast",
-         "global", "forward", "par"]
+         "global", "forward", "par", "custom"]
 TERMINALS = ["reduce", "sum", "process", "tumbling", "sliding", "session", "none"]
 
 
@@ -50,6 +58,20 @@ def _flat(v: Any) -> Any:
 
 def _key(v: Any) -> Any:
     return v[0]
+
+
+def _part(key: Any, n: int) -> int:
+    return (len(str(key)) * 7 + (key if isinstance(key, int) else 0)) % n
+
+
+def _join(a: Any, b: Any) -> Any:
+    return (a[0], "join", a[-1], b[2])
+
+
+class Pairs(ProcessJoinFunction):
+    def process_element(self, left: Any, right: Any, ctx: Any) -> Any:
+        yield (left[0], "pair", ctx.get_left_timestamp(), ctx.get_right_timestamp(),
+               ctx.get_timestamp())
 
 
 class Counter(KeyedProcessFunction):
@@ -78,10 +100,32 @@ def _sum_window(a: Any, b: Any) -> Any:
     return (a[0], max(a[1], b[1]), a[2] + b[2])
 
 
+def _file_source(env: Any, data: list[Any], files: int, delay: int, where: Path) -> Any:
+    """The records as csv files (round robin over ``files`` files, a bad row in the first
+    one, dead letters beside them), read with the source's own watermark strategy."""
+    parts: list[list[str]] = [[] for _ in range(files)]
+    for i, (k, ts, v) in enumerate(data):
+        parts[i % files].append(f"{k},{ts},{v}")
+    parts[0].insert(len(parts[0]) // 2, "bad,not-a-number,1")
+    for i, lines in enumerate(parts):
+        (where / f"part-{i}.csv").write_text("".join(x + "\n" for x in lines))
+    spec = FileSource(str(where / "part-*.csv"), "csv",
+                      (("k", "string"), ("ts", "int"), ("v", "int")),
+                      dead_letter=str(where / "dead"))
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(delay) \
+        .with_timestamp_assigner(ts_of)
+    return env.from_source(spec, strategy, "files")
+
+
 def build(data: list[Any], p: int, batch: bool, chaining: bool, delay: int,
-          steps: list[tuple[str, int]], terminal: str, lateness: int, two: str) -> Any:
+          steps: list[tuple[str, int]], terminal: str, lateness: int, two: str,
+          files: int = 0, where: Path | None = None) -> Any:
     env = env_for(p, batch=batch, chaining=chaining)
-    s = timestamped(env, data, delay)
+    if files:
+        assert where is not None
+        s = _file_source(env, data, files, delay, where)
+    else:
+        s = timestamped(env, data, delay)
     for step, n in steps:
         if step == "map":
             s = s.map(_map)
@@ -94,6 +138,8 @@ def build(data: list[Any], p: int, batch: bool, chaining: bool, delay: int,
         elif step == "forward":
             up = s.get_parallelism()
             s = s.forward().map(_map).set_parallelism(up if up > 0 else 1)
+        elif step == "custom":
+            s = s.partition_custom(_part, _key).map(_map)
         else:
             s = getattr(s, step)() if step != "global" else s.global_()
             s = s.map(_map)
@@ -118,6 +164,14 @@ def build(data: list[Any], p: int, batch: bool, chaining: bool, delay: int,
         out = out.union(s.map(_map))
     elif two == "connect":
         out = out.connect(s).map(Tag())
+    elif two == "window_join":
+        out = out.join(s).where(_key).equal_to(_key) \
+            .window(TumblingEventTimeWindows.of(1500)).allowed_lateness(lateness).apply(_join)
+    elif two == "interval_join":
+        joined = out.key_by(_key).interval_join(s.key_by(_key)).between(-400, 600)
+        if lateness:
+            joined = joined.lower_bound_exclusive()
+        out = joined.process(Pairs())
     collect(out)
     return env.get_job_graph()
 
@@ -131,16 +185,29 @@ pipelines = st.fixed_dictionaries({
     "steps": st.lists(st.tuples(st.sampled_from(STEPS), st.integers(1, 3)), max_size=4),
     "terminal": st.sampled_from(TERMINALS),
     "lateness": st.sampled_from([0, 1000]),
-    "two": st.sampled_from(["", "", "union", "connect"]),
+    "two": st.sampled_from(["", "", "union", "connect", "window_join", "interval_join"]),
+    "files": st.sampled_from([0, 0, 1, 3]),
 })
+
+
+def _dead_letters(where: Path) -> list[str]:
+    return [line for f in sorted((where / "dead").glob("part-*"))
+            for line in f.read_text().splitlines()]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(pipelines)
 def test_spark_matches_reference(spark: Any, pipeline: dict[str, Any]) -> None:
-    jg = build(**pipeline)
-    expected = run_reference(jg)
-    actual = run_job_graph(jg)
+    where = Path(tempfile.mkdtemp(prefix="flowc-diff-"))
+    try:
+        jg = build(**pipeline, where=where)
+        expected = run_reference(jg)
+        dead = _dead_letters(where) if pipeline["files"] else []
+        actual = run_job_graph(jg)
+        if pipeline["files"]:
+            assert _dead_letters(where) == dead and len(dead) == 1
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
     assert actual.collected.keys() == expected.collected.keys()
     for name in expected.collected:
         if pipeline["batch"]:
