@@ -106,7 +106,7 @@ source s (id int, amount double, ts timestamp, tags array<string>)
          (3, null, null, []);
 s | write parquet 'out.parquet';
 s | write json 'out.json';
-s | map id, amount, ts | write csv 'out.csv';
+s | map id, amount, ts | write csv 'out.csv' options (null_value = 'NA');
 """
 
 
@@ -122,8 +122,10 @@ def test_sink_writes_the_stream_schema_and_reads_back(tmp_path: Path) -> None:
     env = env_for(1)
     collect(_source(env, tmp_path / "out.parquet", "parquet", schema), "parquet")
     collect(_source(env, tmp_path / "out.json", "json", schema), "json")
-    collect(_source(env, tmp_path / "out.csv", "csv", schema[:3], [("header", "true")]), "csv")
+    collect(_source(env, tmp_path / "out.csv", "csv", schema[:3],
+                    [("header", "true"), ("null_value", "NA")]), "csv")
     r = run_reference(env.get_job_graph())
+    assert _lines(tmp_path / "out.csv")[-1] == "3,NA,NA"
     assert r["parquet"] == r["json"] == rows
     assert r["csv"] == [x[:3] for x in rows]
 
@@ -190,3 +192,19 @@ def test_splits_own_each_line_once(cells: list[str], size: int, header: bool) ->
     expected = [{"file": "f.csv", "row": first + i, "text": "x", "error": "not an int: 'x'"}
                 for i, c in enumerate(cells) if c == "x"]
     assert [json.loads(x) for x in bad.lines] == [json.loads(x) for x in bad2.lines] == expected
+
+
+def test_remote_sinks_and_unknown_options_fail_before_running(tmp_path: Path) -> None:
+    from flowc.errors import UnsupportedError
+
+    for sink in (FileSink("s3a://bucket/out", "csv"),
+                 FileSink(str(tmp_path / "o"), "csv", (), (("nullvalue", "x"),))):
+        env = env_for(1)
+        env.from_collection([(1,)]).sink_to(sink)
+        with pytest.raises(UnsupportedError) as info:
+            run_reference(env.get_job_graph())
+        assert info.value.span is not None
+    env = env_for(1)
+    collect(_source(env, tmp_path / "a.csv", "csv", [("n", "int")], [("nullvalue", "x")]))
+    with pytest.raises(UnsupportedError, match="unknown csv source option 'nullvalue'"):
+        run_reference(env.get_job_graph())

@@ -227,7 +227,7 @@ source s (id int, amount double, ts timestamp, tags array<string>)
          (3, null, null, []);
 s | write parquet 'out.parquet';
 s | write json 'out.json';
-s | map id, amount, ts | write csv 'out.csv';
+s | map id, amount, ts | write csv 'out.csv' options (null_value = 'NA');
 """
 
 
@@ -245,13 +245,15 @@ def test_file_sinks_write_the_schema_and_read_back(spark: Any, tmp_path: Path) -
               ("tags", "array<string>"))
     env = env_for(1)
     for fmt, opts, fields in (("parquet", (), schema), ("json", (), schema),
-                              ("csv", (("header", "true"),), schema[:3])):
+                              ("csv", (("header", "true"), ("null_value", "NA")), schema[:3])):
         collect(env.from_source(FileSource(str(tmp_path / f"out.{fmt}"), fmt, fields, opts),
                                 None, fmt), fmt)
     r = run_reference(env.get_job_graph())
     rows = [(1, 2.0, 1704067201000, ["a"]), (2, 2.5, 1704067202500, None), (3, None, None, [])]
     assert sorted(r["parquet"]) == sorted(r["json"]) == rows
     assert sorted(r["csv"]) == [x[:3] for x in rows]
+    assert "3,NA,NA" in [ln for f in (tmp_path / "out.csv").glob("part-*")
+                         for ln in f.read_text().splitlines()]
 
 
 def test_file_sink_without_schema_infers_and_never_nulls(spark: Any, tmp_path: Path) -> None:

@@ -25,11 +25,13 @@ from flowc.executor.runtime.channels import merge_channels
 from flowc.executor.runtime.sources import source_values, source_watermarks
 from flowc.executor.sinks import (
     Staged,
+    check_sink,
     declared_columns,
     infer_columns,
     print_prefix,
     row_checker,
     shaper,
+    sink_path,
     stage_lines,
     stage_python,
 )
@@ -115,8 +117,13 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
     result = JobResult(job_name or sg.config.job_name)
     wiring = Wiring(job_graph)
     for n in sg.nodes.values():
-        if isinstance(n.operator, FileSource):
-            files.check_spec(n.operator)
+        try:
+            if isinstance(n.operator, FileSource):
+                files.check_spec(n.operator)
+            elif isinstance(n.operator, FileSink):
+                check_sink(n.operator)
+        except FlowcError as e:
+            raise type(e)(e.message, n.span) from None
     channels: dict[tuple[int, int, int], Channel] = {}
     node_in: dict[int, int] = {}
     edge_out: dict[int, int] = {}
@@ -169,14 +176,15 @@ def _write_files(sg: StreamGraph, outs: _Outputs) -> None:
                     columns = infer_columns(spec, values)
                 check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
                 rows = [check(v) for v in values]
-                staged.add(stage_python(spec, columns, rows), spec.path)
+                staged.add(stage_python(spec, columns, rows), sink_path(spec))
             except FlowcError as exc:
                 raise wrap(node, exc) from None
         for nid in sorted(outs.dead):
             spec = sg.nodes[nid].operator
             if spec.dead_letter is None:
                 continue
-            staged.add(stage_lines(spec.dead_letter, outs.dead[nid].lines), spec.dead_letter)
+            path = files.dead_letter_path(spec.dead_letter)
+            staged.add(stage_lines(path, outs.dead[nid].lines), path)
         staged.commit()
     except BaseException:
         staged.abort()

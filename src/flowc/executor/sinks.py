@@ -19,11 +19,33 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from flowc.errors import ExecutionError
-from flowc.executor.runtime.files import LONG_MAX, LONG_MIN, parse_type
+from flowc.errors import ExecutionError, UnsupportedError
+from flowc.executor.runtime.files import LONG_MAX, LONG_MIN, local_path, parse_type
 from flowc.operators import FileSink, PrintSink
 
 Columns = list[tuple[str, str]]  # (column name, type name)
+SINK_FORMATS = ("csv", "json", "jsonl", "json-lines", "parquet")
+SINK_OPTIONS = {"csv": ("header", "delimiter", "sep", "quote", "null_value", "nullValue")}
+
+
+def sink_path(spec: FileSink) -> str:
+    """Where a file sink writes: a local path (a ``file:`` URI counts as one)."""
+    path = local_path(spec.path)
+    if path is None:
+        raise UnsupportedError(f"file sinks write to local paths only, not {spec.path}")
+    return path
+
+
+def check_sink(spec: FileSink) -> None:
+    """Fail before the job runs for a sink format, option or path flowc cannot write."""
+    if spec.format not in SINK_FORMATS:
+        raise UnsupportedError(f"sink format '{spec.format}' (supported: csv, json, parquet)")
+    known = SINK_OPTIONS.get(spec.format, ())
+    for k, _ in spec.options:
+        if k not in known:
+            raise UnsupportedError(f"unknown {spec.format} sink option '{k}' for {spec.path} "
+                                   f"(known: {', '.join(known) or 'none'})")
+    sink_path(spec)
 
 
 def print_prefix(spec: PrintSink, subtask: int, parallelism: int) -> str:
@@ -328,7 +350,7 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) 
     import csv
     import json
 
-    tmp = temp_path(spec.path)
+    tmp = temp_path(sink_path(spec))
     os.makedirs(tmp)
     try:
         cols = [c for c, _ in columns]

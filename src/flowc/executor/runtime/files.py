@@ -38,7 +38,7 @@ CSV_OPTIONS = ("header", "delimiter", "sep", "quote", "escape", "null_value", "n
 MIN_SPLIT = 4 << 20
 MAX_SPLIT = 128 << 20
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _INT = re.compile(r"^[+-]?\d+$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
                   r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?$")
@@ -182,6 +182,8 @@ def check_spec(spec: FileSource) -> None:
     """Fail before anything runs for a format, option or field type the readers lack."""
     if spec.format not in FORMATS:
         raise UnsupportedError(f"file format '{spec.format}' (supported: csv, json, parquet)")
+    if spec.dead_letter is not None:
+        dead_letter_path(spec.dead_letter)
     for name, t in spec.schema:
         depth, _ = parse_type(t)
         if depth and spec.format == "csv":
@@ -215,7 +217,15 @@ class Split:
 
 def is_remote(path: str) -> bool:
     """A URI (``hdfs://``, ``s3a://``, ``file:/``): listed and fetched through Spark."""
-    return bool(_URI.match(path)) and not re.match(r"^[A-Za-z]:[\\/]", path)
+    return bool(_URI.match(path)) or path.startswith("file:")
+
+
+def dead_letter_path(path: str) -> str:
+    """Dead letters are written by the driver: a local path (or ``file:`` URI)."""
+    local = local_path(path)
+    if local is None:
+        raise UnsupportedError(f"dead letters go to local paths only, not {path}")
+    return local
 
 
 def local_path(path: str) -> str | None:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from flowc.errors import ExecutionError, FlowcError, UnsupportedError
+from flowc.errors import ExecutionError, FlowcError
 from flowc.executor.runtime import files
 from flowc.executor.sinks import (
     Columns,
@@ -24,6 +24,7 @@ from flowc.executor.sinks import (
     declared_columns,
     row_checker,
     shaper,
+    sink_path,
     temp_path,
 )
 from flowc.executor.spark import tasks
@@ -32,7 +33,6 @@ from flowc.operators import FileSink, FileSource
 DEAD = -1  # the slot of a file source's dead letters in its vertex RDD
 SINK_FORMATS = {"csv": "csv", "json": "json", "jsonl": "json", "json-lines": "json",
                 "parquet": "parquet"}
-SINK_OPTIONS = {"csv": ("header", "delimiter", "sep", "quote", "null_value", "nullValue")}
 
 Reader = Callable[[int, Iterator[Any], files.BadRows], Iterator[tuple[Any, ...]]]
 
@@ -98,16 +98,6 @@ def _remote_input(spark: Any, spec: FileSource, p: int) -> tuple[Any, Reader]:
 
 # -- sinks -------------------------------------------------------------------------------------
 
-def check_sink(spec: FileSink) -> None:
-    if spec.format not in SINK_FORMATS:
-        raise UnsupportedError(f"sink format '{spec.format}' (supported: csv, json, parquet)")
-    known = SINK_OPTIONS.get(spec.format, ())
-    for k, _ in spec.options:
-        if k not in known:
-            raise UnsupportedError(f"unknown {spec.format} sink option '{k}' for {spec.path} "
-                                   f"(known: {', '.join(known) or 'none'})")
-
-
 def _spark_type(type_name: str) -> Any:
     """Spark type of a column as written before the parquet timestamp conversion
     (timestamps are epoch milliseconds, LongType)."""
@@ -167,7 +157,7 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
     """Write the records (an RDD) through Spark's writer into a temp dir; returns it."""
     from pyspark.sql import types as T
 
-    tmp = temp_path(spec.path)
+    tmp = temp_path(sink_path(spec))
     if not columns:  # no columns known and no records: an empty output
         os.makedirs(tmp)
         return tmp

@@ -23,7 +23,7 @@ from flowc.executor.runtime import files
 from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.sources import source_values
-from flowc.executor.sinks import Staged, print_prefix, stage_lines
+from flowc.executor.sinks import Staged, check_sink, print_prefix, sink_path, stage_lines
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
 from flowc.executor.spark.combine import combinable
@@ -76,7 +76,7 @@ def _check_operators(job_graph: JobGraph) -> None:
             elif isinstance(n.operator, FileSource):
                 files.check_spec(n.operator)
             elif isinstance(n.operator, FileSink):
-                io.check_sink(n.operator)
+                check_sink(n.operator)
         except FlowcError as e:
             raise type(e)(e.message, n.span) from None
 
@@ -280,11 +280,12 @@ class _SparkJob:
         for s in sink_slots:
             if isinstance(s.sink, FileSink):
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).map(lambda x: x[1])
-                staged.add(self._write_sink(s, values), s.sink.path)
+                staged.add(self._write_sink(s, values), sink_path(s.sink))
         dead = self._dead_letter(v)
         if dead is not None:
             lines = rdd.filter(lambda x: x[0] == io.DEAD).map(lambda x: x[1]).collect()
-            staged.add(stage_lines(dead, lines), dead)
+            path = files.dead_letter_path(dead)
+            staged.add(stage_lines(path, lines), path)
         if not v.produced and not shown and not any(
                 isinstance(s.sink, FileSink) for s in sink_slots) and dead is None:
             rdd.foreach(_noop)
