@@ -566,3 +566,40 @@ def test_hundred_thousand_operators_plan_without_recursion() -> None:
     (v,) = jg.vertices.values()
     assert len(v.operators) == 100_002
     assert len(build_execution_graph(jg).vertices) == 1
+
+
+@pytest.mark.parametrize("mode", [RuntimeExecutionMode.STREAMING, RuntimeExecutionMode.BATCH])
+def test_deep_graphs_of_many_vertices_plan_and_render_without_recursion(mode) -> None:  # type: ignore[no-untyped-def]
+    """Thousands of vertices in a row (beyond Python's recursion limit): partitions, unions,
+    keyed operators, side outputs and parallelism changes, through every stage and every
+    rendering."""
+    import sys
+
+    from flowc.datastream import KeyedProcessFunction
+    from flowc.explain import render
+
+    class P(KeyedProcessFunction):
+        def process_element(self, value, ctx):  # type: ignore[no-untyped-def]
+            yield value
+
+    n = 2 * sys.getrecursionlimit()
+    e = env(2)
+    e.set_runtime_mode(mode)
+    s, b, tag = e.from_sequence(0, 1), e.from_sequence(0, 1), OutputTag("t")
+    for i in range(n):
+        r = i % 4
+        if r == 0:
+            s = s.rebalance().map(inc)
+        elif r == 1:
+            s = s.union(b.map(inc)).map(inc)
+        elif r == 2:
+            s = s.key_by(key).process(P()).get_side_output(tag)
+        else:
+            s = s.rescale().rescale().map(inc).set_parallelism(1 + i % 3)
+    s.add_discarding_sink()
+    jg = e.get_job_graph()
+    eg = build_execution_graph(jg)
+    assert len(jg.vertices) == n + 2
+    for graph in (jg.stream_graph, jg, eg):
+        for fmt in ("text", "json", "dot", "mermaid"):
+            assert render(graph, fmt)
