@@ -326,6 +326,7 @@ def test_wiring_regions_and_slots(seed: int) -> None:
         assert "is higher than the max parallelism" in e.message
         return
     par = {v.id: v.parallelism for v in eg.vertices}
+    assert all(eg.vertex(v.id) is v for v in eg.vertices)
     for v in eg.vertices:
         jv = v.job_vertex
         assert v.parallelism == (jv.parallelism if jv.parallelism > 0 else 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,11 +85,12 @@ class ExecutionGraph:
     # Pipelined regions: each a sorted tuple of (vertex id, subtask).
     regions: tuple[tuple[tuple[str, int], ...], ...]
 
+    @functools.cached_property
+    def _by_id(self) -> dict[str, ExecutionJobVertex]:
+        return {v.id: v for v in self.vertices}
+
     def vertex(self, vertex_id: str) -> ExecutionJobVertex:
-        for v in self.vertices:
-            if v.id == vertex_id:
-                return v
-        raise KeyError(vertex_id)
+        return self._by_id[vertex_id]
 
     def slots_required(self) -> int:
         best: dict[int, int] = {}
