@@ -202,7 +202,8 @@ class WindowRow(ProcessWindowFunction):
         self.key_count = key_count
 
     def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
-        keys = (key,) if self.key_count == 1 else tuple(key)
+        # a SQL row key is a tuple even for one field; a DataStream one-field key is not
+        keys = tuple(key) if isinstance(key, tuple) else (key,)
         window = context.window()
         for result in elements:
             yield keys + (window.start, window.end) + tuple(result)

@@ -212,6 +212,10 @@ class KeyByStep:
     fields: tuple[FieldRef, ...]
     span: Span
     hints: tuple[Setting, ...] = ()
+    # SQL GROUP BY: the key is a row of the fields (a tuple even for one field), so a null
+    # field is allowed and hashes as 0, as in Flink's Row/Tuple; .flow keeps DataStream's
+    # rule (a null single-field key fails with "Assigned key must not be null!").
+    row_key: bool = False
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ class Flow:
     schema: Schema
     event_time: bool
     key: tuple[str, ...] | None = None  # a pending `key by`
+    row_key: bool = False  # the pending key is a SQL row key (A.KeyByStep.row_key)
     window: A.WindowStep | None = None  # a pending `window`, waiting for `aggregate`
     # The pipeline's head stream: it names the left side of a join's `on`.
     head: str | None = None
@@ -63,10 +64,11 @@ def identity_names(name: str, schema: Schema) -> Qualifiers:
     return {name: {n: n for n in schema.names}}
 
 
-def key_selector(schema: Schema, names: tuple[str, ...]) -> KeySelector:
-    """One field: the value itself; several: a tuple (as the docs promise)."""
+def key_selector(schema: Schema, names: tuple[str, ...], row: bool = False) -> KeySelector:
+    """One field: the value itself; several (or a SQL row key): a tuple (as the docs
+    promise). A 1-tuple hashes like its field, so only a null key routes differently."""
     pos = tuple(schema.index_of(n) for n in names)
-    if len(pos) == 1:
+    if len(pos) == 1 and not row:
         source = f"r[{pos[0]}]"
     else:
         source = "(" + ", ".join(f"r[{p}]" for p in pos) + ",)"
@@ -164,7 +166,7 @@ class PipelineBuilder:
         """The stream with a pending ``key by`` applied (a KeyedStream), or as it is."""
         if flow.key is None:
             return flow.stream
-        return flow.stream.key_by(key_selector(flow.schema, flow.key))
+        return flow.stream.key_by(key_selector(flow.schema, flow.key, flow.row_key))
 
     def compiler(self, flow: Flow, where: str) -> ExprCompiler:
         scope = Scope(row_columns(flow.schema.names, flow.schema.types), self.ctx.udfs, where,
@@ -265,7 +267,7 @@ class PipelineBuilder:
             if ref.name in names:
                 raise FlowSyntaxError(f"'{ref.name}' is listed twice in 'key by'", ref.span)
             names.append(ref.name)
-        return replace(flow, key=tuple(names))
+        return replace(flow, key=tuple(names), row_key=step.row_key)
 
     def _PartitionStep(self, flow: Flow, step: A.PartitionStep) -> Flow:
         stream = self.materialized(flow)
@@ -314,7 +316,7 @@ class PipelineBuilder:
         # partition inherits the parallelism of the map before it).
         start = flow.stream.map(RollingStart(positions, agg))
         apply_hints(start, shared + tuple(h for h in step.hints if h.key == "chain"))
-        reduced = start.key_by(key_selector(acc_schema, flow.key)).reduce(RollingMerge(n, agg))
+        reduced = start.key_by(key_selector(acc_schema, flow.key, flow.row_key)).reduce(RollingMerge(n, agg))
         apply_hints(reduced, shared + tuple(h for h in step.hints if h.key in (
             "name", "uid", "uid_hash", "description")))
         stream = reduced.map(RollingResult(n, agg), output_type=schema)
@@ -330,7 +332,7 @@ class PipelineBuilder:
         schema = Schema(tuple(key_fields) + (Field("window_start", TIMESTAMP),
                                              Field("window_end", TIMESTAMP))
                         + tuple(Field(s.name, s.type) for s in specs))
-        keyed = flow.stream.key_by(key_selector(flow.schema, flow.key))
+        keyed = flow.stream.key_by(key_selector(flow.schema, flow.key, flow.row_key))
         with self.ctx.env.at(window.span):
             windowed = keyed.window(assigner_of(window.spec))
             if window.lateness is not None:

@@ -27,7 +27,8 @@ from flowc.parser import ast as A
 from flowc.sql.source import split_sql
 from flowc.sql.unit import Entry, Explain, Unit
 
-__all__ = ["SqlScript", "Unit", "compile_sql", "compile_sql_file", "explain_env"]
+__all__ = ["SqlScript", "Unit", "collect_query", "compile_sql", "compile_sql_file",
+           "explain_env"]
 
 
 @dataclass
@@ -80,6 +81,24 @@ def explain_env(unit: Unit, x: Explain) -> StreamExecutionEnvironment:
     child.entries = [e for e in unit.entries if not e.action] + [Entry(let, False)
                                                                  for let in x.lets]
     return child.compile(extra=[stmt]).env
+
+
+def collect_query(unit: Unit, pipeline: A.Pipeline, lets: list[A.LetStmt] | None = None, *,
+                  settings: list[A.Statement] | None = None,
+                  sink_name: str = "result") -> tuple[CompiledScript, list[str], list[str]]:
+    """Compile ``pipeline`` (a query without a sink) over ``unit``'s definitions into a job
+    ending in a CollectSink named ``sink_name``; returns the script and the result's column
+    names and type kinds. ``unit`` is not changed (the query is compiled in a fork)."""
+    from flowc.operators import CollectSink
+
+    child = unit.fork()
+    child.entries = [e for e in child.entries if not e.action] + \
+        [Entry(let, False) for let in lets or []]
+    result = A.LetStmt("_result", pipeline, pipeline.span, pipeline.span)
+    script = child.compile(extra=[result], settings=settings)
+    info = script.streams["_result"]
+    info.stream.sink_to(CollectSink(sink_name))
+    return script, list(info.schema.names), [t.kind for t in info.schema.types]
 
 
 def compile_sql_file(path: str, *, env: StreamExecutionEnvironment | None = None,

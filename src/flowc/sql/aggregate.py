@@ -159,7 +159,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     window = piece.window
     if legacy is not None:
         window = A.WindowStep(legacy[1], None, None, legacy[1].span)
-    piece.steps.append(A.KeyByStep(tuple(keys), spans(group)))
+    piece.steps.append(A.KeyByStep(tuple(keys), spans(group), row_key=True))
     if window is not None:
         piece.steps.append(window)
     piece.window = None
