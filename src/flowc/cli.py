@@ -199,6 +199,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         graph = env.get_execution_graph()
     sys.stdout.write(render(graph, args.format))
+    _sql_explains(script, args.format)  # and the file's EXPLAIN statements, as `run` does
     return EXIT_OK
 
 
