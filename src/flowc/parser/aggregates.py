@@ -125,7 +125,7 @@ def _add(kind: str, acc: Any, v: Any) -> Any:
     if kind == "count":
         return acc + 1
     if kind == "count_distinct":
-        return acc | {v}
+        return acc if v in acc else acc | {v}  # no copy for a value already seen
     if kind == "sum":
         return v if acc is None else _sum(acc, v)
     if kind == "avg":

@@ -200,7 +200,9 @@ class _Gen:
             # never sees one and emits nothing but the final watermark.
             self.gen_out(head, None, "_fv", "None", indent)
             return
-        self.const("_fsrcta", assigner)
+        # A CodeFn's __call__ only forwards: call the function itself (one call less per
+        # record).
+        self.const("_fsrcta", assigner.fn if isinstance(assigner, CodeFn) else assigner)
         self.emit(indent, "_fts = int(_fsrcta(_fv, _FLONG_MIN))", head)
         self.gen_out(head, None, "_fv", "_fts", indent)
         if self.plan.batch:
