@@ -37,6 +37,8 @@ def test_error_golden(path: Path) -> None:
     assert "Traceback" not in text and "sqlglot" not in text
     assert text.startswith(f"{path.name}:")
     expected = path.with_suffix(".expected")
-    if os.environ.get("FLOWC_UPDATE_GOLDEN") or not expected.exists():
+    if os.environ.get("FLOWC_UPDATE_GOLDEN"):
         expected.write_text(text, encoding="utf-8")
+    assert expected.exists(), f"{expected.name} is missing: write it (FLOWC_UPDATE_GOLDEN=1) " \
+        "and review it"
     assert text == expected.read_text(encoding="utf-8")

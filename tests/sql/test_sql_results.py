@@ -100,3 +100,20 @@ def test_projection_and_filter(tmp_path: Path) -> None:
                                     "WHERE user_id IS NOT NULL AND action <> 'share';", 1)
     assert names == ["u", "article_id"]
     assert rows == [("U1", "a1"), ("U2", "a2"), ("U1", "a3"), ("U2", "a1")]
+
+
+def test_monotone_having_on_an_updating_result(tmp_path: Path) -> None:
+    # COUNT(*) >= 2 stays true once true: the rows are exactly Flink's +I/+U rows
+    _, rows = run_sql(tmp_path, "SELECT user_id, COUNT(*) AS n FROM clicks GROUP BY user_id "
+                                "HAVING COUNT(*) >= 2 AND user_id IS NOT NULL;")
+    assert by_key(rows) == {("u1",): [("u1", 2)], ("u2",): [("u2", 2)]}
+
+
+def test_changelog_of_updating_rows() -> None:
+    from flowc.sql.changelog import changelog
+
+    rows = [("a", 1), ("b", 1), ("a", 2), ("a", 2), (None, 5), ("a", 3)]
+    assert changelog(rows, [0]) == [
+        ("+I", ("a", 1)), ("+I", ("b", 1)), ("-U", ("a", 1)), ("+U", ("a", 2)),
+        ("+I", (None, 5)), ("-U", ("a", 2)), ("+U", ("a", 3)),
+    ]

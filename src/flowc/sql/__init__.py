@@ -72,15 +72,17 @@ def compile_sql(text: str, filename: str = "<input>", *, base_dir: str | None = 
                             f"{e}") from e
 
 
-def explain_env(unit: Unit, x: Explain) -> StreamExecutionEnvironment:
-    """The environment of an EXPLAINed query, printed as the SQL client would show rows."""
+def explain_env(unit: Unit, x: Explain,
+                settings: list[A.Statement] | None = None) -> StreamExecutionEnvironment:
+    """The environment of an EXPLAINed query, printed as the SQL client would show rows;
+    ``settings`` (the REPL's session settings) come first."""
     stmt = A.PipelineStmt(A.Pipeline(x.pipeline.head, x.pipeline.steps +
                                      (A.PrintSink(None, x.span),), x.span,
                                      x.pipeline.head_is_union), x.span)
     child = unit.fork()
     child.entries = [e for e in unit.entries if not e.action] + [Entry(let, False)
                                                                  for let in x.lets]
-    return child.compile(extra=[stmt]).env
+    return child.compile(extra=[stmt], settings=settings).env
 
 
 def collect_query(unit: Unit, pipeline: A.Pipeline, lets: list[A.LetStmt] | None = None, *,

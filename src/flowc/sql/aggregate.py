@@ -16,6 +16,15 @@ from sqlglot import exp
 
 from flowc.errors import FlowSyntaxError, Span, UnsupportedError
 from flowc.parser import ast as A
+from flowc.sql.changelog import (
+    KEY,
+    Updating,
+    aggregate_error,
+    aggregate_kind,
+    check_filter,
+    consumer_error,
+    node_description,
+)
 from flowc.sql.exprs import ExprTranslator
 from flowc.sql.query import _LEGACY, WINDOW_COLUMNS, Piece, _unalias, is_aggregate
 
@@ -77,6 +86,11 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         raise FlowSyntaxError("a window table function needs GROUP BY window_start, "
                               "window_end", spans(group))
     windowed = piece.window is not None or legacy is not None
+    if piece.updating is not None:
+        if legacy is not None:
+            consumer_error("StreamPhysicalGroupWindowAggregate", piece.updating, spans(group),
+                           hint="window the table the GROUP BY reads instead")
+        aggregate_error(piece.updating, spans(group))
     if not keys:
         raise UnsupportedError("a window aggregation without a key (a non-keyed window) is "
                                "not supported" if windowed else "aggregation without a key "
@@ -89,6 +103,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     # Aggregates: direct items keep their names, nested ones get hidden names.
     agg_items: list[A.SelectItem] = []
     agg_names: dict[str, str] = {}  # sql text of the call -> output name
+    agg_calls: list[exp.Expression] = []
     overrides: dict[int, A.Expr] = {}
     taken = set(key_names) | (set(WINDOW_COLUMNS) if windowed else set())
 
@@ -103,6 +118,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
             out = f"_agg{len(agg_items)}"
         taken.add(out)
         agg_items.append(A.SelectItem(translated, out, spans(call)))
+        agg_calls.append(call)
         agg_names.setdefault(text, out)
         return out
 
@@ -169,6 +185,9 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     post = ExprTranslator(spans, lambda c, s: A.FieldRef(c.name, None, s))
     post.overrides = overrides
     if having is not None:
+        if not windowed:
+            check_filter(having.this, spans, {k: f"{KEY}:{k}" for k in key_names},
+                         is_aggregate, "HAVING")
         piece.steps.append(A.FilterStep(post(having.this), spans(having)))
     items: list[A.SelectItem] = []
     names: list[str] = []
@@ -189,8 +208,23 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         names.append(name)
     identity = names == out_names and all(
         isinstance(it.expr, A.FieldRef) and it.alias is None for it in items)
+    final = None
     if not identity:
-        piece.steps.append(A.MapStep(tuple(items), spans(node)))
+        final = A.MapStep(tuple(items), spans(node))
+        piece.steps.append(final)
+    if not windowed:
+        columns = {k: f"{KEY}:{k}" for k in key_names}
+        for call, it in zip(agg_calls, agg_items):
+            kind = aggregate_kind(call)
+            if kind is not None:
+                columns[str(it.alias)] = kind
+        node_text = node_description(key_names, [(c.sql(), str(it.alias))
+                                                 for c, it in zip(agg_calls, agg_items)])
+        up = Updating(node_text, tuple(key_names), columns)
+        pairs = [(it.expr.name if isinstance(it.expr, A.FieldRef) else None, name)
+                 for it, name in zip(items, names)]
+        piece.updating = Updating(node_text, tuple(key_names), up.renamed(pairs).columns,
+                                  agg_map=final)
     piece.names = names
     piece.span = spans(node)
     return piece

@@ -26,6 +26,7 @@ from sqlglot import exp
 
 from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
+from flowc.sql.changelog import KEY, Updating, check_filter, consumer_error
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
@@ -44,6 +45,8 @@ class Catalog(Protocol):
     def table(self, name: str) -> TableDef | None: ...
     def define_let(self, stmt: A.LetStmt) -> Schema: ...
     def fresh_name(self) -> str: ...
+    def updating_of(self, name: str) -> Updating | None: ...
+    def set_updating(self, name: str, up: Updating | None) -> None: ...
 
 
 @dataclass
@@ -60,6 +63,8 @@ class Piece:
     time_column: str | None = None
     # after a join: the physical names of `*`, `a.*`, `b.*` (qualifier, span) -> names
     star_expansion: Callable[[str, Span], list[str]] | None = None
+    # the rows are updates of a non-windowed GROUP BY (see flowc.sql.changelog)
+    updating: Updating | None = None
 
     @property
     def is_name(self) -> bool:
@@ -76,10 +81,14 @@ def is_aggregate(node: exp.Expression) -> bool:
 
 
 class QueryTranslator:
-    def __init__(self, catalog: Catalog, spans: SpanMap, rw: Rewrites) -> None:
+    def __init__(self, catalog: Catalog, spans: SpanMap, rw: Rewrites, *,
+                 expose_keys: bool = False) -> None:
         self.catalog = catalog
         self.spans = spans
         self.rw = rw
+        # the REPL: an updating result keeps its group keys (hidden if not selected), so
+        # its changelog can be shown
+        self.expose_keys = expose_keys
 
     # ------------------------------------------------------------------ entry
 
@@ -110,6 +119,7 @@ class QueryTranslator:
         name = self.catalog.fresh_name()
         let = A.LetStmt(name, piece.pipeline(), piece.span, piece.span)
         self.catalog.define_let(let)
+        self.catalog.set_updating(name, piece.updating)
         self.lets.append(let)
         return name
 
@@ -121,6 +131,18 @@ class QueryTranslator:
         if piece.window is not None:
             raise UnsupportedError("a window table function must be aggregated with GROUP BY "
                                    "window_start, window_end (and a key)", piece.window.span)
+        up = piece.updating
+        if self.expose_keys and up is not None and up.key_columns() is None and \
+                up.agg_map is not None and piece.steps and piece.steps[-1] is up.agg_map:
+            hidden = tuple(f"_changelog_key{i}" for i in range(len(up.keys)))
+            last = up.agg_map
+            extra = tuple(A.SelectItem(A.FieldRef(k, None, last.span), h, last.span)
+                          for k, h in zip(up.keys, hidden))
+            piece.steps[-1] = A.MapStep(last.items + extra, last.span)
+            cols = dict(up.columns) | {h: f"{KEY}:{k}" for k, h in zip(up.keys, hidden)}
+            piece.updating = Updating(up.node, up.keys, cols, hidden)
+            if piece.names is not None:
+                piece.names = piece.names + list(hidden)
         return self.lets, piece
 
     # ------------------------------------------------------------------ union
@@ -146,7 +168,10 @@ class QueryTranslator:
         pieces = [self.query(b) for b in branches]
         span = self.spans(node)
         names = [A.FieldRef(self.named(p), None, p.span) for p in pieces]
-        return Piece(tuple(names), [], pieces[0].names, names[0].name, span, head_is_union=True)
+        up = next((p.updating for p in pieces if p.updating is not None), None)
+        # the branches' keys may collide: which row an update replaces is unknown
+        return Piece(tuple(names), [], pieces[0].names, names[0].name, span, head_is_union=True,
+                     updating=Updating(up.node, up.keys) if up is not None else None)
 
     # ------------------------------------------------------------------ select
 
@@ -174,6 +199,7 @@ class QueryTranslator:
             inner = self.query(cte.this)
             let = A.LetStmt(cte.alias, inner.pipeline(), self.spans(cte), self.spans(cte))
             self.catalog.define_let(let)
+            self.catalog.set_updating(cte.alias, inner.updating)
             self.lets.append(let)
         frm = node.args.get("from_")
         if frm is None:
@@ -193,6 +219,9 @@ class QueryTranslator:
             resolve = self._single_resolver(piece)
         ex = ExprTranslator(self.spans, resolve)
         if where is not None:
+            if piece.updating is not None:
+                check_filter(where.this, self.spans, piece.updating.columns, lambda n: False,
+                             "WHERE")
             piece.steps.append(A.FilterStep(ex(where.this), self.spans(where)))
         for item in node.expressions:
             for n in item.walk():
@@ -209,6 +238,8 @@ class QueryTranslator:
         items, names = self.projection(node, piece, ex)
         if items is not None:
             piece.steps.append(A.MapStep(tuple(items), self.spans(node)))
+            if piece.updating is not None:
+                piece.updating = piece.updating.renamed(_sources(node, piece))
             piece.names = names
         piece.span = self.spans(node)
         return piece
@@ -286,7 +317,8 @@ class QueryTranslator:
             raise FlowNameError(f"unknown table '{name}'", span,
                                 hint=did_you_mean(name, self.catalog.names()) or (
                                     "define it with CREATE TABLE (or a .flow source)"))
-        return Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias, span)
+        return Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias, span,
+                     updating=self.catalog.updating_of(name))
 
     def tvf(self, node: exp.Table) -> Piece:
         call = node.this
@@ -306,6 +338,9 @@ class QueryTranslator:
             raise FlowSyntaxError(f"write {fn.upper()}(TABLE t, DESCRIPTOR(time_column), "
                                   "INTERVAL ...)", span)
         base = self.stream(args[0].name, self.spans(args[0]), node.alias or args[0].name)
+        if base.updating is not None:
+            consumer_error("StreamPhysicalWindowTableFunction", base.updating, base.span,
+                           hint="window the table the GROUP BY reads instead")
         tcol = args[1].expressions[0]
         spec = self.window_spec(fn, tcol, args[2:], span, args[0].name)
         if self.rw.partitions.get(self._range(call)[0]):
@@ -357,6 +392,22 @@ class QueryTranslator:
 def _is_star(node: exp.Expression, _q: str | None) -> bool:
     return isinstance(node, exp.Star) or (isinstance(node, exp.Column) and
                                           isinstance(node.this, exp.Star))
+
+
+def _sources(node: exp.Select, piece: Piece) -> list[tuple[str | None, str]]:
+    """(input column or None, output name) of each select item, for Updating.renamed."""
+    out: list[tuple[str | None, str]] = []
+    for i, item in enumerate(node.expressions):
+        if _is_star(item, None):
+            cols = piece.updating.columns if piece.updating is not None else {}
+            out.extend((n, n) for n in cols)
+            continue
+        e, alias = _unalias(item)
+        if isinstance(e, exp.Column):
+            out.append((e.name, alias or e.name))
+        else:
+            out.append((None, alias or f"EXPR${i}"))
+    return out
 
 
 def _unalias(node: exp.Expression) -> tuple[exp.Expression, str | None]:

@@ -10,8 +10,9 @@ that is declared but not read must not become a source operator (Flink creates n
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -19,9 +20,10 @@ from flowc.api.environment import StreamExecutionEnvironment
 from flowc.errors import FlowcError, FlowNameError, FlowTypeError, Span, UnsupportedError
 from flowc.parser import ast as A
 from flowc.parser.lower import BrokenName, CompiledScript, Lowerer
+from flowc.sql.changelog import Updating, consumer_error
 from flowc.sql.ddl import TableDef, create_table, file_body
 from flowc.sql.exprs import SpanMap
-from flowc.sql.query import QueryTranslator
+from flowc.sql.query import Piece, QueryTranslator
 from flowc.sql.source import SqlChunk, parse_statement, rewrite
 from flowc.types import Schema, assignable
 
@@ -51,10 +53,14 @@ class Unit:
     scratch: Lowerer = field(init=False)
     tables: dict[str, TableDef] = field(default_factory=dict)
     rowtimes: dict[str, str] = field(default_factory=dict)
+    updating: dict[str, Updating] = field(default_factory=dict)
     entries: list[Entry] = field(default_factory=list)
     explains: list[Explain] = field(default_factory=list)
     errors: list[FlowcError] = field(default_factory=list)
     counter: int = 0
+    # relative file paths of statements added while this is set are made absolute against
+    # it (the REPL's init file: its paths are relative to the file, not to the cwd)
+    path_base: str | None = None
 
     def __post_init__(self) -> None:
         self.scratch = Lowerer(self.filename, self.text, self.base_dir)
@@ -70,6 +76,8 @@ class Unit:
         child.rowtimes = dict(self.rowtimes)
         child.entries = list(self.entries)
         child.counter = self.counter
+        child.updating = dict(self.updating)
+        child.path_base = self.path_base
         return child
 
     # ------------------------------------------------------------------ catalog protocol
@@ -92,6 +100,13 @@ class Unit:
     def define_let(self, stmt: A.LetStmt) -> Schema:
         self._lower_scratch(stmt, raise_errors=True)
         return self.scratch.streams[stmt.name].schema
+
+    def updating_of(self, name: str) -> Updating | None:
+        return self.updating.get(name)
+
+    def set_updating(self, name: str, up: Updating | None) -> None:
+        if up is not None:
+            self.updating[name] = up
 
     def fresh_name(self) -> str:
         while True:
@@ -123,10 +138,30 @@ class Unit:
             self.errors.append(FlowNameError(f"'{stmt.name}' is already a SQL table",
                                              stmt.name_span))
             return False
+        if self.path_base is not None:
+            stmt = absolute_paths(stmt, self.path_base)
         ok = self._lower_scratch(stmt)
         if ok:
             self.entries.append(Entry(stmt, isinstance(stmt, A.PipelineStmt)))
         return ok
+
+    def drop(self, name: str) -> bool:
+        """Forget a table, view or stream (the REPL's DROP); False if it is not defined.
+        Refused while another definition reads it."""
+        if name not in self.tables and name not in self.scratch.streams:
+            return False
+        for e in self.entries:
+            if name in references(e.stmt) and not e.action:
+                user = defined(e.stmt)
+                raise FlowNameError(f"cannot drop '{name}': "
+                                    f"'{user[0] if user else '?'}' reads it",
+                                    hint=f"drop '{user[0] if user else '?'}' first")
+        self.entries = [e for e in self.entries if name not in defined(e.stmt)]
+        self.tables.pop(name, None)
+        self.scratch.streams.pop(name, None)
+        self.rowtimes.pop(name, None)
+        self.updating.pop(name, None)
+        return True
 
     def add_sql(self, chunk: SqlChunk, *, query_sink: str = "print") -> str:
         """Translate and check one SQL statement. Returns its kind ('table', 'view', 'set',
@@ -168,7 +203,8 @@ class Unit:
                 let = A.LetStmt(name, piece.pipeline(), span, spans(name_node))
                 if name in self.tables:
                     raise FlowNameError(f"'{name}' is already a table", spans(name_node))
-                self.add_flow(let)
+                if self.add_flow(let):
+                    self.set_updating(name, piece.updating)
                 return "view"
             raise UnsupportedError(f"CREATE {kind} is not supported", span,
                                    hint="flowc supports CREATE TABLE and CREATE VIEW")
@@ -187,15 +223,23 @@ class Unit:
                                hint="flowc supports CREATE TABLE, CREATE VIEW, SELECT, "
                                     "INSERT INTO, EXPLAIN and SET")
 
-    def query(self, chunk: SqlChunk) -> tuple[list[A.LetStmt], A.Pipeline]:
+    def query(self, chunk: SqlChunk,
+              what: str = "EXPLAIN needs a query") -> tuple[list[A.LetStmt], A.Pipeline]:
         """A query (SELECT/UNION) as lets plus a pipeline without a sink."""
+        lets, piece = self.query_piece(chunk, what=what)
+        return lets, piece.pipeline()
+
+    def query_piece(self, chunk: SqlChunk, *, expose_keys: bool = False,
+                    what: str = "a query is expected here") -> tuple[list[A.LetStmt], Piece]:
+        """The translated query; ``expose_keys`` keeps the group keys of an updating result
+        (hidden columns if they are not selected), for showing its changelog."""
         rw = rewrite(chunk)
         tree = parse_statement(chunk, rw.text)
         spans = SpanMap(tree, chunk)
-        if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery)):
-            raise UnsupportedError("EXPLAIN needs a query (SELECT ...)", spans(tree))
-        lets, piece = QueryTranslator(self, spans, rw).translate(tree)
-        return lets, piece.pipeline()
+        if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery, exp.Values)):
+            kind = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this)
+            raise UnsupportedError(f"{what} (SELECT ...), not {kind}", spans(tree))
+        return QueryTranslator(self, spans, rw, expose_keys=expose_keys).translate(tree)
 
     def _defs(self, lets: list[A.LetStmt]) -> None:
         # already lowered into the scratch catalog by define_let
@@ -214,6 +258,10 @@ class Unit:
         except FlowcError:
             self.scratch.broken.add(name)
             raise
+        if self.path_base is not None:
+            for key in ("path", "dead-letter"):
+                if key in tdef.options:
+                    tdef.options[key] = _absolute(tdef.options[key], self.path_base)
         if tdef.source is not None:
             if not self.add_flow(tdef.source):
                 return "error"
@@ -237,6 +285,12 @@ class Unit:
             raise FlowNameError(f"unknown table '{name}'", spans(target),
                                 hint=hint or did_you_mean(name, self.tables))
         lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)  # type: ignore[arg-type]
+        if piece.updating is not None and tdef.connector == "filesystem":
+            consumer_error(f"Table sink 'default_catalog.default_database.{name}'",
+                           piece.updating, spans(target),
+                           hint="write updates to a 'print' or 'blackhole' table, or "
+                                "aggregate in a window (TUMBLE, HOP or SESSION), which emits "
+                                "final rows")
         self._defs(lets)
         steps = list(piece.steps)
         # check the query's output against the table, by position as in Flink
@@ -278,6 +332,28 @@ class Unit:
         return CompiledScript(lowerer.env, lowerer.streams, lowerer.sinks, self.filename,
                               self.text, A.Script(tuple(statements), self.filename),
                               lowerer.udfs)
+
+
+def _absolute(path: str, base: str) -> str:
+    if os.path.isabs(path) or "://" in path or path.startswith("file:"):
+        return path
+    return os.path.join(base, path)
+
+
+def absolute_paths(stmt: A.Statement, base: str) -> A.Statement:
+    """``stmt`` with its relative file paths (sources, dead letters, file sinks) joined to
+    ``base``."""
+    if isinstance(stmt, A.SourceStmt):
+        body = stmt.body
+        if isinstance(body, A.FileBody):
+            body = replace(body, path=_absolute(body.path, base))
+        dead = _absolute(stmt.dead_letter, base) if stmt.dead_letter else stmt.dead_letter
+        return replace(stmt, body=body, dead_letter=dead)
+    if isinstance(stmt, (A.LetStmt, A.PipelineStmt)):
+        steps = tuple(replace(s, path=_absolute(s.path, base))
+                      if isinstance(s, A.FileSinkStep) else s for s in stmt.pipeline.steps)
+        return replace(stmt, pipeline=replace(stmt.pipeline, steps=steps))
+    return stmt
 
 
 def _sink_step(t: TableDef, span: Span) -> A.Step:
