@@ -17,29 +17,42 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
-from flowc.errors import FlowcError, MultipleErrors, UnsupportedError
+from flowc.errors import (
+    FlowcError,
+    FlowNameError,
+    FlowSyntaxError,
+    MultipleErrors,
+    UnsupportedError,
+    did_you_mean,
+)
 from flowc.parser import ast as A
 from flowc.parser import parse_source
-from flowc.sql import Unit, explain_env
+from flowc.sql import Unit, collect_query, explain_env
+from flowc.sql.changelog import Updating, changelog
 from flowc.sql.source import SqlChunk, split_sql
-from flowc.sql.unit import _SET, Entry, set_statement
+from flowc.sql.unit import _SET, set_statement
 
 SQL_STARTS = ("select", "with", "create", "insert", "values", "drop", "(")
 META = ("help", "quit", "exit", "show", "describe", "desc", "reset", r"\q")
+SHOW = ("streams", "tables", "settings")
+DEFAULT_MAX_ROWS = 20
 HELP = """\
 Statements end with ';'. Mix .flow and SQL freely; they share one catalog.
   source NAME (...) from ...;        CREATE TABLE t (...) WITH (...);   define inputs
   let NAME = pipeline;               CREATE VIEW v AS SELECT ...;       name a stream
   clicks | filter ... | map ...;     SELECT ... FROM t ...;             show the first rows
   explain <stream, pipeline or query>   the JobGraph (chains and why edges are not chained)
-  show streams | show tables         describe <stream>
+  show streams | tables | settings   describe <stream or table>
   set key = value | reset [key]      e.g. set parallelism = 2; set max_rows = 50
-  help                               quit (or Ctrl-D)"""
+  DROP TABLE t | DROP VIEW v         forget a definition (nothing may read it)
+  help                               quit (or Ctrl-D)
+A GROUP BY without a window gives an updating result, shown as Flink's changelog
+(op: +I insert, -U/+U the row before/after an update)."""
 
 
 class Session:
     def __init__(self, *, master: str | None = None, out: TextIO | None = None,
-                 max_rows: int = 20, width: int | None = None) -> None:
+                 max_rows: int = DEFAULT_MAX_ROWS, width: int | None = None) -> None:
         self.master = master
         self.console = Console(file=out, width=width, highlight=False,
                                force_terminal=False if out is not None else None)
@@ -51,10 +64,11 @@ class Session:
 
     # ------------------------------------------------------------------ dispatch
 
-    def execute(self, text: str) -> bool:
-        """Run one input (one or more statements); False when the user asked to quit."""
+    def execute(self, text: str, filename: str | None = None) -> bool:
+        """Run one input (one or more statements); False when the user asked to quit.
+        ``filename`` names the input in diagnostics (an init file)."""
         self.inputs += 1
-        name = f"<repl:{self.inputs}>"
+        name = filename or f"<repl:{self.inputs}>"
         try:
             chunks = split_sql(text, name)
         except FlowcError as e:
@@ -80,15 +94,17 @@ class Session:
         if first == "help":
             self.console.print(HELP, markup=False)
         elif first == "show":
-            self.show(words[1].lower() if len(words) > 1 else "streams")
-        elif first in ("describe", "desc") and len(words) == 2:
-            self.describe(words[1])
+            self.show(words[1:], chunk)
+        elif first in ("describe", "desc"):
+            self.describe(words[1:], chunk)
         elif first == "reset":
-            self.reset(words[1] if len(words) > 1 else None)
+            self.reset(words[1:], chunk)
         elif first == "set":
             self.set(chunk)
         elif first == "explain":
             self.explain(chunk)
+        elif first == "drop":
+            self.drop(words[1:], chunk)
         elif first in SQL_STARTS or body.startswith("("):
             self.sql(chunk)
         else:
@@ -105,23 +121,45 @@ class Session:
 
     # ------------------------------------------------------------------ commands
 
-    def show(self, what: str) -> None:
+    def _word_span(self, chunk: SqlChunk, index: int) -> Any:
+        """The span of the ``index``-th word of ``chunk`` (the last one if it has fewer)."""
+        found = list(re.finditer(r"\S+", chunk.text.rstrip().rstrip(";")))
+        m = found[min(index, len(found) - 1)]
+        return chunk.span(m.start(), m.end() - 1)
+
+    def show(self, args: list[str], chunk: SqlChunk) -> None:
+        what = args[0].lower().strip("'\"") if args else "streams"
+        if len(args) > 1 or what not in SHOW:
+            raise FlowNameError(f"unknown show command 'show {' '.join(args)}'",
+                                self._word_span(chunk, 1),
+                                hint=(did_you_mean(what, SHOW) if len(args) == 1 else None)
+                                or "show streams, show tables or show settings")
         if what == "tables":
             rows = [(t.name, t.connector, str(t.schema)) for t in self.unit.tables.values()]
             self._table(("table", "connector", "schema"), rows)
-            return
-        rows = [(n, str(i.schema)) for n, i in self.unit.scratch.streams.items()
-                if not n.startswith("_")]
-        self._table(("stream", "schema"), rows)
+        elif what == "settings":
+            shown = [(k, _setting_text(s.setting.value)) for k, s in self.settings.items()]
+            self._table(("setting", "value"), shown + [("max_rows", str(self.max_rows))])
+        else:
+            rows = [(n, str(i.schema)) for n, i in self.unit.scratch.streams.items()
+                    if not n.startswith("_")]
+            self._table(("stream", "schema"), rows)
 
-    def describe(self, name: str) -> None:
+    def describe(self, args: list[str], chunk: SqlChunk) -> None:
+        known = [n for n in self.unit.names() if not n.startswith("_")]
+        if len(args) != 1:
+            raise FlowSyntaxError("describe takes one stream or table name: describe <name>",
+                                  self._word_span(chunk, 0 if not args else 2),
+                                  hint=f"defined: {', '.join(known)}" if known else
+                                  "nothing is defined yet: define a source or CREATE TABLE")
+        name = args[0].strip("`")
         info = self.unit.scratch.streams.get(name)
         table = self.unit.tables.get(name)
         schema = info.schema if info is not None else table.schema if table else None
         if schema is None:
-            from flowc.errors import FlowNameError, did_you_mean
-            raise FlowNameError(f"unknown stream '{name}'",
-                                hint=did_you_mean(name, self.unit.names()))
+            raise FlowNameError(f"unknown stream or table '{name}'", self._word_span(chunk, 1),
+                                hint=did_you_mean(name, known) or (
+                                    f"defined: {', '.join(known)}" if known else None))
         rowtime = self.unit.rowtime_of(name)
         self._table(("field", "type"), [(f.name, str(f.type) + (" (event time)" if
                                          f.name == rowtime else "")) for f in schema.fields])
@@ -129,11 +167,16 @@ class Session:
     def set(self, chunk: SqlChunk) -> None:
         m = _SET.match(chunk.text.strip().rstrip(";"))
         if m is None:
-            raise UnsupportedError("write: set key = value", chunk.span(0, 0))
+            raise FlowSyntaxError("write: set key = value (or SET 'key' = 'value')",
+                                  chunk.span(0, len(chunk.text.rstrip()) - 1))
         stmt = set_statement(chunk, m)
         key = stmt.setting.key
         if key == "max_rows":
-            self.max_rows = int(str(stmt.setting.value))
+            value = stmt.setting.value
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise FlowSyntaxError("max_rows must be a whole number of at least 1",
+                                      stmt.setting.value_span)
+            self.max_rows = value
             return
         from flowc.api.environment import StreamExecutionEnvironment
         from flowc.parser.settings import apply_set
@@ -141,19 +184,47 @@ class Session:
         apply_set(StreamExecutionEnvironment.get_execution_environment(), stmt.setting)
         self.settings[key] = stmt
 
-    def reset(self, key: str | None) -> None:
-        if key is None:
+    def reset(self, args: list[str], chunk: SqlChunk) -> None:
+        if not args:
             self.settings.clear()
-            self.max_rows = 20
-        else:
-            self.settings.pop(key, None)
+            self.max_rows = DEFAULT_MAX_ROWS
+            return
+        key = args[0].strip("'")
+        if key == "max_rows":
+            self.max_rows = DEFAULT_MAX_ROWS
+        elif self.settings.pop(key, None) is None:
+            raise FlowNameError(f"'{key}' is not set", self._word_span(chunk, 1),
+                                hint=did_you_mean(key, list(self.settings) + ["max_rows"])
+                                or "show settings lists what is set")
+
+    def drop(self, args: list[str], chunk: SqlChunk) -> None:
+        words = [w.lower() for w in args]
+        if not words or words[0] not in ("table", "view", "temporary"):
+            raise UnsupportedError("only DROP TABLE and DROP VIEW are supported",
+                                   self._word_span(chunk, 1 if args else 0))
+        if words[0] == "temporary":
+            words, args = words[1:], args[1:]
+        if_exists = words[1:3] == ["if", "exists"]
+        names = args[3:] if if_exists else args[1:]
+        if len(names) != 1:
+            raise FlowSyntaxError("write: DROP TABLE [IF EXISTS] name",
+                                  self._word_span(chunk, len(chunk.text.split()) - 1))
+        name = names[0].strip("`")
+        if not self.unit.drop(name) and not if_exists:
+            raise FlowNameError(f"unknown table or view '{name}'",
+                                self._word_span(chunk, len(chunk.text.split()) - 1),
+                                hint=did_you_mean(name, self.unit.names()))
 
     def explain(self, chunk: SqlChunk) -> None:
         from flowc.explain import render
 
-        m = re.match(r"\s*explain\s+", chunk.text, re.I)
+        m = re.match(r"\s*explain\b\s*", chunk.text, re.I)
+        rest = chunk.text[m.end():].strip().rstrip(";") if m else ""
+        if not rest:
+            raise FlowSyntaxError("explain needs a stream, a pipeline or a query: explain "
+                                  "<name>, explain s | filter ..., explain SELECT ...",
+                                  self._word_span(chunk, 0))
         assert m is not None
-        rest = chunk.text[m.end():].strip().rstrip(";")
         if rest.split(maxsplit=1)[0].lower() in SQL_STARTS + ("plan",):
             child = self.unit.fork()
             sub = SqlChunk("EXPLAIN " + chunk.text[m.end():], chunk.offset + m.end() - 8,
@@ -162,7 +233,7 @@ class Session:
             if child.errors:
                 self.unit.errors.extend(child.errors)
                 return
-            env = explain_env(child, child.explains[-1])
+            env = explain_env(child, child.explains[-1], self._settings())
         else:
             script = self._compile_flow(chunk, m.end(), query=False)
             if script is None:
@@ -184,10 +255,9 @@ class Session:
                 self.run(child.compile(settings=self._settings()), None)
             self.unit.errors.extend(child.errors)
             return
-        lets, pipeline = child.query(chunk)
-        child.entries = [e for e in child.entries if not e.action] + \
-            [Entry(let, False) for let in lets]
-        self.query(child, pipeline)
+        lets, piece = child.query_piece(chunk, expose_keys=True,
+                                        what="this statement is not supported in the REPL")
+        self.query(child, piece.pipeline(), lets, piece.updating)
 
     def flow(self, chunk: SqlChunk) -> None:
         script = parse_source(_blank(chunk.full[:chunk.offset]) + chunk.text + ";",
@@ -229,17 +299,13 @@ class Session:
 
     # ------------------------------------------------------------------ running
 
-    def query(self, child: Unit, pipeline: A.Pipeline) -> None:
-        from flowc.operators import CollectSink
-
-        result = A.LetStmt("_result", pipeline, pipeline.span, pipeline.span)
-        script = child.compile(extra=[result], settings=self._settings())
-        info = script.streams["_result"]
-        info.stream.sink_to(CollectSink("result"))
-        self.run(script, info.schema.names, [t.kind for t in info.schema.types])
+    def query(self, child: Unit, pipeline: A.Pipeline, lets: list[A.LetStmt] | None = None,
+              updating: Updating | None = None) -> None:
+        script, names, kinds = collect_query(child, pipeline, lets, settings=self._settings())
+        self.run(script, names, kinds, updating)
 
     def run(self, script: Any, columns: Iterable[str] | None,
-            kinds: list[str] | None = None) -> None:
+            kinds: list[str] | None = None, updating: Updating | None = None) -> None:
         from flowc.executor import run_job_graph
 
         start = time.perf_counter()
@@ -248,16 +314,29 @@ class Session:
         self.last_time = time.perf_counter() - start
         for line in result.printed[: self.max_rows]:
             self.console.print(line, markup=False)
-        if columns is not None:
-            rows = result.collected.get("result", [])
-            kinds = kinds or []
-            self._table(tuple(columns), [tuple(_show(v, k) for v, k in zip(r, kinds + [""] * len(r)))
-                                         for r in rows[: self.max_rows]])
-            more = f" (showing {self.max_rows})" if len(rows) > self.max_rows else ""
-            self.console.print(f"{len(rows)} row{'s' if len(rows) != 1 else ''}{more} in "
-                               f"{self.last_time:.2f} s", markup=False)
-        else:
+        if columns is None:
             self.console.print(f"done in {self.last_time:.2f} s", markup=False)
+            return
+        names = list(columns)
+        rows = [tuple(r) for r in result.collected.get("result", [])]
+        kinds = list(kinds or []) + [""] * len(names)
+        note = ""
+        keys = updating.key_columns() if updating is not None else None
+        if updating is not None and keys is not None:
+            log = changelog(rows, [names.index(k) for k in keys])
+            shown = [i for i, n in enumerate(names) if n not in updating.hidden]
+            names = ["op"] + [names[i] for i in shown]
+            kinds = [""] + [kinds[i] for i in shown]
+            rows = [(op,) + tuple(r[i] for i in shown) for op, r in log]
+            note = " of changelog (+I insert, -U/+U before/after an update)"
+        elif updating is not None:
+            note = " of updates (each the latest row of a GROUP BY key; -U/+U cannot be " \
+                   "shown here)"
+        self._table(tuple(names), [tuple(_show(v, k) for v, k in zip(r, kinds))
+                                   for r in rows[: self.max_rows]])
+        more = f" (showing {self.max_rows})" if len(rows) > self.max_rows else ""
+        self.console.print(f"{len(rows)} row{'s' if len(rows) != 1 else ''}{note}{more} in "
+                           f"{self.last_time:.2f} s", markup=False)
 
     def _table(self, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
         table = Table(*columns, show_lines=False)
@@ -279,6 +358,12 @@ class Session:
         return sorted({n for n in names if not n.startswith("_")} | fields |
                       set(FLOW_KEYWORDS) | set(sql_upper) | set(FUNCTIONS) | set(AGGREGATES)
                       | {"window_start", "window_end"})
+
+
+def _setting_text(value: Any) -> str:
+    if isinstance(value, A.DurationLit):
+        return f"{value.millis}ms"
+    return str(value)
 
 
 def _blank(text: str) -> str:
@@ -363,11 +448,23 @@ def prompt_loop(session: Session, *, history: str | None = None, input: Any = No
             session.console.print(f"internal error: {type(e).__name__}: {e}", markup=False)
 
 
+def run_init(session: Session, path: str) -> None:
+    """Run an init file: diagnostics name the file, and its relative data paths are
+    relative to the file (as for ``flowc run``), not to the working directory."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    unit = session.unit
+    base, unit.path_base = unit.scratch.base_dir, os.path.dirname(os.path.abspath(path))
+    unit.scratch.base_dir = unit.path_base  # `import udf` finds modules next to the file
+    try:
+        session.execute(text, filename=path)
+    finally:
+        unit.path_base, unit.scratch.base_dir = None, base
+
+
 def main(init: str | None = None, master: str | None = None,
          history: str | None = None) -> int:
     session = Session(master=master)
     if init is not None:
-        with open(init, encoding="utf-8") as fh:
-            text = fh.read()
-        session.execute(text)
+        run_init(session, init)
     return prompt_loop(session, history=history)

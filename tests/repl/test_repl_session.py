@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from flowc.parser import ast as A
 from flowc.repl import Session, complete_input, prompt_loop
 
 SOURCE = ("source nums (n int, k string, ts timestamp)\n"
@@ -99,3 +100,138 @@ def test_queries_on_spark(spark: object, tmp_path: Path) -> None:
     assert "2 rows in" in text
     assert "unknown table 'nope'" in text
     assert "│ 3 │ 30 │" in text
+
+
+CLICKS_TABLE = """CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING,
+  ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)
+  WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
+"""
+
+
+def test_init_file_paths_are_relative_to_the_file(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from flowc.repl import run_init
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "cwd").mkdir()
+    init = tmp_path / "sub" / "init.sql"
+    init.write_text(CLICKS_TABLE + "CREATE TABLE out (a STRING) WITH ('connector' = "
+                    "'filesystem', 'path' = 'out', 'format' = 'csv');\n", encoding="utf-8")
+    flow_init = tmp_path / "sub" / "init.flow"
+    flow_init.write_text("source nums (n int) from csv 'nums.csv' dead letter 'bad';\n",
+                         encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "cwd")
+    out = io.StringIO()
+    s = Session(out=out, width=120)
+    run_init(s, "../sub/init.sql")
+    run_init(s, "../sub/init.flow")
+    assert out.getvalue() == ""
+    data = str(tmp_path / "sub" / "data" / "clicks.csv")
+    sources = {e.stmt.name: e.stmt for e in s.unit.entries if isinstance(e.stmt, A.SourceStmt)}
+    assert sources["clicks"].body.path == data
+    assert sources["nums"].body.path == str(tmp_path / "sub" / "nums.csv")
+    assert sources["nums"].dead_letter == str(tmp_path / "sub" / "bad")
+    assert s.unit.tables["out"].options["path"] == str(tmp_path / "sub" / "out")
+    # statements typed later resolve against the working directory again
+    s.execute("source more (n int) from csv 'more.csv';")
+    assert [e.stmt.body.path for e in s.unit.entries
+            if isinstance(e.stmt, A.SourceStmt) and e.stmt.name == "more"] == ["more.csv"]
+
+
+def test_init_file_errors_name_the_file(tmp_path: Path) -> None:
+    from flowc.repl import run_init
+
+    init = tmp_path / "init.sql"
+    init.write_text("SELECT * FROM nowhere;\n", encoding="utf-8")
+    out = io.StringIO()
+    run_init(Session(out=out, width=120), str(init))
+    assert f"{init}:1:15: error: unknown table 'nowhere'" in out.getvalue()
+
+
+def run_lines(lines: list[str]) -> tuple[Session, str]:
+    out = io.StringIO()
+    s = Session(out=out, width=160)
+    for line in lines:
+        assert s.execute(line)
+    return s, out.getvalue()
+
+
+def test_explain_sql_uses_the_session_settings() -> None:
+    _, text = run_lines([SOURCE, "set parallelism = 3;",
+                         "explain SELECT k, COUNT(*) AS c FROM nums GROUP BY k;",
+                         "SET 'parallelism' = '2';", "explain nums | filter n > 1;"])
+    assert "parallelism=3" in text and " parallelism=default" not in text
+    assert "parallelism=2" in text
+
+
+def test_command_errors_are_diagnostics() -> None:
+    s, text = run_lines([SOURCE, "explain;", "explain", "show tablez", "show me everything",
+                         "describe", "describe numz", "reset nothing", "set max_rows = 0;",
+                         "VALUES (1, 2);", "DROP TABLE nope;", "DROP SCHEMA x;"])
+    assert "Traceback" not in text and "internal error" not in text
+    assert text.count("error: explain needs a stream, a pipeline or a query") == 2
+    assert "unknown show command 'show tablez'" in text and "did you mean 'tables'?" in text
+    assert "unknown show command 'show me everything'" in text
+    assert "describe takes one stream or table name" in text and "defined: nums" in text
+    assert "unknown stream or table 'numz'" in text and "did you mean 'nums'?" in text
+    assert "'nothing' is not set" in text
+    assert "max_rows must be a whole number of at least 1" in text
+    assert "VALUES as a query is not supported" in text
+    assert "unknown table or view 'nope'" in text
+    assert "only DROP TABLE and DROP VIEW are supported" in text
+    assert "EXPLAIN needs a query" not in text
+
+
+def test_reset_and_show_settings() -> None:
+    s, text = run_lines(["set max_rows = 3;", "set parallelism = 2;", "show settings"])
+    assert s.max_rows == 3 and "parallelism" in s.settings
+    assert "│ parallelism │ 2" in text and "│ max_rows    │ 3" in text
+    s.execute("reset max_rows")
+    assert s.max_rows == 20 and "parallelism" in s.settings
+    s.execute("reset 'parallelism'")
+    assert not s.settings
+
+
+def test_drop_table_and_view() -> None:
+    s, text = run_lines([SOURCE, "CREATE VIEW big AS SELECT * FROM nums WHERE n > 1;",
+                         "DROP TABLE nums;"])
+    assert "cannot drop 'nums': 'big' reads it" in text
+    s.execute("DROP VIEW big;")
+    s.execute("DROP TABLE IF EXISTS big;")
+    s.execute("DROP TABLE nums;")
+    assert s.unit.names() == []
+    s.execute(SOURCE)  # defined again, no "already defined"
+    assert "nums" in s.unit.names()
+    assert "already defined" not in s.console.file.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.spark
+def test_updating_results_show_a_changelog(spark: object) -> None:
+    _, text = run_lines([SOURCE, "SELECT k, COUNT(*) AS c FROM nums GROUP BY k;",
+                         "SELECT COUNT(*) AS c, MAX(n) AS m FROM nums GROUP BY k;"])
+    assert "┃ op ┃ k ┃ c ┃" in text
+    for row in ("│ +I │ a │ 1 │", "│ -U │ a │ 1 │", "│ +U │ a │ 2 │", "│ +I │ b │ 1 │"):
+        assert row in text
+    assert "4 rows of changelog (+I insert, -U/+U before/after an update)" in text
+    # the key is not selected: kept hidden, so the changelog is still per key
+    assert "┃ op ┃ c ┃ m ┃" in text and "│ -U │ 1 │ 1 │" in text and "│ +U │ 2 │ 3 │" in text
+    assert "_changelog_key" not in text
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_repl_init_on_the_command_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "sub" / "nums.csv").write_text("n,k\n1,a\n2,b\n3,a\n", encoding="utf-8")
+    (tmp_path / "sub" / "init.flow").write_text(
+        "source nums (n int, k string) from csv 'nums.csv';\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "flowc.cli", "repl", "-i", "../sub/init.flow", "--history",
+         str(tmp_path / "history")], cwd=tmp_path / "cwd", capture_output=True, text=True,
+        input="nums | filter n > 1;\nquit\n", timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "2 rows in" in done.stdout and "no such file" not in done.stdout
