@@ -23,6 +23,7 @@ from flowc.parser.lower import BrokenName, CompiledScript, Lowerer
 from flowc.sql.changelog import Updating, consumer_error
 from flowc.sql.ddl import TableDef, create_table, file_body
 from flowc.sql.exprs import SpanMap
+from flowc.sql.insert import check_form, check_own_input
 from flowc.sql.query import Piece, QueryTranslator
 from flowc.sql.source import SqlChunk, parse_statement, rewrite
 from flowc.types import Schema, assignable
@@ -284,6 +285,7 @@ class Unit:
             from flowc.errors import did_you_mean
             raise FlowNameError(f"unknown table '{name}'", spans(target),
                                 hint=hint or did_you_mean(name, self.tables))
+        check_form(tree, spans, tdef, self.scratch.env.config.mode)
         lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)  # type: ignore[arg-type]
         if piece.updating is not None and tdef.connector == "filesystem":
             consumer_error(f"Table sink 'default_catalog.default_database.{name}'",
@@ -302,9 +304,14 @@ class Unit:
             items = tuple(A.SelectItem(A.FieldRef(q, None, span), t, span)
                           for q, t in zip(schema.names, tdef.schema.names))
             steps.append(A.MapStep(items, span))
-        steps.append(_sink_step(tdef, span))
-        self.add_flow(A.PipelineStmt(A.Pipeline(piece.head, tuple(steps), span,
-                                                piece.head_is_union), span))
+        sink = _sink_step(tdef, span)
+        steps.append(sink)
+        stmt = A.PipelineStmt(A.Pipeline(piece.head, tuple(steps), span, piece.head_is_union),
+                              span)
+        if isinstance(sink, A.FileSinkStep):
+            reads = needed([(e.stmt, False) for e in self.entries] + [(stmt, True)])
+            check_own_input(tdef, sink.path, reads, self.scratch.resolve_path, spans(target))
+        self.add_flow(stmt)
         return "insert"
 
     def _check_insert(self, schema: Schema, tdef: TableDef, span: Span) -> None:
