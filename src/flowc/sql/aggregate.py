@@ -57,6 +57,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     keys: list[A.FieldRef] = []
     window_cols: set[str] = set()
     legacy: tuple[str, A.WindowSpec] | None = None
+    legacy_call: tuple[str, object, int, int, int] | None = None
     for g in group.expressions:
         gspan = spans(g)
         if isinstance(g, exp.Column) and g.name in WINDOW_COLUMNS and piece.window is not None:
@@ -76,8 +77,9 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
             args = list(g.expressions)
             if not args:
                 raise FlowSyntaxError(f"write {fn.upper()}(time_column, INTERVAL ...)", gspan)
-            stream = piece.head[0].name if piece.is_name or not piece.head_is_union else None
+            stream = stream_of(piece)
             legacy = (fn, qt.window_spec(fn, args[0], args[1:], gspan, stream))
+            legacy_call = _window_call(qt, fn, args, gspan, stream)
         else:
             raise UnsupportedError("GROUP BY supports columns (and windows) only", gspan,
                                    hint="compute the expression in a subquery: FROM (SELECT "
@@ -142,6 +144,8 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     # Columns outside aggregates must be grouped; window properties become fields.
     allowed = set(key_names) | (set(WINDOW_COLUMNS) if windowed else set())
     legacy_fn = legacy[0] if legacy else None
+    legacy_text = next((g.sql() for g in group.expressions if isinstance(g, exp.Anonymous)
+                        and str(g.this).lower() in _LEGACY), None)
     for root in nested_roots:
         stack = [root]
         while stack:
@@ -150,9 +154,15 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                 continue
             if isinstance(sub, exp.Anonymous) and str(sub.this).lower() in _LEGACY_PROPS:
                 fn, col = _LEGACY_PROPS[str(sub.this).lower()]
-                if legacy_fn != fn:
-                    raise FlowSyntaxError(f"{str(sub.this).upper()} needs GROUP BY "
-                                          f"{fn.upper()}(...)", spans(sub))
+                aux = str(sub.this).upper()
+                args = list(sub.expressions)
+                if legacy_fn != fn or not args or _window_call(
+                        qt, fn, args, spans(sub), stream_of(piece)) != legacy_call:
+                    # Calcite's check: the same function over the same arguments
+                    raise FlowSyntaxError(
+                        f"Call to auxiliary group function '{aux}' must have matching call "
+                        f"to group function '${fn.upper()}' in GROUP BY clause", spans(sub),
+                        hint=_aux_hint(aux, fn, legacy_fn, legacy_text))
                 overrides[id(sub)] = A.FieldRef(col, None, spans(sub))
                 continue
             if isinstance(sub, exp.Column) and not isinstance(sub.this, exp.Star):
@@ -228,6 +238,26 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     piece.names = names
     piece.span = spans(node)
     return piece
+
+
+def _aux_hint(aux: str, fn: str, group_fn: str | None, group_text: str | None) -> str:
+    if group_fn is None or group_text is None:
+        return f"add {fn.upper()}(<time column>, ...) to GROUP BY"
+    if group_fn == fn:
+        return f"GROUP BY has {group_text}: write {aux}{group_text[len(fn):]}"
+    return f"GROUP BY has {group_text}: use {group_fn.upper()}_START / {group_fn.upper()}_END"
+
+
+def stream_of(piece: Piece) -> str | None:
+    return piece.head[0].name if piece.is_name or not piece.head_is_union else None
+
+
+def _window_call(qt: QueryTranslator, fn: str, args: list[exp.Expression], span: Span,
+                 stream: str | None) -> tuple[str, object, int, int, int]:
+    """What identifies a group window call: function, time column, sizes."""
+    spec = qt.window_spec(fn, args[0], args[1:], span, stream)
+    col = args[0].name if isinstance(args[0], exp.Column) else args[0].sql()
+    return fn, col, spec.size, spec.slide, spec.offset
 
 
 def _rename_last(items: list[A.SelectItem], name: str) -> str:
