@@ -10,6 +10,18 @@ from flowc.parser import ast as A
 from flowc.transformations import RuntimeExecutionMode
 
 SET_KEYS = ("parallelism", "max_parallelism", "chaining", "mode", "job_name")
+# Flink's configuration keys that flowc implements -> the flowc setting they are
+FLINK_KEYS = {
+    "parallelism.default": "parallelism",
+    "table.exec.resource.default-parallelism": "parallelism",
+    "pipeline.max-parallelism": "max_parallelism",
+    "pipeline.operator-chaining.enabled": "chaining",
+    "pipeline.operator-chaining": "chaining",
+    "execution.runtime-mode": "mode",
+    "pipeline.name": "job_name",
+}
+# Dotted keys with these prefixes are free options, recorded in the job's configuration.
+FREE_PREFIXES = ("spark.", "flowc.")
 HINT_KEYS = ("parallelism", "max_parallelism", "slot_group", "slot_sharing_group", "uid",
              "uid_hash", "name", "description", "chain")
 MAX_PARALLELISM = 1 << 15
@@ -52,31 +64,61 @@ def word_setting(s: A.Setting, what: str, choices: tuple[str, ...]) -> str:
     return text
 
 
+def _flink_value(s: A.Setting, flowc_key: str) -> A.Setting:
+    """A Flink key's value (SQL gives strings: '4', 'BATCH', 'false') in .flow's form."""
+    v = s.value
+    text = v.text if isinstance(v, A.Word) else v if isinstance(v, str) else None
+    if text is not None and flowc_key in ("parallelism", "max_parallelism") and \
+            re.fullmatch(r"-?\d+", text.strip()):
+        v = int(text)
+    elif text is not None and flowc_key in ("mode", "chaining"):
+        v = A.Word(text.strip().lower())
+    elif isinstance(v, bool) and flowc_key == "chaining":
+        v = A.Word("true" if v else "false")
+    return A.Setting(flowc_key, v, s.span, s.key_span, s.value_span)
+
+
 def apply_set(env: Any, s: A.Setting) -> None:
     key = s.key
-    if key == "parallelism":
-        env.set_parallelism(int_setting(s, "parallelism", 1, MAX_PARALLELISM))
-    elif key == "max_parallelism":
-        env.set_max_parallelism(int_setting(s, "max_parallelism", 1, MAX_PARALLELISM))
-    elif key == "chaining":
-        if not _ON[word_setting(s, "chaining", ("on", "off", "true", "false"))]:
-            env.disable_operator_chaining()
-    elif key == "mode":
-        mode = word_setting(s, "mode", ("streaming", "batch"))
-        env.set_runtime_mode(RuntimeExecutionMode[mode.upper()])
-    elif key == "job_name":
-        env.set_job_name(str_setting(s, "job_name"))
-    elif "." in key:
+    if key in FLINK_KEYS:
+        flowc_key = FLINK_KEYS[key]
+        value = _flink_value(s, flowc_key)
+        if key == "table.exec.resource.default-parallelism" and value.value == -1:
+            return  # Flink's default: the environment's parallelism
+        if flowc_key == "mode" and str(value.value) == "automatic":
+            env.set_runtime_mode(RuntimeExecutionMode.AUTOMATIC)
+            return
+        _apply(env, value, flowc_key, f"'{key}'")
+    elif key in SET_KEYS:
+        _apply(env, s, key, key)
+    elif key.startswith(FREE_PREFIXES):
         # Free options are namespaced (spark.*, flowc.*) so that typos of the known keys
         # above cannot silently become options.
         value = s.value
         env.set_option(key, str(value).lower() if isinstance(value, bool) else
                        f"{value.millis}ms" if isinstance(value, A.DurationLit) else str(value))
     else:
+        known = SET_KEYS + tuple(FLINK_KEYS)
         raise FlowNameError(f"unknown setting '{key}'", s.key_span,
-                            hint=did_you_mean(key, SET_KEYS) or
-                            f"settings are {', '.join(SET_KEYS)}, or a dotted option such as "
-                            "spark.sql.shuffle.partitions")
+                            hint=did_you_mean(key, known) or
+                            f"settings are {', '.join(SET_KEYS)} (or Flink's "
+                            f"{', '.join(FLINK_KEYS)}), or a free option named "
+                            f"{' or '.join(p + '*' for p in FREE_PREFIXES)}")
+
+
+def _apply(env: Any, s: A.Setting, key: str, what: str) -> None:
+    if key == "parallelism":
+        env.set_parallelism(int_setting(s, what, 1, MAX_PARALLELISM))
+    elif key == "max_parallelism":
+        env.set_max_parallelism(int_setting(s, what, 1, MAX_PARALLELISM))
+    elif key == "chaining":
+        if not _ON[word_setting(s, what, ("on", "off", "true", "false"))]:
+            env.disable_operator_chaining()
+    elif key == "mode":
+        mode = word_setting(s, what, ("streaming", "batch"))
+        env.set_runtime_mode(RuntimeExecutionMode[mode.upper()])
+    else:
+        env.set_job_name(str_setting(s, what))
 
 
 def check_hints(hints: tuple[A.Setting, ...], *, sink: bool) -> None:
