@@ -74,14 +74,32 @@ class Session:
         except FlowcError as e:
             self.report(e)
             return True
-        for chunk in chunks:
+        i = 0
+        while i < len(chunks):
+            chunk = chunks[i]
             try:
-                if not self.one(chunk):
+                if chunk.statement_set:
+                    j = i
+                    while j < len(chunks) and chunks[j].statement_set:
+                        j += 1
+                    self.statement_set(chunks[i:j])
+                    i = j - 1
+                elif not self.one(chunk):
                     return False
             except FlowcError as e:
                 self.report(e)
             self.flush_errors()
+            i += 1
         return True
+
+    def statement_set(self, chunks: list[SqlChunk]) -> None:
+        """EXECUTE STATEMENT SET: all its INSERTs run as one job, as in Flink."""
+        child = self.unit.fork()
+        for chunk in chunks:
+            child.add_sql(chunk)
+        if not child.errors:
+            self.run(child.compile(settings=self._settings()), None)
+        self.unit.errors.extend(child.errors)
 
     def one(self, chunk: SqlChunk) -> bool:
         body = chunk.text.strip().rstrip(";").strip()

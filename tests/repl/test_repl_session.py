@@ -235,3 +235,12 @@ def test_repl_init_on_the_command_line(tmp_path: Path) -> None:
         input="nums | filter n > 1;\nquit\n", timeout=600)
     assert done.returncode == 0, done.stderr
     assert "2 rows in" in done.stdout and "no such file" not in done.stdout
+
+
+@pytest.mark.spark
+def test_statement_set_is_one_job(spark: object) -> None:
+    _, text = run_lines([SOURCE, "CREATE TABLE o (n BIGINT) WITH ('connector' = 'print');",
+                         "EXECUTE STATEMENT SET BEGIN\nINSERT INTO o SELECT n FROM nums;\n"
+                         "INSERT INTO o SELECT n * 10 FROM nums;\nEND;"])
+    assert text.count("done in") == 1, text
+    assert "30" in text and "Traceback" not in text

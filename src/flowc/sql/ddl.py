@@ -112,6 +112,8 @@ def _with_options(node: exp.Create, spans: SpanMap) -> tuple[dict[str, str], dic
     where: dict[str, Span] = {}
     props = node.args.get("properties")
     for prop in props.expressions if props is not None else []:
+        if isinstance(prop, exp.TemporaryProperty):
+            continue  # CREATE TEMPORARY TABLE: flowc has no catalog to persist tables in
         if not isinstance(prop, exp.Property):
             raise UnsupportedError(f"table property '{prop.sql()}' is not supported",
                                    spans(prop))

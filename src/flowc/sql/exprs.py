@@ -7,6 +7,7 @@ expression compiler afterwards, so SQL gets exactly the .flow diagnostics ("unkn
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -72,9 +73,16 @@ class SpanMap:
 
     def __call__(self, node: exp.Expression | None, fallback: Span | None = None) -> Span:
         r = self.ranges.get(id(node)) if node is not None else None
+        parent = node.parent if node is not None else None
+        while r is None and parent is not None and fallback is None:
+            # a node sqlglot recorded no token for (a unit keyword, an implied node): its
+            # nearest ancestor's span, never the whole statement
+            r = self.ranges.get(id(parent))
+            node, parent = parent, parent.parent
         if r is None:
             return fallback or self.chunk.span(0, max(0, len(self.chunk.text.rstrip()) - 1))
         lo, hi = r
+        lo = _keyword_start(self.chunk.text, node, lo)
         # Calls, casts and intervals: stretch to the closing ')' / leading keyword, so the
         # caret covers what the user wrote rather than only its inner tokens.
         text = self.chunk.text
@@ -91,12 +99,43 @@ class SpanMap:
                 m += 1
         elif isinstance(node, (exp.Func, exp.Cast)) and not isinstance(node, exp.Anonymous):
             hi = _close_paren(text, hi)
-        elif isinstance(node, exp.Anonymous):
+        elif isinstance(node, (exp.Anonymous, exp.Subquery, exp.Exists)):
             hi = _close_paren(text, hi)
         return self.chunk.span(lo, hi)
 
+    def keyword(self, node: exp.Expression, word: str) -> Span:
+        """The span of the first ``word`` (a keyword, any case) in ``node``'s text."""
+        whole = self(node)
+        r = self.ranges.get(id(node))
+        lo = _keyword_start(self.chunk.text, node, r[0]) if r is not None else 0
+        m = re.compile(rf"\b{word}\b", re.I).search(self.chunk.text, lo)
+        if m is None:
+            return whole
+        return self.chunk.span(m.start(), m.end() - 1)
+
     def range(self, node: exp.Expression) -> tuple[int, int] | None:
         return self.ranges.get(id(node))
+
+
+_SELECT = r"SELECT(?:\s+(?:ALL|DISTINCT))?"
+_KEYWORDS: list[tuple[type, str]] = [
+    (exp.Exists, rf"EXISTS\s*\(\s*{_SELECT}"), (exp.Subquery, rf"\(\s*{_SELECT}"),
+    (exp.Select, _SELECT),
+]
+
+
+def _keyword_start(text: str, node: exp.Expression | None, lo: int) -> int:
+    """Move ``lo`` back over the keyword that starts ``node`` (sqlglot records no token for
+    SELECT, EXISTS, a subquery's '('); a statement starts at its first word."""
+    if node is not None and node.parent is None and not isinstance(node, exp.Select):
+        return len(text) - len(text.lstrip())
+    for cls, pattern in _KEYWORDS:
+        if isinstance(node, cls):
+            m = re.search(rf"(?:{pattern})\s*$", text[:lo], re.I)
+            if m:
+                lo = m.start()
+            break
+    return lo
 
 
 def _own(node: exp.Expression) -> tuple[int | None, int | None]:
@@ -231,8 +270,12 @@ class ExprTranslator:
             raise UnsupportedError("OVER windows are not supported", span,
                                    hint="aggregate per key with GROUP BY, or per window with "
                                         "a TUMBLE/HOP/SESSION table function")
-        if isinstance(node, (exp.Subquery, exp.Select, exp.Exists)):
-            raise UnsupportedError("subqueries in expressions are not supported", span)
+        if isinstance(node, exp.Exists):
+            raise UnsupportedError("EXISTS subqueries are not supported", span,
+                                   hint="join the tables (an interval or window join) instead")
+        if isinstance(node, (exp.Subquery, exp.Select)):
+            raise UnsupportedError("scalar subqueries (a SELECT inside an expression) are not "
+                                   "supported", span)
         if isinstance(node, exp.Func):
             return self._call(node, span)
         if isinstance(node, exp.Star):

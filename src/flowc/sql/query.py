@@ -157,7 +157,7 @@ class QueryTranslator:
             if isinstance(n, exp.Union) and not isinstance(n, (exp.Intersect, exp.Except)):
                 if n.args.get("distinct"):
                     raise UnsupportedError("UNION (which removes duplicates) is not supported",
-                                           self.spans(n), hint="use UNION ALL")
+                                           self.spans.keyword(n, "UNION"), hint="use UNION ALL")
                 for mod in ("order", "limit"):
                     if n.args.get(mod) is not None:
                         self._modifier(n, mod)
@@ -193,7 +193,8 @@ class QueryTranslator:
             if node.args.get(key):
                 self._modifier(node, key)
         if node.args.get("distinct") is not None:
-            raise UnsupportedError("SELECT DISTINCT is not supported", self.spans(node),
+            raise UnsupportedError("SELECT DISTINCT is not supported",
+                                   self.spans.keyword(node, "DISTINCT"),
                                    hint="use GROUP BY to get one row per key")
         for cte in (node.args.get("with_") or exp.With()).expressions:
             inner = self.query(cte.this)
@@ -225,6 +226,8 @@ class QueryTranslator:
             piece.steps.append(A.FilterStep(ex(where.this), self.spans(where)))
         for item in node.expressions:
             for n in item.walk():
+                if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)):
+                    ex(n)  # raises: subqueries in expressions are not supported
                 if isinstance(n, exp.Window):
                     raise UnsupportedError("OVER windows are not supported", self.spans(n),
                                            hint="aggregate per key with GROUP BY, or per "

@@ -17,23 +17,46 @@ remembered in :class:`Rewrites`:
 
 from __future__ import annotations
 
+import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.parser import Parser
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
-from flowc.errors import FlowSyntaxError, Span
+from flowc.errors import FlowSyntaxError, Span, UnsupportedError
+
+
+class _NoCommandFallback(logging.Filter):
+    """sqlglot logs a warning when it parses a statement as an opaque Command; flowc reports
+    such statements itself, so the warning must not reach the user's terminal."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Falling back to parsing as a 'Command'" not in record.getMessage()
+
+
+logging.getLogger("sqlglot").addFilter(_NoCommandFallback())
+
+
+def _raw_call(name: str):  # type: ignore[no-untyped-def]
+    return lambda args: exp.Anonymous(this=name, expressions=args)
 
 
 class FlowcSQL(Dialect):
-    """Flink-flavoured SQL: ``SESSION`` is a window function here, not a keyword."""
+    """Flink-flavoured SQL: ``SESSION`` is a window function here, not a keyword; identifiers
+    are quoted with backticks; TIMESTAMPDIFF/TIMESTAMPADD keep Flink's argument order."""
 
     class Tokenizer(Tokenizer):
         KEYWORDS = {k: v for k, v in Tokenizer.KEYWORDS.items() if k != "SESSION"}
+        IDENTIFIERS = ["`", '"']  # '"' only to report it (Flink has no such quoting)
+
+    class Parser(Parser):
+        FUNCTIONS = {**Parser.FUNCTIONS, "TIMESTAMPDIFF": _raw_call("TIMESTAMPDIFF"),
+                     "TIMESTAMPADD": _raw_call("TIMESTAMPADD")}
 
 
 @dataclass(frozen=True)
@@ -44,6 +67,7 @@ class SqlChunk:
     offset: int
     filename: str
     full: str
+    statement_set: bool = False  # inside EXECUTE STATEMENT SET BEGIN ... END
 
     def span(self, start: int, end: int) -> Span:
         """Span of chunk offsets ``start`` .. ``end`` (inclusive, as sqlglot reports)."""
@@ -131,7 +155,36 @@ def split_sql(text: str, filename: str) -> list[SqlChunk]:
             start = tok.start
     if start is not None:
         chunks.append(SqlChunk(text[start:].rstrip(), start, filename, text))
-    return chunks
+    return statement_sets(chunks)
+
+
+_SET_OPEN = re.compile(r"\s*EXECUTE\s+STATEMENT\s+SET\s+BEGIN\b\s*", re.I)
+_SET_OPEN_CLIENT = re.compile(r"\s*BEGIN\s+STATEMENT\s+SET\s*", re.I)  # the SQL client's
+_SET_CLOSE = re.compile(r"\s*END\s*", re.I)
+
+
+def statement_sets(chunks: list[SqlChunk]) -> list[SqlChunk]:
+    """``EXECUTE STATEMENT SET BEGIN <insert>; ...; END;`` (and the SQL client's ``BEGIN
+    STATEMENT SET; ...; END;``): the inner statements, marked ``statement_set``."""
+    out: list[SqlChunk] = []
+    opened: SqlChunk | None = None
+    for c in chunks:
+        m = _SET_OPEN.match(c.text)
+        if opened is None and (m or _SET_OPEN_CLIENT.fullmatch(c.text)):
+            opened = c
+            if m and c.text[m.end():].strip():
+                out.append(SqlChunk(c.text[m.end():], c.offset + m.end(), c.filename, c.full,
+                                    True))
+            continue
+        if opened is not None and _SET_CLOSE.fullmatch(c.text):
+            opened = None
+            continue
+        out.append(replace(c, statement_set=True) if opened is not None else c)
+    if opened is not None:
+        end = opened.text.upper().find("SET") + 2
+        raise FlowSyntaxError("this STATEMENT SET is not closed", opened.span(0, max(end, 0)),
+                              hint="end it with END;")
+    return out
 
 
 @dataclass
@@ -151,11 +204,73 @@ class Rewrites:
     partitions: dict[int, list[str]] = field(default_factory=dict)
 
 
+_UNSUPPORTED_WORDS = {
+    "MATCH_RECOGNIZE": ("MATCH_RECOGNIZE (pattern recognition) is not supported", None),
+    "METADATA": ("metadata columns (METADATA [FROM ...]) are not supported",
+                 "declare only physical columns; a connector's metadata is not available"),
+    "SYSTEM_TIME": ("temporal joins (FOR SYSTEM_TIME AS OF) are not supported",
+                    "join two streams with an interval or a window join"),
+    "UNNEST": ("UNNEST is not supported", None),
+    "LATERAL": ("LATERAL table functions are not supported", None),
+}
+# a ',' may not be followed by these (an empty list item: sqlglot drops it silently)
+_NOT_AFTER_COMMA = (TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN, TokenType.WHERE,
+                    TokenType.GROUP_BY, TokenType.HAVING)
+
+
+def check_tokens(tokens: list[Token], chunk: SqlChunk) -> None:
+    """Flink SQL that sqlglot would reject with a confusing message, or accept silently."""
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        span = chunk.span(tok.start, tok.end)
+        if tok.token_type == TokenType.IDENTIFIER and chunk.text[tok.start] == '"':
+            raise FlowSyntaxError("double quotes are not used in Flink SQL", span,
+                                  hint=f"quote a name with backticks (`{tok.text}`) and text "
+                                       f"with single quotes ('{tok.text}')")
+        word = tok.text.upper() if tok.token_type != TokenType.STRING else ""
+        if word in _UNSUPPORTED_WORDS and (word != "SYSTEM_TIME" or i > 0 and
+                                           tokens[i - 1].token_type == TokenType.FOR):
+            message, hint = _UNSUPPORTED_WORDS[word]
+            raise UnsupportedError(message, span, hint=hint)
+        if word in ("ROW", "MAP", "MULTISET") and nxt is not None and \
+                nxt.token_type in (TokenType.LT, TokenType.L_PAREN) and _in_type(tokens, i):
+            raise UnsupportedError(f"the SQL type {word}<...> is not supported", span,
+                                   hint="flowc types are STRING, BIGINT/INT, DOUBLE, BOOLEAN, "
+                                        "TIMESTAMP(3) and ARRAY<T>")
+        comma_first = tok.token_type == TokenType.COMMA and (
+            nxt is None or nxt.token_type in _NOT_AFTER_COMMA)
+        if comma_first:
+            at = nxt or tok
+            what = f"'{nxt.text}' after ','" if nxt is not None else \
+                "end of statement after ','"
+            raise FlowSyntaxError(f"syntax error: unexpected {what}",
+                                  chunk.span(at.start, at.end),
+                                  hint="a list item is missing (or remove the extra ',')")
+        if tok.token_type in (TokenType.SELECT, TokenType.L_PAREN) and nxt is not None and \
+                nxt.token_type == TokenType.COMMA:
+            raise FlowSyntaxError("syntax error: unexpected ','", chunk.span(nxt.start, nxt.end),
+                                  hint="a list item is missing (or remove the extra ',')")
+
+
+def _in_type(tokens: list[Token], i: int) -> bool:
+    """Whether token ``i`` stands where a type does: after a column name in a column list,
+    or after AS in a CAST, or inside ARRAY<...>."""
+    prev = tokens[i - 1] if i > 0 else None
+    if prev is None:
+        return False
+    if prev.token_type in (TokenType.ALIAS, TokenType.LT):
+        return True
+    before = tokens[i - 2] if i > 1 else None
+    return before is not None and before.token_type in (TokenType.L_PAREN, TokenType.COMMA) \
+        and prev.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+
+
 def rewrite(chunk: SqlChunk) -> Rewrites:
     """Blank out the Flink-only syntax of one statement (see the module docstring)."""
     chars = list(chunk.text)
     out = Rewrites(chunk.text)
     tokens = tokenize(chunk.text, chunk)
+    check_tokens(tokens, chunk)
 
     def blank(a: int, b: int) -> None:  # inclusive offsets; newlines stay for line numbers
         for i in range(a, b + 1):
@@ -174,7 +289,8 @@ def rewrite(chunk: SqlChunk) -> Rewrites:
                 if close is not None:
                     blank(tokens[close].start, tokens[close].end)
             elif nxt.token_type in (TokenType.VAR, TokenType.STRING) or nxt.text.isidentifier():
-                if i > 0 and tokens[i - 1].token_type in (TokenType.L_PAREN, TokenType.COMMA):
+                if i > 0 and tokens[i - 1].token_type in (TokenType.L_PAREN, TokenType.COMMA,
+                                                          TokenType.FARROW):
                     blank(tok.start, tok.end)  # TABLE t, the TVF's first argument
                     _blank_partition(tokens, i + 2, blank, out, chunk, i)
         elif tok.text.upper() == "WATERMARK" and nxt is not None and \
@@ -269,6 +385,9 @@ def parse_statement(chunk: SqlChunk, text: str | None = None) -> exp.Expression:
 
 _DESCRIPTIONS = [
     (re.compile(r"^Expecting (.+)$"), "expected {0}"),
+    (re.compile(r"^Expected (.+?) but got <Token .*$", re.S), "expected {0}"),
+    (re.compile(r"^Required keyword: '(?:this|expression)' missing for .*$"),
+     "expected an expression after {tok}"),
     (re.compile(r"^Required keyword: '(\w+)' missing for .*$"), "this is incomplete"),
     (re.compile(r"^Invalid expression / Unexpected token$"), "unexpected {tok}"),
 ]
@@ -289,6 +408,7 @@ def syntax_error(e: ParseError, chunk: SqlChunk) -> FlowSyntaxError:
             message = template.format(*m.groups(), tok=f"'{highlight}'" if highlight else
                                       "end of statement")
             break
-    if highlight and "expected" in message:
-        message += f" before '{highlight}'"
+    if highlight and message.startswith("expected") and " after " not in message:
+        at_end = not chunk.text[end + 1:].strip()
+        message += f" {'after' if at_end else 'before'} '{highlight}'"
     return FlowSyntaxError(f"syntax error: {message}", chunk.span(start, end))

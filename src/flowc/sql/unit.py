@@ -31,6 +31,12 @@ from flowc.types import Schema, assignable
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:PLAN\s+FOR\s+)?", re.I)
 _SET = re.compile(r"^\s*SET\s+'?([A-Za-z_][\w.\-]*)'?\s*=\s*('(?:[^']|'')*'|\S+)\s*$", re.I | re.S)
 _WORDS = {"on", "off", "true", "false", "streaming", "batch", "new", "never"}
+_STATEMENT_HINTS = {
+    "SHOW": "flowc repl lists them: show tables, show streams",
+    "DESCRIBE": "flowc repl shows a table's columns: describe <table>",
+    "DROP": "a file's tables last for its run; flowc repl has DROP TABLE / DROP VIEW",
+    "USE": "catalogs and databases are not supported: tables live in one namespace",
+}
 
 
 @dataclass
@@ -192,8 +198,20 @@ class Unit:
         tree = parse_statement(chunk, rw.text)
         spans = SpanMap(tree, chunk)
         span = spans(tree)
+        if isinstance(tree, exp.Command):
+            span = chunk.span(0, len(chunk.text.rstrip()) - 1)
+        if chunk.statement_set and not isinstance(tree, exp.Insert):
+            raise UnsupportedError("a STATEMENT SET holds only INSERT INTO statements", span,
+                                   hint="move this statement before EXECUTE STATEMENT SET")
         if isinstance(tree, exp.Create):
             kind = str(tree.args.get("kind") or "").upper()
+            if tree.args.get("replace"):
+                raise UnsupportedError(f"CREATE OR REPLACE {kind} is not supported", span,
+                                       hint=f"CREATE {kind} with a new name")
+            target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+            if tree.args.get("exists") and isinstance(target, exp.Table) and (
+                    target.name in self.tables or target.name in self.scratch.streams):
+                return kind.lower()  # IF NOT EXISTS: already there, nothing to do
             if kind == "TABLE":
                 return self._create_table(tree, rw, chunk, spans)
             if kind == "VIEW":
@@ -220,9 +238,11 @@ class Unit:
                                                     piece.head_is_union), span))
             return "query"
         what = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this)
+        what = what.upper()
         raise UnsupportedError(f"the SQL statement {what} is not supported", span,
-                               hint="flowc supports CREATE TABLE, CREATE VIEW, SELECT, "
-                                    "INSERT INTO, EXPLAIN and SET")
+                               hint=_STATEMENT_HINTS.get(what, "flowc supports CREATE TABLE, "
+                                                         "CREATE VIEW, SELECT, INSERT INTO, "
+                                                         "EXPLAIN and SET"))
 
     def query(self, chunk: SqlChunk,
               what: str = "EXPLAIN needs a query") -> tuple[list[A.LetStmt], A.Pipeline]:
@@ -298,7 +318,7 @@ class Unit:
         # check the query's output against the table, by position as in Flink
         probe = A.LetStmt(self.fresh_name(), piece.pipeline(), span, span)
         schema = self.define_let(probe)
-        self._check_insert(schema, tdef, span)
+        self._check_insert(schema, tdef, spans(tree.expression))
         if list(schema.names) != list(tdef.schema.names):
             # a file sink writes column names: rename to the table's (by position)
             items = tuple(A.SelectItem(A.FieldRef(q, None, span), t, span)

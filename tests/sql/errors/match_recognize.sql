@@ -1,0 +1,6 @@
+CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
+SELECT * FROM clicks
+  MATCH_RECOGNIZE (PARTITION BY user_id ORDER BY ts MEASURES A.ts AS t PATTERN (A)
+                   DEFINE A AS A.action = 'appclick');

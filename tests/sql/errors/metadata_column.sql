@@ -1,0 +1,5 @@
+CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
+CREATE TABLE events (user_id STRING, ts TIMESTAMP(3) METADATA FROM 'timestamp')
+  WITH ('connector' = 'filesystem', 'path' = 'data/events.csv', 'format' = 'csv');
