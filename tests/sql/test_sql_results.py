@@ -117,3 +117,41 @@ def test_changelog_of_updating_rows() -> None:
         ("+I", ("a", 1)), ("+I", ("b", 1)), ("-U", ("a", 1)), ("+U", ("a", 2)),
         ("+I", (None, 5)), ("-U", ("a", 2)), ("+U", ("a", 3)),
     ]
+
+
+def test_filter_clause_and_time_functions(tmp_path: Path) -> None:
+    _, rows = run_sql(tmp_path, """
+        SELECT user_id, COUNT(*) FILTER (WHERE action = 'appclick') AS clicks,
+               COUNT(DISTINCT article_id) FILTER (WHERE action <> 'appclick') AS other,
+               MAX(ts) FILTER (WHERE action = 'scroll') AS last_scroll
+        FROM clicks WHERE user_id IS NOT NULL GROUP BY user_id;""", 1)
+    assert {k: v[-1] for k, v in by_key(rows).items()} == {
+        ("u1",): ("u1", 2, 0, None), ("u2",): ("u2", 1, 1, T0 + 2000)}
+    _, rows = run_sql(tmp_path, """
+        SELECT TIMESTAMPDIFF(SECOND, TIMESTAMP '2024-05-01 10:00:00', ts) AS s,
+               TIMESTAMPDIFF(MINUTE, ts, TIMESTAMP '2024-05-01 09:58:00') AS m,
+               TIMESTAMPADD(MINUTE, 2, ts) AS plus2,
+               FLOOR(ts TO SECOND) AS f, CEIL(ts TO SECOND) AS c
+        FROM clicks WHERE user_id IS NULL;""", 1)
+    assert rows == [
+        (0, -2, T0 + 500 + 120_000, T0, T0 + 1000),          # 10:00:00.5
+        (3, -2, T0 + 3000 + 120_000, T0 + 3000, T0 + 3000),  # 10:00:03
+        (7, -2, T0 + 7000 + 120_000, T0 + 7000, T0 + 7000),  # 10:00:07
+    ]
+
+
+def test_legacy_window_properties(tmp_path: Path) -> None:
+    _, rows = run_sql(tmp_path, """
+        SELECT user_id, TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws,
+               TUMBLE_ROWTIME(ts, INTERVAL '5' SECOND) AS rt, COUNT(*) AS n
+        FROM clicks WHERE user_id = 'u1' GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), user_id;""")
+    assert sorted(rows) == [("u1", T0, T0 + 4999, 1), ("u1", T0 + 5000, T0 + 9999, 1)]
+
+
+def test_backticks_and_named_window_arguments(tmp_path: Path) -> None:
+    _, rows = run_sql(tmp_path, """
+        SELECT `user_id`, window_start, COUNT(*) AS `n`
+        FROM TABLE(TUMBLE(DATA => TABLE clicks, TIMECOL => DESCRIPTOR(ts),
+                          SIZE => INTERVAL '5' SECONDS))
+        WHERE `user_id` = 'u2' GROUP BY window_start, window_end, `user_id`;""")
+    assert sorted(rows) == [("u2", T0, 1), ("u2", T0 + 10000, 1)]

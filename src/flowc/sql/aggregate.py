@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from flowc.errors import FlowSyntaxError, Span, UnsupportedError
+from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
 from flowc.sql.changelog import (
     KEY,
@@ -31,7 +31,9 @@ from flowc.sql.query import _LEGACY, WINDOW_COLUMNS, Piece, _unalias, is_aggrega
 if TYPE_CHECKING:
     from flowc.sql.query import QueryTranslator
 
-_LEGACY_PROPS = {f"{fn}_{p}": (fn, f"window_{p}") for fn in _LEGACY for p in ("start", "end")}
+_LEGACY_PROPS = {f"{fn}_{p}": (fn, f"window_{p}") for fn in _LEGACY
+                 for p in ("start", "end", "rowtime")}
+_PROCTIME = {f"{fn}_proctime" for fn in _LEGACY}
 
 
 def _default_name(call: A.Call) -> str | None:
@@ -63,12 +65,16 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         if isinstance(g, exp.Column) and g.name in WINDOW_COLUMNS and piece.window is not None:
             window_cols.add(g.name)
         elif isinstance(g, exp.Column):
+            if g.name == "window_time" and piece.window is not None:
+                raise UnsupportedError("GROUP BY window_time is not supported", gspan,
+                                       hint="group by window_start, window_end")
+            if not g.table and piece.names is not None and g.name not in piece.names:
+                raise FlowNameError(f"unknown column '{g.name}' in GROUP BY", gspan,
+                                    hint=did_you_mean(g.name, piece.names) or
+                                    f"the columns here are: {', '.join(piece.names)}")
             ref = resolve(g, gspan)
             if not isinstance(ref, A.FieldRef):
                 raise UnsupportedError("GROUP BY on this column is not supported", gspan)
-            if g.name == "window_time":
-                raise UnsupportedError("GROUP BY window_time is not supported", gspan,
-                                       hint="group by window_start, window_end")
             keys.append(ref)
         elif isinstance(g, exp.Anonymous) and str(g.this).lower() in _LEGACY:
             fn = str(g.this).lower()
@@ -137,9 +143,13 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     if having is not None:
         nested_roots.append(having.this)
     for root in nested_roots:
-        for sub in root.walk():
+        todo = [root]
+        while todo:  # not into an aggregate: FILTER (WHERE ...) holds a call of its own
+            sub = todo.pop()
             if is_aggregate(sub):
                 overrides[id(sub)] = A.FieldRef(add_agg(sub, None), None, spans(sub))
+            else:
+                todo.extend(reversed(list(sub.iter_expressions())))
 
     # Columns outside aggregates must be grouped; window properties become fields.
     allowed = set(key_names) | (set(WINDOW_COLUMNS) if windowed else set())
@@ -163,8 +173,18 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                         f"Call to auxiliary group function '{aux}' must have matching call "
                         f"to group function '${fn.upper()}' in GROUP BY clause", spans(sub),
                         hint=_aux_hint(aux, fn, legacy_fn, legacy_text))
-                overrides[id(sub)] = A.FieldRef(col, None, spans(sub))
+                sspan = spans(sub)
+                if col == "window_rowtime":  # the window's time attribute: its end - 1 ms
+                    overrides[id(sub)] = A.Binary("-", A.FieldRef("window_end", None, sspan),
+                                                  A.DurationLit(1, sspan), sspan)
+                else:
+                    overrides[id(sub)] = A.FieldRef(col, None, sspan)
                 continue
+            if isinstance(sub, exp.Anonymous) and str(sub.this).lower() in _PROCTIME:
+                raise UnsupportedError(f"{str(sub.this).upper()} (processing time) is not "
+                                       "supported: windows use event time", spans(sub),
+                                       hint=f"{str(sub.this).upper()[:-8]}ROWTIME is the "
+                                            "window's event time")
             if isinstance(sub, exp.Column) and not isinstance(sub.this, exp.Star):
                 if sub.name == "window_time" and windowed:
                     span = spans(sub)

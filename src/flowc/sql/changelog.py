@@ -71,6 +71,8 @@ def node_description(keys: Sequence[str], items: Sequence[tuple[str, str]]) -> s
 
 
 def aggregate_kind(call: exp.Expression) -> str | None:
+    if isinstance(call, exp.Filter):  # FILTER (WHERE ...) keeps the direction
+        call = call.this
     name = call.key.lower() if not isinstance(call, exp.Anonymous) else str(call.this).lower()
     return _MONOTONE.get(name)
 

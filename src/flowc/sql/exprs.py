@@ -266,6 +266,10 @@ class ExprTranslator:
         if isinstance(node, exp.Extract):
             unit = node.this.name.lower()
             return A.Call(unit, (self.expr(node.expression),), span, self.spans(node.this))
+        if isinstance(node, exp.Filter):
+            return self._filtered(node, span)
+        if isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is not None:
+            return self._floor_ceil(node, span)
         if isinstance(node, exp.Window):
             raise UnsupportedError("OVER windows are not supported", span,
                                    hint="aggregate per key with GROUP BY, or per window with "
@@ -284,6 +288,70 @@ class ExprTranslator:
         raise UnsupportedError(f"this SQL expression ({node.key}) is not supported", span)
 
     # ------------------------------------------------------------------ pieces
+
+    def _filtered(self, node: exp.Filter, span: Span) -> A.Expr:
+        """``agg(x) FILTER (WHERE c)`` is ``agg(CASE WHEN c THEN x END)``: every aggregate
+        ignores nulls (``COUNT(*)`` counts ``CASE WHEN c THEN 1 END``)."""
+        call = self.expr(node.this)
+        where = node.expression
+        if not isinstance(call, A.Call) or not isinstance(where, exp.Where):
+            raise UnsupportedError("FILTER (WHERE ...) applies to an aggregate call", span)
+        cond = self.expr(where.this)
+
+        def only_if(e: A.Expr) -> A.Expr:
+            return A.Case(None, (A.When(cond, e, span),), None, span)
+
+        args = (only_if(A.Literal(1, INT, span)),) if call.star else tuple(
+            only_if(a) for a in call.args)
+        return A.Call(call.name, args, span, call.name_span, star=False,
+                      distinct=call.distinct)
+
+    def _floor_ceil(self, node: exp.Floor | exp.Ceil, span: Span) -> A.Expr:
+        """``FLOOR(ts TO unit)`` / ``CEIL(ts TO unit)``."""
+        unit_node = node.args["to"]
+        unit = unit_node.name.lower()
+        what = "FLOOR" if isinstance(node, exp.Floor) else "CEIL"
+        ts = self.expr(node.this)
+        unit_span = self.spans.keyword(node, unit_node.name)
+        trunc_units = ("year", "month", "day", "hour", "minute", "second")
+        if unit not in trunc_units or (what == "CEIL" and unit not in INTERVAL_UNITS):
+            ok = trunc_units if what == "FLOOR" else ("day", "hour", "minute", "second")
+            raise UnsupportedError(f"{what}(... TO {unit.upper()}) is not supported", unit_span,
+                                   hint=f"units: {', '.join(u.upper() for u in ok)}")
+        trunc = A.Call("date_trunc", (A.Literal(unit, STRING, unit_span), ts), span, span)
+        if what == "FLOOR":
+            return trunc
+        step = A.Call("if", (A.Binary("=", trunc, ts, span), A.DurationLit(0, span),
+                             A.DurationLit(INTERVAL_UNITS[unit], span)), span, span)
+        return A.Binary("+", trunc, step, span)
+
+    def _timestamp_unit(self, node: exp.Expression, fn: str) -> int:
+        unit = node.name.lower().rstrip("s") if isinstance(node, (exp.Column, exp.Var)) else ""
+        millis = {**INTERVAL_UNITS, "week": 7 * INTERVAL_UNITS["day"]}.get(unit)
+        if millis is None:
+            raise UnsupportedError(f"{fn} by {node.sql().upper()} is not supported",
+                                   self.spans(node),
+                                   hint="units: SECOND, MINUTE, HOUR, DAY, WEEK (months and "
+                                        "years have no fixed length)")
+        return millis
+
+    def _timestampdiff(self, args: list[exp.Expression], span: Span) -> A.Expr:
+        """``TIMESTAMPDIFF(unit, a, b)``: whole units from a to b, truncated toward zero."""
+        if len(args) != 3:
+            raise FlowSyntaxError("write TIMESTAMPDIFF(unit, start, end)", span)
+        unit = A.Literal(self._timestamp_unit(args[0], "TIMESTAMPDIFF"), INT, span)
+        a, b = (A.Call("epoch_millis", (self.expr(x),), span, span) for x in args[1:])
+        diff = A.Binary("-", b, a, span)
+        whole = A.Binary("-", diff, A.Binary("%", diff, unit, span), span)
+        return A.Cast(A.Binary("/", whole, unit, span), INT, span)
+
+    def _timestampadd(self, args: list[exp.Expression], span: Span) -> A.Expr:
+        """``TIMESTAMPADD(unit, n, ts)``: ts plus n units."""
+        if len(args) != 3:
+            raise FlowSyntaxError("write TIMESTAMPADD(unit, count, timestamp)", span)
+        unit = A.DurationLit(self._timestamp_unit(args[0], "TIMESTAMPADD"), span)
+        return A.Binary("+", self.expr(args[2]),
+                        A.Binary("*", self.expr(args[1]), unit, span), span)
 
     def _in(self, node: exp.In, span: Span, negated: bool) -> A.Expr:
         if node.args.get("query") is not None:
@@ -325,6 +393,10 @@ class ExprTranslator:
             args_nodes = _args_of(node)
         if raw in UNSUPPORTED_FUNCTIONS:
             raise UnsupportedError(UNSUPPORTED_FUNCTIONS[raw], span)
+        if raw == "timestampdiff":
+            return self._timestampdiff(args_nodes, span)
+        if raw == "timestampadd":
+            return self._timestampadd(args_nodes, span)
         if raw in ("tumble", "hop", "session", "cumulate", "tumble_start", "tumble_end",
                    "hop_start", "hop_end", "session_start", "session_end"):
             raise FlowSyntaxError(f"{raw.upper()} is only allowed in GROUP BY (or as a window "

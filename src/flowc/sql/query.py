@@ -18,6 +18,7 @@ The mapping (each a .flow construct, so lowering and planning are shared):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -36,6 +37,9 @@ from flowc.types import Schema
 WINDOW_COLUMNS = ("window_start", "window_end")
 _LEGACY = {"tumble": "tumbling", "hop": "sliding", "session": "session"}
 _AGG_NAMES = ("first", "last", "first_value", "last_value")
+_TVF_PARAMS = {"tumble": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
+               "hop": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
+               "session": ("DATA", "TIMECOL", "GAP")}
 
 
 class Catalog(Protocol):
@@ -75,6 +79,8 @@ class Piece:
 
 
 def is_aggregate(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Filter):  # agg(x) FILTER (WHERE c)
+        return is_aggregate(node.this)
     if isinstance(node, (exp.AggFunc, exp.FirstValue, exp.LastValue)):
         return True
     return isinstance(node, exp.Anonymous) and str(node.this).lower() in _AGG_NAMES
@@ -334,7 +340,7 @@ class QueryTranslator:
         if fn not in _LEGACY:
             raise UnsupportedError(f"table function {fn.upper()} is not supported", span,
                                    hint="window table functions are TUMBLE, HOP and SESSION")
-        args = list(call.expressions)
+        args = self._positional(fn, list(call.expressions), span)
         if len(args) < 3 or not isinstance(args[0], exp.Column) or not (
                 isinstance(args[1], exp.Anonymous) and str(args[1].this).lower() ==
                 "descriptor" and len(args[1].expressions) == 1):
@@ -352,6 +358,39 @@ class QueryTranslator:
         base.time_column = tcol.name
         base.span = span
         return base
+
+    def _positional(self, fn: str, args: list[exp.Expression],
+                    span: Span) -> list[exp.Expression]:
+        """A window TVF's arguments in order; Flink also takes them by name
+        (``TUMBLE(DATA => TABLE t, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL ...)``)."""
+        named = [a for a in args if isinstance(a, exp.Kwarg)]
+        if not named:
+            return args
+        if len(named) != len(args):
+            raise FlowSyntaxError(f"{fn.upper()} arguments are either all named or all "
+                                  "positional", self.spans(args[0]))
+        params = _TVF_PARAMS[fn]
+        given: dict[str, exp.Expression] = {}
+        for a in named:
+            name = a.this.name.upper()
+            if name not in params:
+                r = self.spans.range(a.expression)
+                found = list(re.finditer(rf"\b{re.escape(name)}\b", self.spans.chunk.text[
+                    :r[0] if r else None], re.I))
+                at = self.spans.chunk.span(found[-1].start(), found[-1].end() - 1) \
+                    if found else self.spans(a)
+                raise FlowNameError(f"{fn.upper()} has no parameter '{name}'", at,
+                                    hint=did_you_mean(name, params) or
+                                    f"its parameters are {', '.join(params)}")
+            if name in given:
+                raise FlowSyntaxError(f"parameter '{name}' is given twice", self.spans(a))
+            given[name] = a.expression
+        missing = [p for p in params if p not in given and p != "OFFSET"]
+        if missing:
+            raise FlowSyntaxError(f"{fn.upper()} needs {' and '.join(missing)}", span,
+                                  hint=f"write {fn.upper()}(" + ", ".join(
+                                      f"{p} => ..." for p in params if p != "OFFSET") + ")")
+        return [given[p] for p in params if p in given]
 
     def _range(self, node: exp.Expression) -> tuple[int, int]:
         return self.spans.range(node) or (0, 0)

@@ -26,6 +26,7 @@ from flowc.sql.exprs import SpanMap
 from flowc.sql.insert import check_form, check_own_input
 from flowc.sql.query import Piece, QueryTranslator
 from flowc.sql.source import SqlChunk, parse_statement, rewrite
+from flowc.sql.terms import sql_terms
 from flowc.types import Schema, assignable
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:PLAN\s+FOR\s+)?", re.I)
@@ -173,6 +174,7 @@ class Unit:
     def add_sql(self, chunk: SqlChunk, *, query_sink: str = "print") -> str:
         """Translate and check one SQL statement. Returns its kind ('table', 'view', 'set',
         'insert', 'query', 'explain'); errors are collected in ``errors``."""
+        before = len(self.errors)
         try:
             return self._add_sql(chunk, query_sink)
         except BrokenName:
@@ -180,6 +182,9 @@ class Unit:
         except FlowcError as e:
             self.errors.append(e)
             return "error"
+        finally:
+            for e in self.errors[before:]:
+                sql_terms(e, chunk)
 
     def _add_sql(self, chunk: SqlChunk, query_sink: str) -> str:
         m = _SET.match(chunk.text)
@@ -254,13 +259,16 @@ class Unit:
                     what: str = "a query is expected here") -> tuple[list[A.LetStmt], Piece]:
         """The translated query; ``expose_keys`` keeps the group keys of an updating result
         (hidden columns if they are not selected), for showing its changelog."""
-        rw = rewrite(chunk)
-        tree = parse_statement(chunk, rw.text)
-        spans = SpanMap(tree, chunk)
-        if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery, exp.Values)):
-            kind = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this)
-            raise UnsupportedError(f"{what} (SELECT ...), not {kind}", spans(tree))
-        return QueryTranslator(self, spans, rw, expose_keys=expose_keys).translate(tree)
+        try:
+            rw = rewrite(chunk)
+            tree = parse_statement(chunk, rw.text)
+            spans = SpanMap(tree, chunk)
+            if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery, exp.Values)):
+                kind = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this)
+                raise UnsupportedError(f"{what} (SELECT ...), not {kind}", spans(tree))
+            return QueryTranslator(self, spans, rw, expose_keys=expose_keys).translate(tree)
+        except FlowcError as e:
+            raise sql_terms(e, chunk) from None
 
     def _defs(self, lets: list[A.LetStmt]) -> None:
         # already lowered into the scratch catalog by define_let
