@@ -107,11 +107,19 @@ def py_interval_join() -> StreamExecutionEnvironment:
     env = StreamExecutionEnvironment.get_execution_environment()
     c = source(env, "clicks", CLICKS, 2)
     i = source(env, "impressions", IMPRESSIONS, 1)
+    # SQL drops null keys on both sides first (a null key equals nothing)
+    i = i.filter(lambda r: r[0] is not None)
+    c = c.filter(lambda r: r[0] is not None)
     out = Schema(CLICKS.fields + Schema.of(
         ("impressions_user_id", STRING), ("impressions_article_id", STRING),
         ("position", INT), ("impressions_ts", TIMESTAMP)).fields)
+    # SELECT * names repeated columns as Flink (Calcite) does: user_id0, article_id0, ts0
+    named = Schema(CLICKS.fields + Schema.of(
+        ("user_id0", STRING), ("article_id0", STRING), ("position", INT),
+        ("ts0", TIMESTAMP)).fields)
     c.key_by(key("user_id")).interval_join(i.key_by(key("user_id"))).between(
-        -10_000, 0).process(JoinRows(), output_type=out).print()
+        -10_000, 0).process(JoinRows(), output_type=out).map(
+        lambda r: r, output_type=named).print()
     return env
 
 
@@ -159,7 +167,11 @@ CASES = {
     "interval_join": (
         "SELECT * FROM clicks JOIN impressions ON clicks.user_id = impressions.user_id "
         "AND impressions.ts BETWEEN clicks.ts - INTERVAL '10' SECOND AND clicks.ts;",
-        "clicks | interval join impressions on user_id between -10s and 0s | print;",
+        "let imps = impressions | filter user_id is not null;\n"
+        "clicks | filter user_id is not null "
+        "| interval join imps as impressions on user_id between -10s and 0s | map user_id, "
+        "article_id, action, ts, impressions_user_id as user_id0, impressions_article_id as "
+        "article_id0, position, impressions_ts as ts0 | print;",
         py_interval_join),
     "union_all": (
         "SELECT user_id, ts FROM clicks UNION ALL SELECT user_id, ts FROM impressions;",
@@ -184,13 +196,19 @@ def test_sql_window_join_matches_flow() -> None:
            "JOIN TABLE(TUMBLE(TABLE impressions, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) imp "
            "ON c.user_id = imp.user_id AND c.article_id = imp.article_id "
            "AND c.window_start = imp.window_start AND c.window_end = imp.window_end;")
-    flow = ("clicks | join impressions as imp on clicks.user_id = imp.user_id and "
-            "clicks.article_id = imp.article_id window tumbling 1m | print;")
+    flow = ("let i = impressions | filter user_id is not null and article_id is not null;\n"
+            "clicks | filter user_id is not null and article_id is not null "
+            "| join i as imp on clicks.user_id = imp.user_id and "
+            "clicks.article_id = imp.article_id window tumbling 1m | map user_id, article_id, "
+            "action, ts, imp_user_id as user_id0, imp_article_id as article_id0, position, "
+            "imp_ts as ts0 | print;")
     a = compile_sql(SQL_TABLES + sql, "q.sql")
     b = compile_source(flow_script(flow), "q.flow")
     assert structure(a.env) == structure(b.env)
     assert job_graph_dump(a.env) == job_graph_dump(b.env)
     assert a.sinks[0].schema == b.sinks[0].schema
+    assert a.sinks[0].schema.names == ("user_id", "article_id", "action", "ts", "user_id0",
+                                       "article_id0", "position", "ts0")
 
 
 def test_unread_tables_make_no_operators() -> None:

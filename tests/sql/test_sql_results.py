@@ -155,3 +155,38 @@ def test_backticks_and_named_window_arguments(tmp_path: Path) -> None:
                           SIZE => INTERVAL '5' SECONDS))
         WHERE `user_id` = 'u2' GROUP BY window_start, window_end, `user_id`;""")
     assert sorted(rows) == [("u2", T0, 1), ("u2", T0 + 10000, 1)]
+
+
+IMPRESSIONS = TABLES + """CREATE TABLE imps (user_id STRING, article_id STRING, kind STRING,
+  ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+  WITH ('connector' = 'filesystem', 'path' = 'clicks.csv', 'format' = 'csv');
+"""
+
+
+def test_output_names_follow_calcite(tmp_path: Path) -> None:
+    # a repeated name gets 0, 1, ... (Calcite's uniquify), as Flink names the columns
+    names, rows = run_sql(tmp_path, """
+        SELECT * FROM clicks c JOIN imps i ON c.user_id = i.user_id
+          AND i.ts BETWEEN c.ts AND c.ts WHERE c.user_id = 'u1';""", 1, IMPRESSIONS)
+    assert names == ["user_id", "article_id", "action", "ts", "user_id0", "article_id0",
+                     "kind", "ts0"]
+    assert rows == [("u1", "a1", "appclick", T0 + 1000, "u1", "a1", "appclick", T0 + 1000),
+                    ("u1", "a3", "appclick", T0 + 6000, "u1", "a3", "appclick", T0 + 6000)]
+    names, _ = run_sql(tmp_path, "SELECT c.user_id, i.user_id, c.ts + INTERVAL '1' SECOND, "
+                       "i.*, c.article_id AS article_id FROM clicks c JOIN imps i ON "
+                       "c.user_id = i.user_id AND i.ts BETWEEN c.ts AND c.ts;", 1, IMPRESSIONS)
+    assert names == ["user_id", "user_id0", "EXPR$2", "user_id1", "article_id", "kind", "ts",
+                     "article_id0"]
+    names, _ = run_sql(tmp_path, "SELECT user_id AS a, action AS a, COUNT(*) AS a FROM clicks "
+                       "GROUP BY user_id, action;")
+    assert names == ["a", "a0", "a1"]
+
+
+def test_null_join_keys_never_match(tmp_path: Path) -> None:
+    # SQL: NULL = NULL is not true; the null user_id rows of both sides are dropped
+    _, rows = run_sql(tmp_path, """
+        SELECT c.user_id, c.article_id, i.article_id FROM clicks c JOIN imps i
+          ON c.user_id = i.user_id AND i.ts BETWEEN c.ts - INTERVAL '10' SECOND AND c.ts;""",
+                      2, IMPRESSIONS)
+    assert sorted(rows) == [("u1", "a1", "a1"), ("u1", "a3", "a1"), ("u1", "a3", "a3"),
+                            ("u2", "a1", "a1"), ("u2", "a1", "a2"), ("u2", "a2", "a2")]

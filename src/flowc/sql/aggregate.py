@@ -26,7 +26,7 @@ from flowc.sql.changelog import (
     node_description,
 )
 from flowc.sql.exprs import ExprTranslator
-from flowc.sql.query import _LEGACY, WINDOW_COLUMNS, Piece, _unalias, is_aggregate
+from flowc.sql.query import _LEGACY, WINDOW_COLUMNS, Piece, _unalias, is_aggregate, uniquify
 
 if TYPE_CHECKING:
     from flowc.sql.query import QueryTranslator
@@ -221,17 +221,19 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         piece.steps.append(A.FilterStep(post(having.this), spans(having)))
     items: list[A.SelectItem] = []
     names: list[str] = []
+    used: set[str] = set()
     for i, item in enumerate(select_items):
         e, alias = _unalias(item)
         span = spans(item)
         if i in direct:
-            name = alias or direct[i]
+            name = uniquify(alias or direct[i], used)
             items.append(A.SelectItem(A.FieldRef(direct[i], None, span),
                                       None if name == direct[i] else name, span))
         else:
             translated = post(e)
-            name = alias or (translated.name if isinstance(translated, A.FieldRef) else
-                             "window_time" if isinstance(e, exp.Column) else f"EXPR${i}")
+            name = uniquify(alias or (
+                translated.name if isinstance(translated, A.FieldRef) else
+                "window_time" if isinstance(e, exp.Column) else f"EXPR${i}"), used)
             items.append(A.SelectItem(translated, None if (
                 isinstance(translated, A.FieldRef) and translated.name == name) else name,
                 span))

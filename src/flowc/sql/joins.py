@@ -143,24 +143,30 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                                hint="filter in WHERE (on the join's output) instead")
     if not keys:
         raise UnsupportedError("a join needs at least one key equality (a.k = b.k)", jspan)
+    # SQL: a null key equals nothing, so rows with one never join (and a null must not
+    # reach the keyed join, where the DataStream rule fails on it): filter them out first
+    right_in = qt.named(_not_null(rname, [k.right.name for k in keys], rs.names, jspan))
+    rq_alias = right_q if right_in != right_q else None
     if windowed[0]:
         if window_eq != {"window_start", "window_end"}:
             raise FlowSyntaxError("a window join needs ON a.window_start = b.window_start "
                                   "AND a.window_end = b.window_end", spans(on))
         assert window is not None
-        step = A.JoinStep(rname, rq if rq != rname else None, tuple(keys), window.spec, None,
-                          None, None, jspan, spans(join.this))
+        step = A.JoinStep(right_in, rq_alias, tuple(keys), window.spec, None, None, None,
+                          jspan, spans(join.this))
     else:
         if "lower" not in bounds or "upper" not in bounds:
             raise UnsupportedError("regular joins (without a time bound) are not supported",
                                    jspan, hint=f"bound the event times, e.g. {rq}.ts BETWEEN "
                                    f"{lq}.ts - INTERVAL '1' MINUTE AND {lq}.ts")
-        step = A.JoinStep(rname, rq if rq != rname else None, tuple(keys), None, None,
-                          bounds["lower"], bounds["upper"], jspan, spans(join.this))
+        step = A.JoinStep(right_in, rq_alias, tuple(keys), None, None, bounds["lower"],
+                          bounds["upper"], jspan, spans(join.this))
     from flowc.sql.query import Piece
 
     names = list(ls.names) + [physical_right[f] for f in rs.names]
-    piece = Piece((A.FieldRef(lname, None, spans(left_node)),), [step], names, lq, span)
+    left_filter = _not_null(lname, [k.left.name for k in keys], ls.names, jspan).steps
+    piece = Piece((A.FieldRef(lname, None, spans(left_node)),), left_filter + [step], names,
+                  lq, span)
 
     def resolve(col: exp.Column, cspan: Span) -> A.Expr:
         where, name = which(col, cspan)
@@ -169,17 +175,34 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                                    hint="select the joined columns; the window is implied")
         return A.FieldRef(name if where == "left" else physical_right[name], None, cspan)
 
-    def stars(q: str, sspan: Span) -> list[str]:
+    left_cols = [(f, f) for f in ls.names]
+    right_cols = [(physical_right[f], f) for f in rs.names]
+
+    def stars(q: str, sspan: Span) -> list[tuple[str, str]]:
         if not q:
-            return names
+            return left_cols + right_cols
         if q == lq:
-            return list(ls.names)
+            return left_cols
         if q == rq:
-            return [physical_right[f] for f in rs.names]
+            return right_cols
         raise FlowNameError(f"unknown table '{q}'", sspan, hint=did_you_mean(q, [lq, rq]))
 
     piece.star_expansion = stars
     return piece, resolve
+
+
+def _not_null(stream: str, keys: list[str], names: tuple[str, ...] | list[str],
+              span: Span) -> Piece:
+    """``stream | filter k1 is not null and ...``."""
+    from flowc.sql.query import Piece
+
+    cond: A.Expr | None = None
+    for k in keys:
+        test = A.IsNull(A.FieldRef(k, None, span), True, span)
+        cond = test if cond is None else A.Binary("and", cond, test, span)
+    assert cond is not None
+    return Piece((A.FieldRef(stream, None, span),), [A.FilterStep(cond, span)], list(names),
+                 stream, span)
 
 
 def _time_bound(c: exp.Expression, which: Callable[[exp.Column, Span], tuple[str, str]],

@@ -65,8 +65,8 @@ class Piece:
     head_is_union: bool = False
     window: A.WindowStep | None = None  # a window TVF waiting for its GROUP BY
     time_column: str | None = None
-    # after a join: the physical names of `*`, `a.*`, `b.*` (qualifier, span) -> names
-    star_expansion: Callable[[str, Span], list[str]] | None = None
+    # after a join: ``*``, ``a.*``, ``b.*`` -> (physical name, SQL name) of each column
+    star_expansion: Callable[[str, Span], list[tuple[str, str]]] | None = None
     # the rows are updates of a non-windowed GROUP BY (see flowc.sql.changelog)
     updating: Updating | None = None
 
@@ -267,20 +267,26 @@ class QueryTranslator:
                    ex: ExprTranslator) -> tuple[list[A.SelectItem] | None, list[str] | None]:
         """Map items, or None when the select list is just ``*`` (no operator needed)."""
         exprs = node.expressions
-        if len(exprs) == 1 and _is_star(exprs[0], None):
+        if len(exprs) == 1 and _is_star(exprs[0], None) and (
+                piece.star_expansion is None or all(
+                    p == q for p, q in _unique(piece.star_expansion("", self.spans(node))))):
             return None, piece.names
         items: list[A.SelectItem] = []
         names: list[str] | None = []
-        for i, item in enumerate(exprs):
+        used: set[str] = set()
+        for item in exprs:
             span = self.spans(item)
             if _is_star(item, None):
                 expanded = piece.star_expansion
                 q = item.table if isinstance(item, exp.Column) else ""
                 if expanded is not None:
-                    for name in expanded(q, span):
-                        items.append(A.SelectItem(A.FieldRef(name, None, span), None, span))
+                    # Calcite's names: a repeated column name gets 0, 1, ... (user_id0)
+                    for physical, name in expanded(q, span):
+                        out = uniquify(name, used)
+                        items.append(A.SelectItem(A.FieldRef(physical, None, span),
+                                                  None if out == physical else out, span))
                         if names is not None:
-                            names.append(name)
+                            names.append(out)
                     continue
                 if q and q != piece.alias:
                     raise FlowNameError(f"unknown table '{q}'", span,
@@ -291,8 +297,11 @@ class QueryTranslator:
                 continue
             expr_node, alias = _unalias(item)
             e = ex(expr_node)
-            out = alias or (e.name if isinstance(e, A.FieldRef) else f"EXPR${i}")
-            items.append(A.SelectItem(e, None if alias is None and isinstance(e, A.FieldRef)
+            # Calcite: an alias, a column's own name, or EXPR$<ordinal>; then made unique
+            wanted = alias or (expr_node.name if isinstance(expr_node, exp.Column) else
+                               f"EXPR${len(items)}")
+            out = uniquify(wanted, used)
+            items.append(A.SelectItem(e, None if isinstance(e, A.FieldRef) and e.name == out
                                       else out, span))
             if names is not None:
                 names.append(out)
@@ -434,6 +443,21 @@ class QueryTranslator:
 def _is_star(node: exp.Expression, _q: str | None) -> bool:
     return isinstance(node, exp.Star) or (isinstance(node, exp.Column) and
                                           isinstance(node.this, exp.Star))
+
+
+def uniquify(name: str, used: set[str]) -> str:
+    """Calcite's ``SqlValidatorUtil.uniquify`` with its EXPR suggester: ``name``, else
+    ``name0``, ``name1``, ...; the result is added to ``used``."""
+    out, i = name, 0
+    while out in used:
+        out, i = f"{name}{i}", i + 1
+    used.add(out)
+    return out
+
+
+def _unique(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    used: set[str] = set()
+    return [(p, uniquify(n, used)) for p, n in pairs]
 
 
 def _sources(node: exp.Select, piece: Piece) -> list[tuple[str | None, str]]:
