@@ -9,6 +9,7 @@ from sql_graphs import job_graph_dump, structure
 
 from flowc.datastream import (
     Duration,
+    EventTimeSessionWindows,
     SlidingEventTimeWindows,
     StreamExecutionEnvironment,
     TumblingEventTimeWindows,
@@ -77,6 +78,7 @@ def py_window(kind: str) -> StreamExecutionEnvironment:
                     ("window_end", TIMESTAMP), ("clicks", INT))
     agg = RowAggregate([AggSpec("count_star", None, "clicks", INT)])
     assigner = TumblingEventTimeWindows.of(Duration.of_seconds(5)) if kind == "tumble" else \
+        EventTimeSessionWindows.with_gap(Duration.of_seconds(30)) if kind == "session" else \
         SlidingEventTimeWindows.of(Duration.of_seconds(10), Duration.of_seconds(5))
     s.key_by(key("user_id")).window(assigner).aggregate(
         agg, window_function=WindowRow(1), output_type=out).print()
@@ -156,6 +158,21 @@ CASES = {
         "clicks | filter action = 'appclick' | key by user_id | window sliding 10s every 5s "
         "| aggregate count(*) as clicks | print;",
         lambda: py_window("hop")),
+    "session_tvf": (
+        "SELECT user_id, window_start, window_end, COUNT(*) AS clicks "
+        "FROM TABLE(SESSION(TABLE clicks PARTITION BY user_id, DESCRIPTOR(ts), "
+        "INTERVAL '30' SECOND)) WHERE action = 'appclick' "
+        "GROUP BY window_start, window_end, user_id;",
+        "clicks | filter action = 'appclick' | key by user_id | window session gap 30s "
+        "| aggregate count(*) as clicks | print;",
+        lambda: py_window("session")),
+    "session_legacy": (
+        "SELECT user_id, SESSION_START(ts, INTERVAL '30' SECOND) AS window_start, "
+        "SESSION_END(ts, INTERVAL '30' SECOND) AS window_end, COUNT(*) AS clicks FROM clicks "
+        "WHERE action = 'appclick' GROUP BY SESSION(ts, INTERVAL '30' SECOND), user_id;",
+        "clicks | filter action = 'appclick' | key by user_id | window session gap 30s "
+        "| aggregate count(*) as clicks | print;",
+        lambda: py_window("session")),
     "projection": (
         "SELECT user_id, lower(action) AS action FROM clicks WHERE user_id IS NOT NULL;",
         "clicks | filter user_id is not null | map user_id, lower(action) as action | print;",
