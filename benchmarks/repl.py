@@ -12,6 +12,7 @@ import argparse
 import io
 import os
 import random
+import re
 import statistics
 import tempfile
 import time
@@ -39,8 +40,13 @@ def main() -> None:
         f"'path' = '{path}', 'format' = 'csv');")
     queries = [
         "SELECT user_id, COUNT(*) AS n, SUM(amount) AS total FROM load GROUP BY user_id;",
-        # (a window query over a file/datagen source is left out: the executor does not
-        # yet assign timestamps for from_source watermark strategies)
+        "SELECT user_id, window_start, COUNT(*) AS n, SUM(amount) AS total FROM TABLE("
+        "TUMBLE(TABLE load, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+        "GROUP BY window_start, window_end, user_id;",
+        "SELECT user_id, HOP_END(ts, INTERVAL '5' SECOND, INTERVAL '30' SECOND) AS we, "
+        "MAX(amount) AS top FROM load GROUP BY HOP(ts, INTERVAL '5' SECOND, "
+        "INTERVAL '30' SECOND), user_id;",
+        "load | key by user_id | window session gap 2s | aggregate count(*) as n;",
         "load | filter amount > 10 | map user_id, amount * 2 as a2;",
     ]
     t0 = time.perf_counter()
@@ -57,6 +63,8 @@ def main() -> None:
               f"{statistics.median(times) * 1000:6.0f} ms  | {q[:70]}")
     out = session.console.file.getvalue()  # type: ignore[attr-defined]
     assert "error" not in out, out
+    # every query (the windows too) returns rows
+    assert not re.search(r"^0 rows", out, re.M), out
 
 
 if __name__ == "__main__":
