@@ -67,3 +67,10 @@ def test_no_sqlglot_warning(caplog: pytest.LogCaptureFixture) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert done.stderr == ""
+
+
+def test_keywords_of_unsupported_features_are_fine_as_names() -> None:
+    script = compile_sql("CREATE TABLE m (metadata STRING, `row` STRING, ts TIMESTAMP(3)) WITH "
+                         "('connector' = 'datagen', 'number-of-rows' = '1');\n"
+                         "SELECT metadata AS match_recognize, `row` FROM m;", "q.sql")
+    assert script.sinks[0].schema.names == ("match_recognize", "row")

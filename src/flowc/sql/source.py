@@ -228,8 +228,7 @@ def check_tokens(tokens: list[Token], chunk: SqlChunk) -> None:
                                   hint=f"quote a name with backticks (`{tok.text}`) and text "
                                        f"with single quotes ('{tok.text}')")
         word = tok.text.upper() if tok.token_type != TokenType.STRING else ""
-        if word in _UNSUPPORTED_WORDS and (word != "SYSTEM_TIME" or i > 0 and
-                                           tokens[i - 1].token_type == TokenType.FOR):
+        if word in _UNSUPPORTED_WORDS and _is_keyword_use(word, tokens, i):
             message, hint = _UNSUPPORTED_WORDS[word]
             raise UnsupportedError(message, span, hint=hint)
         if word in ("ROW", "MAP", "MULTISET") and nxt is not None and \
@@ -250,6 +249,24 @@ def check_tokens(tokens: list[Token], chunk: SqlChunk) -> None:
                 nxt.token_type == TokenType.COMMA:
             raise FlowSyntaxError("syntax error: unexpected ','", chunk.span(nxt.start, nxt.end),
                                   hint="a list item is missing (or remove the extra ',')")
+
+
+def _is_keyword_use(word: str, tokens: list[Token], i: int) -> bool:
+    """Whether ``word`` at ``i`` is the Flink keyword, not a column called so."""
+    prev = tokens[i - 1] if i > 0 else None
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if word == "SYSTEM_TIME":
+        return prev is not None and prev.token_type == TokenType.FOR
+    if word == "METADATA":  # after a column's type: `ts TIMESTAMP(3) METADATA FROM ...`
+        return prev is not None and (prev.token_type == TokenType.R_PAREN or
+                                     prev.text.upper() in _TYPE_WORDS)
+    # MATCH_RECOGNIZE (...), UNNEST(...), LATERAL TABLE(...)
+    return nxt is not None and nxt.token_type in (TokenType.L_PAREN, TokenType.TABLE)
+
+
+_TYPE_WORDS = {"STRING", "VARCHAR", "CHAR", "BIGINT", "INT", "INTEGER", "SMALLINT", "TINYINT",
+               "DOUBLE", "FLOAT", "DECIMAL", "BOOLEAN", "TIMESTAMP", "TIMESTAMP_LTZ", "DATE",
+               "TIME", "BYTES", "BINARY", "VARBINARY"}
 
 
 def _in_type(tokens: list[Token], i: int) -> bool:
