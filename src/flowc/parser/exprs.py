@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,18 @@ from flowc.types import (
 
 # Python's own parser rejects very deep nesting; stop well before it with a clear message.
 MAX_DEPTH = 48
-_CONST_IDS = itertools.count(1)
+# Constant names must be unique within one job (the Spark codegen merges the names of every
+# chained operator into one namespace) and deterministic (golden tests print them), so they are
+# counted per execution environment, not per process.
+_CONST_IDS: weakref.WeakKeyDictionary[object, Iterator[int]] = weakref.WeakKeyDictionary()
+
+
+def const_ids(owner: object) -> Iterator[int]:
+    """The constant-name counter of one job (``owner``: its execution environment)."""
+    ids = _CONST_IDS.get(owner)
+    if ids is None:
+        ids = _CONST_IDS[owner] = itertools.count(1)
+    return ids
 _IDENT = re.compile(r"[^A-Za-z0-9_]")
 
 
@@ -105,8 +117,11 @@ def _lit(value: Any, type_: Type) -> Typed:
 class ExprCompiler:
     """Compiles the expressions of one operator; ``env`` collects the names they use."""
 
-    def __init__(self, scope: Scope) -> None:
+    def __init__(self, scope: Scope, owner: object | None = None) -> None:
+        """``owner``: the execution environment of the job the code runs in (constant names
+        are unique per job); without one, the expressions are a namespace of their own."""
         self.scope = scope
+        self._const_ids = itertools.count(1) if owner is None else const_ids(owner)
         self.env: dict[str, Any] = {}
         self._temps = itertools.count(1)
 
@@ -138,7 +153,7 @@ class ExprCompiler:
         return "_rt_" + name
 
     def const(self, value: Any) -> str:
-        name = f"_k{next(_CONST_IDS)}"
+        name = f"_k{next(self._const_ids)}"
         self.env[name] = value
         return name
 

@@ -306,7 +306,8 @@ class Lowerer:
             return None
         if wm.out_of_orderness < 0:
             raise FlowTypeError("the watermark delay cannot be negative", wm.span)
-        c = ExprCompiler(Scope(row_columns(schema.names, schema.types), {}, "in 'watermark'"))
+        c = ExprCompiler(Scope(row_columns(schema.names, schema.types), {}, "in 'watermark'"),
+                         self.env)
         typed = c.compile(wm.expr)
         if typed.type != TIMESTAMP:
             raise FlowTypeError(f"the watermark needs a timestamp, but this is {typed.type}",
@@ -345,7 +346,7 @@ class Lowerer:
 
     def values(self, body: A.ValuesBody, schema: Schema) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
-        compiler = ExprCompiler(Scope([], {}, "in 'values'"))
+        compiler = ExprCompiler(Scope([], {}, "in 'values'"), self.env)
         for exprs, span in zip(body.rows, body.row_spans):
             if len(exprs) != len(schema):
                 raise FlowTypeError(f"this row has {len(exprs)} value"
@@ -372,7 +373,7 @@ class Lowerer:
             raise FlowTypeError("datagen needs a row count of 0 or more", body.span)
         scope = Scope([Column("index", INT, "i")], self.udfs, "in a datagen generator",
                       index_code="i", broken_functions=frozenset(self.broken_udfs))
-        compiler = ExprCompiler(scope)
+        compiler = ExprCompiler(scope, self.env)
         given: dict[str, str] = {}
         for name, expr, span in body.generators:
             f = schema.field(name)

@@ -171,7 +171,7 @@ class PipelineBuilder:
     def compiler(self, flow: Flow, where: str) -> ExprCompiler:
         scope = Scope(row_columns(flow.schema.names, flow.schema.types), self.ctx.udfs, where,
                       qualifiers=flow.names, broken_functions=frozenset(self.ctx.broken_udfs))
-        return ExprCompiler(scope)
+        return ExprCompiler(scope, self.ctx.env)
 
     def _next(self, flow: Flow, stream: DataStream, schema: Schema | None = None,
               event_time: bool | None = None) -> Flow:
