@@ -8,6 +8,7 @@ the span, so syntax, name, type, planner and runtime errors all look alike.
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -33,14 +34,18 @@ class Span:
         text = self.text
         if text is None:
             try:
-                with open(self.file, encoding="utf-8") as fh:
+                with open(self.file, encoding="utf-8", errors="replace") as fh:
                     text = fh.read()
             except OSError:
                 return None
-        lines = text.splitlines()
-        if 1 <= self.line <= len(lines):
-            return lines[self.line - 1]
-        return None
+        # Lines are counted at "\n" only, as the lexer counts them (splitlines() would also
+        # split at form feeds and other separators and show the wrong line).
+        lines = text.split("\n")
+        if not 1 <= self.line <= len(lines):
+            return None
+        line = lines[self.line - 1].removesuffix("\r")
+        # A byte order mark takes no column (see parser.syntax), so it is not shown either.
+        return line[1:] if self.line == 1 and line.startswith("\ufeff") else line
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
@@ -59,12 +64,16 @@ class FlowcError(Exception):
         *,
         hint: str | None = None,
         notes: Sequence[str] = (),
+        related: Sequence[tuple[str, Span]] = (),
     ) -> None:
         super().__init__(message)
         self.message = message
         self.span = span
         self.hint = hint
         self.notes = tuple(notes)
+        # Other places that explain the error ("the other operator with uid 'a' is here"),
+        # each shown with its own line and caret.
+        self.related = tuple(related)
 
     def format(self) -> str:
         return format_diagnostic(self)
@@ -100,8 +109,9 @@ class PlanError(FlowcError):
         java_class: str = "IllegalStateException",
         hint: str | None = None,
         notes: Sequence[str] = (),
+        related: Sequence[tuple[str, Span]] = (),
     ) -> None:
-        super().__init__(message, span, hint=hint, notes=notes)
+        super().__init__(message, span, hint=hint, notes=notes, related=related)
         self.java_class = java_class
 
 
@@ -151,22 +161,49 @@ def format_diagnostic(err: FlowcError) -> str:
         out.append(f"{err.severity}: {err.message}")
     else:
         out.append(f"{span}: {err.severity}: {err.message}")
-        line = span.source_line()
-        if line is not None:
-            # Tabs would shift the caret; render them as single spaces on both lines.
-            shown = line.replace("\t", " ")
-            width = 1
-            if span.end_line == span.line and span.end_column > span.column:
-                width = span.end_column - span.column
-            width = max(1, min(width, max(1, len(shown) - span.column + 1)))
-            gutter = f"{span.line:>4} | "
-            out.append(gutter + shown)
-            out.append(" " * (len(gutter) - 2) + "| " + " " * (span.column - 1) + "^" * width)
+        out.extend(_excerpt(span))
     if err.hint:
         out.append(f"  = help: {err.hint}")
     for note in err.notes:
         out.append(f"  = note: {note}")
+    for note, where in err.related:
+        out.append(f"{where}: note: {note}")
+        out.extend(_excerpt(where))
     return "\n".join(out)
+
+
+def _excerpt(span: Span) -> list[str]:
+    """The span's source line and a caret line under the span, aligned in terminal cells."""
+    line = span.source_line()
+    if line is None:
+        return []
+    # Tabs would shift the caret; they are shown as single spaces on both lines. Other
+    # control characters (a binary file's bytes) would garble the terminal: shown as U+FFFD.
+    shown = "".join(" " if c == "\t" else "\ufffd" if _is_control(c) else c for c in line)
+    start = min(max(span.column - 1, 0), len(shown))
+    end = start + 1
+    if span.end_line == span.line and span.end_column > span.column:
+        end = span.end_column - 1
+    end = max(start + 1, min(end, len(shown)))
+    gutter = f"{span.line:>4} | "
+    pad = " " * display_width(shown[:start])
+    carets = "^" * max(1, display_width(shown[start:end]))
+    return [gutter + shown, " " * (len(gutter) - 2) + "| " + pad + carets]
+
+
+def _is_control(c: str) -> bool:
+    return unicodedata.category(c) == "Cc"
+
+
+def display_width(text: str) -> int:
+    """Terminal cells ``text`` takes: East Asian wide and fullwidth characters take two,
+    combining marks and zero-width formatting characters none."""
+    width = 0
+    for c in text:
+        if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+    return width
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:

@@ -130,3 +130,30 @@ def test_script_without_sink_is_a_positioned_error(tmp_path: Path, text: str, li
     assert err.java_class == "IllegalStateException"
     assert err.span is not None and (err.span.file, err.span.line) == (str(path), line)
     assert err.hint is not None and err.hint.startswith(hint)
+
+
+def _caret_cells(formatted: str) -> tuple[str, str]:
+    """The shown source line and the caret line, without the gutter."""
+    lines = formatted.splitlines()
+    return lines[1].split(" | ", 1)[1], lines[2].split("| ", 1)[1]
+
+
+@pytest.mark.parametrize("before", ["'日本語'", "'ｆｕｌｌ'", "'e\u0301e\u0301'", "'\t'"])
+def test_caret_is_placed_by_display_width(before: str) -> None:
+    err = errors_of(f"clicks | map {before} as x, bad | print;")[0]
+    shown, carets = _caret_cells(err.format())
+    # A terminal shows wide characters in two cells and combining accents in none: the
+    # caret must sit under 'bad' in cells, not in characters.
+    prefix = shown[:shown.index("bad")]
+    cells = sum(2 if ch in "日本語ｆｕｌｌ" else 0 if ch == "\u0301" else 1 for ch in prefix)
+    assert carets == " " * cells + "^^^"
+
+
+def test_control_characters_and_form_feeds_in_excerpts() -> None:
+    # A form feed is whitespace to the lexer, not a line break: the error is on line 3 and
+    # that line is shown; a stray escape byte is shown as U+FFFD, not sent to the terminal.
+    err = errors_of("clicks |\x0c map user_id\n  | map \x1b | print;")[0]
+    assert err.span is not None and err.span.line == 3
+    shown, carets = _caret_cells(err.format())
+    assert shown == "  | map \ufffd | print;"
+    assert carets == " " * 8 + "^"
