@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from flowc.errors import ExecutionError, UnsupportedError
+from flowc.executor.runtime import csvread
 from flowc.operators import FileSource
 
 SCALAR_TYPES = ("string", "int", "double", "bool", "timestamp")
@@ -172,7 +173,8 @@ def _lister(elem: Callable[[Any], Any]) -> Callable[[Any], Any]:
 def text_converter(type_name: str, null_value: str) -> Callable[[str], Any]:
     """A csv field -> the declared type: the null literal (default: the empty field) is
     null, and so is an empty field of a non-string type."""
-    fn = _SCALAR[parse_type(type_name)[1]]
+    scalar = parse_type(type_name)[1]
+    fn = csvread.timestamp_parser(parse_timestamp) if scalar == "timestamp" else _SCALAR[scalar]
     if type_name == "string":
         return lambda s: None if s == null_value else s
     return lambda s: None if s == null_value or s == "" else fn(s)
@@ -307,19 +309,6 @@ def _aligned(fh: IO[bytes], start: int) -> int:
     return start + len(fh.readline())
 
 
-def _lines(fh: IO[bytes], begin: int, end: int) -> Iterator[bytes]:
-    """The lines starting in ``[begin, end)`` (end -1: to the end)."""
-    fh.seek(begin)
-    pos = begin
-    readline = fh.readline
-    while end < 0 or pos < end:
-        line = readline()
-        if not line:
-            return
-        pos += len(line)
-        yield line
-
-
 def _newlines_before(fh: IO[bytes], offset: int) -> int:
     """Lines before ``offset`` (read on the first bad row only, then restored)."""
     here = fh.tell()
@@ -351,8 +340,8 @@ def read_split(spec: FileSource, split: Split, fh: IO[bytes], bad: BadRows,
             base.append(_newlines_before(fh, begin) + 1)
         return base[0]
 
-    yield from _read_text(spec, _lines(fh, begin, split.end), split.start == 0, path,
-                          first_line, bad)
+    yield from _read_text(spec, csvread.line_blocks(fh, begin, split.end), split.start == 0,
+                          path, first_line, bad)
 
 
 def chunk_bounds(data: bytes, start: int, end: int) -> tuple[int, int]:
@@ -379,74 +368,62 @@ def read_chunk(spec: FileSource, path: str, data: bytes, file_start: bool, lines
     if spec.format == "parquet":
         yield from _read_parquet(spec, io.BytesIO(data), path, bad)
         return
-    yield from _read_text(spec, iter(io.BytesIO(data)), file_start, path,
-                          lambda: lines_before + 1, bad)
+    yield from _read_text(spec, csvread.line_blocks(io.BytesIO(data), 0, -1), file_start,
+                          path, lambda: lines_before + 1, bad)
 
 
-def _read_text(spec: FileSource, lines: Iterator[bytes], file_start: bool, path: str,
+def _read_text(spec: FileSource, blocks: Iterator[bytes], file_start: bool, path: str,
                first_line: Callable[[], int], bad: BadRows) -> Iterator[tuple[Any, ...]]:
+    """``blocks``: the split's lines in blocks of whole lines (``csvread.line_blocks``)."""
     if spec.format == "csv":
-        return _read_csv(spec, lines, file_start, path, first_line, bad)
+        return _read_csv(spec, blocks, file_start, path, first_line, bad)
+    lines = (line for block in blocks for line in csvread.split_nl(block))
     return _read_json(spec, lines, path, first_line, bad)
 
 
-def _read_csv(spec: FileSource, lines: Iterator[bytes], file_start: bool, path: str,
+def _read_csv(spec: FileSource, blocks: Iterator[bytes], file_start: bool, path: str,
               first_line: Callable[[], int], bad: BadRows) -> Iterator[tuple[Any, ...]]:
     o = csv_options(spec.options)
-    convs = [text_converter(t, o["null_value"]) for _, t in spec.schema]
+    types = [t for _, t in spec.schema]
+    convs = [text_converter(t, o["null_value"]) for t in types]
+    convert = csvread.row_converter(convs, types, o["null_value"])
     width = len(convs)
-    consumed: list[str] = []
-    keep = consumed.append
-
-    invalid: list[bool] = []  # non-empty: a line of the current record is not UTF-8
-
-    def text_lines() -> Iterator[str]:
-        for raw in lines:
-            try:
-                s = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                s = raw.decode("utf-8", "replace")
-                invalid.append(True)
-            keep(s)
-            yield s
-
-    reader = csv.reader(text_lines(), delimiter=o["delimiter"], quotechar=o["quote"],
-                        escapechar=o["escape"], strict=True)
+    window = csvread.LineWindow(blocks)
+    reader = csvread.reader(window, o)
     if file_start and o["header"]:
         try:
             next(reader, None)
         except csv.Error:
             pass
-        del consumed[:], invalid[:]
-    row_at = reader.line_num
+        window.forget_invalid(reader.line_num)
+    row_at = window.record_start = reader.line_num
     while True:
         try:
             fields = next(reader)
         except StopIteration:
             return
         except csv.Error as e:
-            text = "".join(consumed).rstrip("\r\n")
-            bad.add(path, "line", first_line() + row_at, text, f"not csv: {e}")
-            del consumed[:], invalid[:]
-            row_at = reader.line_num
+            stop = reader.line_num
+            bad.add(path, "line", first_line() + row_at, window.text(row_at, stop),
+                    f"not csv: {e}")
+            window.forget_invalid(stop)
+            row_at = window.record_start = stop
             continue
         line, row_at = row_at, reader.line_num
+        window.record_start = row_at
         if not fields:  # a blank line (Spark skips them too)
-            del consumed[:], invalid[:]
+            window.forget_invalid(row_at)
             continue
         try:
             if len(fields) != width:
                 raise ValueError(f"expected {width} fields, got {len(fields)}")
-            if invalid:
-                del invalid[:]
+            if window.any_invalid(line, row_at):
+                window.forget_invalid(row_at)
                 raise ValueError("not valid UTF-8")
-            rec = tuple([c(f) for c, f in zip(convs, fields)])
+            rec = convert(fields)
         except ValueError as e:
-            text = "".join(consumed).rstrip("\r\n")
-            bad.add(path, "line", first_line() + line, text, str(e))
-            del consumed[:]
+            bad.add(path, "line", first_line() + line, window.text(line, row_at), str(e))
             continue
-        del consumed[:]
         yield rec
 
 
