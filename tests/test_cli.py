@@ -84,3 +84,12 @@ def test_check_examples_ok(capsys: pytest.CaptureFixture[str],
     for example in EXAMPLES:
         assert main(["check", f"examples/{example}.flow"]) == 0
     assert capsys.readouterr().out.count(": ok (") == len(EXAMPLES)
+
+
+def test_binary_script_is_a_positioned_user_error(tmp_path: Path) -> None:
+    path = tmp_path / "e.flow"
+    path.write_bytes(b"\x00\x97binary\xff")
+    code, out, err = run_cli("check", str(path))
+    assert code == 1 and "Traceback" not in err
+    assert err.startswith(f"{path}:1:2: error: this file is not UTF-8 text (byte 0x97)")
+    assert "codec" not in err

@@ -157,3 +157,48 @@ def test_control_characters_and_form_feeds_in_excerpts() -> None:
     shown, carets = _caret_cells(err.format())
     assert shown == "  | map \ufffd | print;"
     assert carets == " " * 8 + "^"
+
+
+def _read_error(tmp_path: Path, data: bytes) -> FlowcError:
+    path = tmp_path / "e.flow"
+    path.write_bytes(data)
+    with pytest.raises(FlowcError) as info:
+        compile_file(str(path))
+    return info.value
+
+
+def test_binary_file_is_a_positioned_error(tmp_path: Path) -> None:
+    err = _read_error(tmp_path, b"s\x97\x00\x01\x1b[2J\nmore")
+    assert err.message == ("this file is not UTF-8 text (byte 0x97); it looks like a binary "
+                           "file")
+    assert err.span is not None and (err.span.line, err.span.column) == (1, 2)
+    text = err.format()
+    assert "codec" not in text and "utf-8'" not in text
+    # The line is shown decoded with replacements, and no raw control byte reaches the output.
+    assert text.splitlines()[1:3] == ["   1 | s\ufffd\ufffd\ufffd\ufffd[2J", "     |  ^"]
+
+
+def test_latin1_file_points_at_the_bad_byte(tmp_path: Path) -> None:
+    err = _read_error(tmp_path, "source s (a string) values (1);\n-- 日本 café\n".encode()
+                      .replace("é".encode(), b"\xe9"))
+    assert err.message == ("this file is not UTF-8 text (byte 0xe9 starts a character that is "
+                           "not complete)")
+    assert err.span is not None and (err.span.line, err.span.column) == (2, 10)
+    # Nine characters, eleven cells before the bad byte.
+    assert err.format().splitlines()[2] == "     | " + " " * 11 + "^"
+    assert err.hint is not None and "iconv -f latin1 -t UTF-8" in err.hint
+
+
+@pytest.mark.parametrize("encoding,name", [("utf-16", "UTF-16"), ("utf-32", "UTF-32")])
+def test_utf16_file_is_named(tmp_path: Path, encoding: str, name: str) -> None:
+    err = _read_error(tmp_path, "source s (a int) values (1);\ns | print;\n".encode(encoding))
+    assert err.message == (f"this file is {name} text (it starts with a {name} byte order "
+                           "mark); scripts must be UTF-8")
+    assert err.format().splitlines()[1] == "   1 | source s (a int) values (1);"
+    assert err.hint is not None and f"iconv -f {name} -t UTF-8" in err.hint
+
+
+def test_unreadable_path_is_plain_words(tmp_path: Path) -> None:
+    with pytest.raises(FlowcError) as info:
+        compile_file(str(tmp_path))
+    assert info.value.message == f"cannot read {tmp_path}: is a directory"

@@ -17,13 +17,14 @@ import os
 from collections.abc import Mapping
 
 from flowc.api.environment import StreamExecutionEnvironment
-from flowc.errors import ConfigError, FlowcError, InternalError, MultipleErrors, PlanError, Span
+from flowc.errors import FlowcError, InternalError, MultipleErrors, PlanError, Span
 from flowc.parser import ast
 from flowc.parser.lower import CompiledScript, Lowerer, SinkInfo, StreamInfo
+from flowc.parser.reading import read_script
 from flowc.parser.syntax import defined_name, parse_chunk, split_statements
 
 __all__ = ["CompiledScript", "SinkInfo", "StreamInfo", "compile_file", "compile_source",
-           "parse_source"]
+           "parse_source", "read_script"]
 
 
 def _raise(errors: list[FlowcError]) -> None:
@@ -97,11 +98,7 @@ def compile_source(text: str, filename: str = "<input>", *, base_dir: str | None
 def compile_file(path: str, *, env: StreamExecutionEnvironment | None = None,
                  options: Mapping[str, str] | None = None) -> CompiledScript:
     """Compile a .flow file; paths in it are relative to the file's directory."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read {path}: {e}") from None
+    text = read_script(path)
     script = compile_source(text, path, base_dir=os.path.dirname(path) or None, env=env,
                             options=options)
     if not script.sinks:
