@@ -1,0 +1,118 @@
+"""KeyedStream (rolling reduce, aggregations, keyed process) and WindowedStream."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from flowc.api.base import check_fn
+from flowc.api.data_stream import DataStream
+from flowc.api.functions import (
+    AggregateFunction,
+    KeyedProcessFunction,
+    ProcessWindowFunction,
+    ReduceFunction,
+)
+from flowc.errors import ApiError
+from flowc.operators import AggregationOp, KeyedProcessOp, ReduceOp, WindowOp
+from flowc.transformations import KeySelector, OutputTag
+from flowc.windowing import Duration, WindowAssigner, to_millis
+
+if TYPE_CHECKING:
+    from flowc.api.connected import IntervalJoin
+    from flowc.api.environment import StreamExecutionEnvironment
+
+
+class KeyedStream(DataStream):
+    def __init__(self, env: StreamExecutionEnvironment, tid: int, key: KeySelector) -> None:
+        super().__init__(env, tid)
+        self._key_selector = key
+
+    def _key(self) -> KeySelector | None:
+        return self._key_selector
+
+    def get_key_selector(self) -> KeySelector:
+        return self._key_selector
+
+    def reduce(self, func: Any) -> DataStream:
+        fn = check_fn(func, ReduceFunction, "reduce", "reduce")
+        return self._transform(ReduceOp(fn), self.get_type())
+
+    def process(self, func: Any, output_type: Any = None) -> DataStream:
+        fn = check_fn(func, KeyedProcessFunction, "process_element", "process")
+        return self._transform(KeyedProcessOp(fn), output_type)
+
+    def _aggregate(self, kind: str, position: int | str) -> DataStream:
+        return self._transform(AggregationOp(kind, position), self.get_type())
+
+    def sum(self, position_to_sum: int | str = 0) -> DataStream:
+        return self._aggregate("sum", position_to_sum)
+
+    def min(self, position_to_min: int | str = 0) -> DataStream:
+        return self._aggregate("min", position_to_min)
+
+    def max(self, position_to_max: int | str = 0) -> DataStream:
+        return self._aggregate("max", position_to_max)
+
+    def min_by(self, position_to_min_by: int | str = 0) -> DataStream:
+        return self._aggregate("min_by", position_to_min_by)
+
+    def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
+        return self._aggregate("max_by", position_to_max_by)
+
+    def window(self, window_assigner: WindowAssigner) -> WindowedStream:
+        if not isinstance(window_assigner, WindowAssigner):
+            raise ApiError(f"window needs a window assigner, got {window_assigner!r}")
+        return WindowedStream(self, window_assigner)
+
+    def interval_join(self, other: KeyedStream) -> IntervalJoin:
+        if not isinstance(other, KeyedStream):
+            raise ApiError("interval_join needs a KeyedStream (call key_by first)")
+        from flowc.api.connected import IntervalJoin
+
+        return IntervalJoin(self, other)
+
+
+class WindowedStream:
+    def __init__(self, keyed: KeyedStream, assigner: WindowAssigner) -> None:
+        self._keyed = keyed
+        self._assigner = assigner
+        self._lateness = 0
+        self._late_tag: OutputTag | None = None
+
+    def allowed_lateness(self, time: Duration | int) -> WindowedStream:
+        ms = to_millis(time)
+        if ms < 0:
+            raise ApiError("The allowed lateness cannot be negative.")
+        self._lateness = ms
+        return self
+
+    def side_output_late_data(self, output_tag: OutputTag) -> WindowedStream:
+        if not isinstance(output_tag, OutputTag):
+            raise ApiError(f"side_output_late_data needs an OutputTag, got {output_tag!r}")
+        self._late_tag = output_tag
+        return self
+
+    def _window(self, output_type: Any, **fns: Any) -> DataStream:
+        op = WindowOp(self._assigner, self._lateness, self._late_tag, **fns)
+        return self._keyed._transform(op, output_type, None, op.default_description)
+
+    def reduce(self, reduce_function: Any, window_function: Any = None,
+               output_type: Any = None) -> DataStream:
+        fn = check_fn(reduce_function, ReduceFunction, "reduce", "reduce")
+        wf = None if window_function is None else check_fn(
+            window_function, ProcessWindowFunction, "process", "window function")
+        out = output_type if wf is not None else (output_type or self._keyed.get_type())
+        return self._window(out, reduce_fn=fn, window_fn=wf)
+
+    def aggregate(self, aggregate_function: AggregateFunction, window_function: Any = None,
+                  accumulator_type: Any = None, output_type: Any = None) -> DataStream:
+        if not isinstance(aggregate_function, AggregateFunction):
+            raise ApiError("aggregate needs an AggregateFunction "
+                           "(create_accumulator, add, get_result, merge)")
+        wf = None if window_function is None else check_fn(
+            window_function, ProcessWindowFunction, "process", "window function")
+        return self._window(output_type, aggregate_fn=aggregate_function, window_fn=wf)
+
+    def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
+        wf = check_fn(process_window_function, ProcessWindowFunction, "process", "process")
+        return self._window(output_type, window_fn=wf)
