@@ -173,17 +173,87 @@ def _result(kind: str, acc: Any) -> Any:
     return acc
 
 
+# Per kind, the generated form of ``_add`` (value ``v``, accumulator ``a``), ``_merge``
+# (``a``, ``b``) and ``_result`` (``a``): the same rules without a dispatch per value.
+_ADD = {
+    "count_star": "a + 1",
+    "count": "a if v is None else a + 1",
+    "count_distinct": "a if v is None or v in a else a | {v}",
+    "sum": "a if v is None else (v if a is None else _sum(a, v))",
+    "avg": "a if v is None else (a[0] + v, a[1] + 1)",
+    "min": "a if v is None else (v if a is None or v < a else a)",
+    "max": "a if v is None else (v if a is None or v > a else a)",
+    "first": "a if v is None else (v if a is None else a)",
+    "last": "a if v is None else v",
+}
+_MERGE = {
+    "count_star": "a + b", "count": "a + b", "count_distinct": "a | b",
+    "avg": "(a[0] + b[0], a[1] + b[1])",
+    "sum": "b if a is None else a if b is None else _sum(a, b)",
+    "min": "b if a is None else a if b is None else min(a, b)",
+    "max": "b if a is None else a if b is None else max(a, b)",
+    "first": "b if a is None else a",
+    "last": "b if a is None else a if b is None else b",
+}
+_RESULT = {"count_distinct": "len(a)", "avg": "(a[0] / a[1] if a[1] else None)"}
+
+
+def _specialised(kinds: tuple[str, ...], args: tuple[Any, ...]) -> dict[str, Any]:
+    """``add``, ``merge`` and ``get_result`` for these aggregates as generated functions."""
+    import re
+
+    ns: dict[str, Any] = {"_sum": _sum}
+    n = len(kinds)
+
+    def sub(template: str, i: int) -> str:
+        return re.sub(r"\b([avb])\b", lambda m: f"{m.group(1)}{i}", template)
+
+    accs = ", ".join(f"a{i}" for i in range(n)) + ("," if n else "")
+    others = ", ".join(f"b{i}" for i in range(n)) + ("," if n else "")
+    lines = ["def add(value, acc):", f"    {accs} = acc" if n else "    pass"]
+    for i, f in enumerate(args):
+        if f is not None:
+            ns[f"f{i}"] = f.fn if isinstance(f, CodeFn) else f
+            lines.append(f"    v{i} = f{i}(value)")
+        elif kinds[i] != "count_star":
+            lines.append(f"    v{i} = None")
+    lines.append("    return (" + "".join(f"{sub(_ADD[k], i)}, " for i, k in enumerate(kinds))
+                 + ")")
+    lines += ["def merge(acc_a, acc_b):"]
+    lines += [f"    {accs} = acc_a", f"    {others} = acc_b"] if n else []
+    lines.append("    return (" + "".join(f"{sub(_MERGE[k], i)}, " for i, k in enumerate(kinds))
+                 + ")")
+    lines += ["def get_result(acc):", f"    {accs} = acc" if n else "    pass"]
+    lines.append("    return (" + "".join(f"{sub(_RESULT.get(k, 'a'), i)}, "
+                                          for i, k in enumerate(kinds)) + ")")
+    exec(compile("\n".join(lines) + "\n", "<flowc-aggregate>", "exec"), ns)  # noqa: S102
+    return {k: ns[k] for k in ("add", "merge", "get_result")}
+
+
 class RowAggregate(AggregateFunction):
     """The AggregateFunction of ``aggregate``: accumulators are tuples (immutable), so a
-    value can be shared between windows and merged without copying."""
+    value can be shared between windows and merged without copying.
+
+    ``add``, ``merge`` and ``get_result`` are generated per instance (the per-kind rules
+    of ``_add``, ``_merge`` and ``_result`` without their dispatch: this is the hot path of
+    every windowed and rolling aggregation); they are not pickled but rebuilt."""
 
     def __init__(self, specs: list[AggSpec]) -> None:
         self.kinds = tuple(s.kind for s in specs)
         self.args = tuple(s.arg for s in specs)
+        self.__dict__.update(_specialised(self.kinds, self.args))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"kinds": self.kinds, "args": self.args}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.update(_specialised(self.kinds, self.args))
 
     def create_accumulator(self) -> tuple[Any, ...]:
         return tuple(_init(k) for k in self.kinds)
 
+    # The generic forms (the generated ones replace them per instance).
     def add(self, value: Any, accumulator: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(_add(k, acc, None if f is None else f(value))
                      for k, acc, f in zip(self.kinds, accumulator, self.args))
