@@ -134,6 +134,36 @@ def _random_int(args: list[Type]) -> Type | str:
     return _fixed(INT, ("int",), ("int",))(args)
 
 
+def _sql_arith(op: str) -> Infer:
+    # SQL's '/' and '%': int op int stays int (Java's long arithmetic), else double
+    def infer(args: list[Type]) -> Type | str:
+        a, b = args
+        if not (_is(a, "int", "double") and _is(b, "int", "double")):
+            return f"cannot apply '{op}' to {a} and {b}"
+        return DOUBLE if DOUBLE in (a, b) else INT
+    return infer
+
+
+def _position(args: list[Type]) -> Type | str:
+    return _fixed(INT, ("string",), ("string",), ("int",))(args)
+
+
+def _date_format(args: list[Type]) -> Type | str:
+    if not _is(args[0], "timestamp", "string"):
+        return f"argument 1 must be a timestamp (or an ISO-8601 string), not {args[0]}"
+    if len(args) > 1 and not _is(args[1], "string"):
+        return f"argument 2 (the pattern) must be string, not {args[1]}"
+    return STRING
+
+
+def _to_timestamp_ltz(args: list[Type]) -> Type | str:
+    if not _is(args[0], "int", "double"):
+        return f"argument 1 (the epoch) must be a number, not {args[0]}"
+    if len(args) > 1 and not _is(args[1], "int"):
+        return f"argument 2 (the precision, 0 or 3) must be int, not {args[1]}"
+    return TIMESTAMP
+
+
 _TS = ("timestamp",)
 _FUNCTIONS = [
     Function("lower", 1, 1, _fixed(STRING, ("string",)), "lower(string) -> string", "{0}.lower()"),
@@ -181,6 +211,24 @@ _FUNCTIONS = [
              helper="element_at"),
     Function("array_contains", 2, 2, _array_contains, "array_contains(array<T>, T) -> bool",
              helper="array_contains"),
+    Function("position", 2, 3, _position,
+             "position(part string, string [, from int]) -> int (1-based; 0 if absent)",
+             helper="position"),
+    Function("nullif", 2, 2, _common, "nullif(T, T) -> T (null if the two are equal)",
+             helper="nullif"),
+    Function("date_format", 1, 2, _date_format,
+             "date_format(timestamp [, pattern string]) -> string (Java SimpleDateFormat "
+             "pattern, default 'yyyy-MM-dd HH:mm:ss')", helper="date_format"),
+    Function("to_timestamp_ltz", 1, 2, _to_timestamp_ltz,
+             "to_timestamp_ltz(epoch number [, precision 0 (seconds) | 3 (milliseconds)]) -> "
+             "timestamp", helper="to_timestamp_ltz"),
+    # SQL's '/' and '%' (the SQL translator emits these; .flow's '/' always gives double)
+    Function("_sql_div", 2, 2, _sql_arith("/"),
+             "int / int is integer division (truncated toward zero); with a double, double",
+             helper="sql_div"),
+    Function("_sql_mod", 2, 2, _sql_arith("%"),
+             "int % int is the remainder with the sign of the dividend; with a double, double",
+             helper="sql_mod"),
     Function("random_int", 2, 2, _random_int, "random_int(low int, high int) -> int",
              helper="random_int", datagen_only=True),
     Function("random_double", 0, 0, lambda args: DOUBLE, "random_double() -> double",

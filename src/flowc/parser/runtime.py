@@ -68,6 +68,130 @@ def mod(a: Any, b: Any) -> Any:
         return math.nan
 
 
+class ArithmeticException(ArithmeticError):
+    """Named as Java's, so a failed job reads as Flink's does (``/ by zero``)."""
+
+
+def sql_div(a: Any, b: Any) -> Any:
+    """SQL's ``/`` as Flink runs it: long / long is Java's integer division (truncated
+    toward zero; a zero divisor fails the job), otherwise double division (IEEE 754)."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, int) and isinstance(b, int):
+        if b == 0:
+            raise ArithmeticException("/ by zero")
+        q = abs(a) // abs(b)
+        return wrap64(-q if (a < 0) != (b < 0) else q)  # LONG_MIN / -1 wraps, as in Java
+    x, y = float(a), float(b)
+    if y == 0.0:
+        if x == 0.0 or math.isnan(x):
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
+
+
+def sql_mod(a: Any, b: Any) -> Any:
+    """SQL's ``%`` / ``MOD``: Java's remainder; a zero int divisor fails the job, a zero
+    double divisor gives NaN."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, int) and isinstance(b, int):
+        if b == 0:
+            raise ArithmeticException("/ by zero")
+        return mod(a, b)
+    return math.nan if b == 0 else mod(float(a), float(b))
+
+
+def position(part: Any, s: Any, start: Any = 1) -> Any:
+    """Flink's POSITION / LOCATE: the 1-based index of ``part`` in ``s`` at or after
+    ``start``, 0 if it is not there."""
+    if part is None or s is None or start is None:
+        return None
+    if start < 1:
+        return 0
+    return s.find(part, start - 1) + 1
+
+
+def nullif(a: Any, b: Any) -> Any:
+    return None if a is not None and b is not None and a == b else a
+
+
+_SDF = re.compile(r"'(?:[^']|'')*'|([A-Za-z])\1*|[^A-Za-z']+")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+@functools.lru_cache(maxsize=64)
+def _sdf_parts(pattern: str) -> tuple[tuple[str, str], ...]:
+    """A Java SimpleDateFormat pattern as (letter, run) pairs; letter '' is literal text."""
+    out: list[tuple[str, str]] = []
+    for m in _SDF.finditer(pattern):
+        run = m.group(0)
+        if run.startswith("'"):
+            out.append(("", "'" if run == "''" else run[1:-1].replace("''", "'")))
+        elif m.group(1):
+            if m.group(1) not in "GyYMdHhkKmsSaEDuwWzZX":
+                raise ValueError(f"Illegal pattern character '{m.group(1)}'")
+            out.append((m.group(1), run))
+        else:
+            out.append(("", run))
+    return tuple(out)
+
+
+def _sdf_field(letter: str, n: int, d: _dt.datetime) -> str:
+    def num(v: int) -> str:
+        return str(v).zfill(n)
+    if letter in "yY":
+        return str(d.year % 100).zfill(2) if n == 2 else num(d.year)
+    if letter == "M":
+        return _MONTHS[d.month - 1][:3 if n == 3 else None] if n >= 3 else num(d.month)
+    if letter == "E":
+        return _DAYS[d.weekday()][:3 if n < 4 else None]
+    values = {"d": d.day, "H": d.hour, "k": d.hour or 24, "K": d.hour % 12,
+              "h": d.hour % 12 or 12, "m": d.minute, "s": d.second,
+              "S": d.microsecond // 1000, "D": d.timetuple().tm_yday, "u": d.isoweekday(),
+              "w": d.isocalendar()[1], "W": (d.day + d.replace(day=1).weekday()) // 7 + 1}
+    if letter in values:
+        return num(values[letter])
+    if letter == "a":
+        return "AM" if d.hour < 12 else "PM"
+    if letter == "G":
+        return "AD"
+    if letter == "z":
+        return "UTC" if n < 4 else "Coordinated Universal Time"
+    return "Z" if letter == "X" else "+0000"  # Z: UTC, flowc's time zone
+
+
+def date_format(ts: Any, pattern: Any = "yyyy-MM-dd HH:mm:ss") -> Any:
+    """Flink's DATE_FORMAT: ``ts`` (UTC) formatted by a Java SimpleDateFormat pattern."""
+    if ts is None or pattern is None:
+        return None
+    if isinstance(ts, str):
+        ts = parse_timestamp(ts)
+        if ts is None:
+            return None
+    d = _datetime_or_none(ts)
+    if d is None:
+        return None
+    return "".join(text if not letter else _sdf_field(letter, len(text), d)
+                   for letter, text in _sdf_parts(pattern))
+
+
+def to_timestamp_ltz(epoch: Any, precision: Any = 3) -> Any:
+    """Flink's TO_TIMESTAMP_LTZ: epoch seconds (precision 0) or milliseconds (3)."""
+    if epoch is None or precision is None:
+        return None
+    if precision not in (0, 3):
+        raise ValueError(f"TO_TIMESTAMP_LTZ: the precision must be 0 or 3, not {precision}")
+    millis = epoch * 1000 if precision == 0 else epoch
+    if isinstance(millis, float):
+        if not math.isfinite(millis):
+            return None
+        millis = int(millis)
+    return _long_or_none(millis)
+
+
 def abs_(x: Any) -> Any:
     if x is None:
         return None
@@ -330,7 +454,8 @@ def random_choice(index: int, salt: int, *options: Any) -> Any:
 
 
 HELPERS: dict[str, Callable[..., Any]] = {
-    "div": div, "mod": mod, "abs": abs_, "wrap64": wrap64, "in_list": in_list, "like": like, "like_regex": like_regex,
+    "div": div, "mod": mod, "sql_div": sql_div, "sql_mod": sql_mod, "position": position,
+    "nullif": nullif, "date_format": date_format, "to_timestamp_ltz": to_timestamp_ltz, "abs": abs_, "wrap64": wrap64, "in_list": in_list, "like": like, "like_regex": like_regex,
     "substr": substr, "concat": concat, "round": sql_round, "floor": floor, "ceil": ceil,
     "sqrt": sqrt, "power": power, "split": split, "element_at": element_at,
     "array_contains": array_contains, "date_trunc": date_trunc,

@@ -185,6 +185,8 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                                        "supported: windows use event time", spans(sub),
                                        hint=f"{str(sub.this).upper()[:-8]}ROWTIME is the "
                                             "window's event time")
+            if isinstance(sub, exp.Anonymous):
+                ex.check_function(sub)  # a misspelt aggregate is not a column error
             if isinstance(sub, exp.Column) and not isinstance(sub.this, exp.Star):
                 if sub.name == "window_time" and windowed:
                     span = spans(sub)
@@ -214,6 +216,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         [str(it.alias) for it in agg_items]
     post = ExprTranslator(spans, lambda c, s: A.FieldRef(c.name, None, s))
     post.overrides = overrides
+    post.udfs = ex.udfs
     if having is not None:
         if not windowed:
             check_filter(having.this, spans, {k: f"{KEY}:{k}" for k in key_names},

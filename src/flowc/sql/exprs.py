@@ -8,13 +8,21 @@ expression compiler afterwards, so SQL gets exactly the .flow diagnostics ("unkn
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from sqlglot import exp
 
-from flowc.errors import FlowSyntaxError, FlowTypeError, Span, UnsupportedError
+from flowc.errors import (
+    FlowNameError,
+    FlowSyntaxError,
+    FlowTypeError,
+    Span,
+    UnsupportedError,
+    did_you_mean,
+)
 from flowc.parser import ast as A
 from flowc.parser.build import parse_timestamp
+from flowc.parser.functions import AGGREGATES, FUNCTIONS
 from flowc.sql.source import SqlChunk
 from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, Type, array_of
 
@@ -27,7 +35,9 @@ FUNCTION_NAMES = {
     "timestamptrunc": "date_trunc", "datetrunc": "date_trunc", "strtotime": "to_timestamp",
     "unixtotime": "to_timestamp", "split": "split", "arraysize": "size", "concat": "concat",
     "day": "day", "year": "year", "month": "month", "hour": "hour", "minute": "minute",
-    "second": "second", "timetostr": None,
+    "second": "second", "timetostr": None, "strposition": "position", "nullif": "nullif",
+    "firstvalue": "first", "lastvalue": "last", "arraycontains": "array_contains",
+    "locate": "position",
 }
 UNSUPPORTED_FUNCTIONS = {
     "currenttimestamp": "CURRENT_TIMESTAMP (processing time) is not supported: flowc "
@@ -37,11 +47,12 @@ UNSUPPORTED_FUNCTIONS = {
     "proctime": "PROCTIME() (processing time) is not supported: windows use event time",
     "localtimestamp": "LOCALTIMESTAMP is not supported: flowc results depend only on the data",
 }
+SQL_AGGREGATES = ("count", "sum", "avg", "min", "max", "first_value", "last_value")
 INTERVAL_UNITS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000,
                   "day": 86_400_000}
 _COMPARE = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
             exp.NullSafeEQ: "="}
-_ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
+_ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*",
           exp.DPipe: "||", exp.And: "and", exp.Or: "or"}
 _TYPES = {
     "TEXT": STRING, "VARCHAR": STRING, "CHAR": STRING, "NCHAR": STRING, "NVARCHAR": STRING,
@@ -74,6 +85,10 @@ class SpanMap:
     def __call__(self, node: exp.Expression | None, fallback: Span | None = None) -> Span:
         r = self.ranges.get(id(node)) if node is not None else None
         parent = node.parent if node is not None else None
+        if r is None and isinstance(node, exp.Func) and fallback is None:
+            word = self._bare_word(node)  # CURRENT_TIMESTAMP: a keyword without tokens
+            if word is not None:
+                return word
         while r is None and parent is not None and fallback is None:
             # a node sqlglot recorded no token for (a unit keyword, an implied node): its
             # nearest ancestor's span, never the whole statement
@@ -103,6 +118,49 @@ class SpanMap:
             hi = _close_paren(text, hi)
         return self.chunk.span(lo, hi)
 
+    def _bare_word(self, node: exp.Func) -> Span | None:
+        """The span of a function written as a bare keyword (``CURRENT_TIMESTAMP``), found
+        in the text of the nearest ancestor that has a position."""
+        names = [n for n in type(node).sql_names() if n] or [node.key]
+        pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b", re.I)
+        up = node.parent
+        while up is not None:
+            r = self.ranges.get(id(up))
+            if r is not None:
+                # inside the ancestor's text (a call's argument), else the nearest one
+                # before it (an alias) or after it (the operand of a comparison)
+                text = self.chunk.text
+                m = pattern.search(text, r[0], r[1] + 1)
+                if m is None:
+                    before = list(pattern.finditer(text, 0, r[0]))
+                    after = pattern.search(text, r[1] + 1)
+                    near = [x for x in (before[-1] if before else None, after) if x]
+                    m = min(near, key=lambda x: min(abs(x.start() - r[1]),
+                                                    abs(x.end() - r[0]))) if near else None
+                return self.chunk.span(m.start(), m.end() - 1) if m is not None else None
+            up = up.parent
+        return None
+
+    def call_name(self, node: exp.Func) -> tuple[str, Span] | None:
+        """A call's function name as the user wrote it, and its span (sqlglot may record
+        only the arguments' tokens, as for ``POSITION('c' IN s)``)."""
+        r = self.ranges.get(id(node))
+        text = self.chunk.text
+        if r is None:
+            span = self._bare_word(node)
+            if span is None:
+                return None
+            lo = _offset_in(self.chunk, span)
+            m = re.match(r"\w+", text[lo:])
+            return (m.group(0), span) if m else None
+        m = re.match(r"(\w+)\s*\(", text[r[0]:])
+        if m is not None:
+            return m.group(1), self.chunk.span(r[0], r[0] + len(m.group(1)) - 1)
+        m = re.search(r"(\w+)\s*\(\s*$", text[:r[0]])
+        if m is not None:
+            return m.group(1), self.chunk.span(m.start(1), m.end(1) - 1)
+        return None
+
     def keyword(self, node: exp.Expression, word: str) -> Span:
         """The span of the first ``word`` (a keyword, any case) in ``node``'s text."""
         whole = self(node)
@@ -112,6 +170,16 @@ class SpanMap:
         if m is None:
             return whole
         return self.chunk.span(m.start(), m.end() - 1)
+
+    def keyword_before(self, node: exp.Expression, pattern: str) -> Span:
+        """The span of the last match of ``pattern`` (any case) before ``node``'s text: a
+        keyword sqlglot recorded no token for (``FROM``, ``LEFT JOIN``)."""
+        r = self.ranges.get(id(node))
+        found = list(re.finditer(rf"\b(?:{pattern})\b", self.chunk.text[:r[0] if r else None],
+                                 re.I))
+        if not found:
+            return self(node)
+        return self.chunk.span(found[-1].start(), found[-1].end() - 1)
 
     def range(self, node: exp.Expression) -> tuple[int, int] | None:
         return self.ranges.get(id(node))
@@ -136,6 +204,14 @@ def _keyword_start(text: str, node: exp.Expression | None, lo: int) -> int:
                 lo = m.start()
             break
     return lo
+
+
+def _offset_in(chunk: SqlChunk, span: Span) -> int:
+    """The chunk offset of ``span``'s start."""
+    pos = 0
+    for _ in range(span.line - 1):
+        pos = chunk.full.index("\n", pos) + 1
+    return pos + span.column - 1 - chunk.offset
 
 
 def _own(node: exp.Expression) -> tuple[int | None, int | None]:
@@ -199,6 +275,7 @@ class ExprTranslator:
         self.column = column or (lambda c, s: A.FieldRef(c.name, c.table or None, s))
         # id(sqlglot node) -> the expression to use instead (aggregates after GROUP BY)
         self.overrides: dict[int, A.Expr] = {}
+        self.udfs: Collection[str] = ()  # Python functions imported into the session
 
     def __call__(self, node: exp.Expression) -> A.Expr:
         return self.expr(node)
@@ -223,6 +300,11 @@ class ExprTranslator:
             return A.Literal(None, NULL, span)
         if isinstance(node, exp.Interval):
             return A.DurationLit(interval_millis(node, span), span)
+        if isinstance(node, (exp.Div, exp.Mod)):
+            # Flink: INT / INT is integer division and a zero divisor fails the job (.flow's
+            # '/' is always double, and x / 0 is null there), so SQL has its own operators
+            fn = "_sql_div" if isinstance(node, exp.Div) else "_sql_mod"
+            return A.Call(fn, (self.expr(node.this), self.expr(node.expression)), span, span)
         if t in _COMPARE or t in _ARITH:
             op = _COMPARE.get(t) or _ARITH[t]
             return A.Binary(op, self.expr(node.this), self.expr(node.expression), span)
@@ -409,6 +491,10 @@ class ExprTranslator:
                 raise UnsupportedError("TRIM of characters other than spaces is not "
                                        "supported", span)
             args_nodes = [node.this]
+        if isinstance(node, exp.StrPosition):
+            # POSITION(a IN b), LOCATE(a, b[, from]), INSTR(b, a): where a is in b
+            args_nodes = [node.args["substr"], node.this] + (
+                [node.args["position"]] if node.args.get("position") is not None else [])
         name = FUNCTION_NAMES.get(raw, raw) or raw
         star = False
         distinct = False
@@ -426,12 +512,37 @@ class ExprTranslator:
         elif args_nodes and isinstance(args_nodes[0], exp.Distinct):
             raise UnsupportedError(f"{name.upper()}(DISTINCT ...) is not supported", span,
                                    hint="only COUNT(DISTINCT x) is")
-        name_span = span
-        r = self.spans.range(node)
-        if r is not None:
-            name_span = self.spans.chunk.span(r[0], r[0] + len(raw) - 1)
+        written = self.spans.call_name(node)
+        name_span = written[1] if written is not None else span
+        self.check_function(node, name, written)
         args = tuple(self.expr(a) for a in args_nodes)
         return A.Call(name, args, span, name_span, star=star, distinct=distinct)
+
+    def check_function(self, node: exp.Func, name: str | None = None,
+                       written: tuple[str, Span] | None = None) -> None:
+        """An unknown function is reported here, as the user spelt it (not sqlglot's
+        internal name), before its arguments are looked at."""
+        if name is None:
+            raw = str(node.this).lower() if isinstance(node, exp.Anonymous) else \
+                node.key.lower()
+            name = FUNCTION_NAMES.get(raw, raw) or raw
+        if name in FUNCTIONS and not FUNCTIONS[name].datagen_only or name in AGGREGATES or \
+                name in self.udfs:
+            return
+        if written is None:
+            written = self.spans.call_name(node)
+        spelt, at = written if written is not None else (name, self.spans(node))
+        pool = sorted({n for n, f in FUNCTIONS.items()
+                       if not f.datagen_only and not n.startswith("_")} |
+                      set(SQL_AGGREGATES) | {k for k, v in FUNCTION_NAMES.items() if v} |
+                      {"position", "locate"})
+        hint = did_you_mean(spelt.lower(), pool)
+        if hint is not None and spelt.isupper():
+            hint = hint.upper().replace("DID YOU MEAN", "did you mean")
+        udfs = did_you_mean(spelt, self.udfs) if self.udfs else None
+        raise FlowNameError(f"unknown function '{spelt}'", at, hint=udfs or hint or
+                            "docs/sql.md lists the functions; Python functions are imported "
+                            "with 'import udf'")
 
 
 def _args_of(node: exp.Func) -> list[exp.Expression]:

@@ -58,8 +58,12 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
     side = (join.args.get("side") or "").upper()
     kind = (join.args.get("kind") or "").upper()
     if side or kind not in ("", "INNER"):
-        raise UnsupportedError(f"{(side or kind)} JOIN is not supported", jspan,
-                               hint="only inner interval joins and window joins are")
+        what = " ".join(w for w in (side, kind) if w and w != "OUTER") or kind
+        raise UnsupportedError(f"{what} JOIN is not supported",
+                               spans.keyword_before(join, r"(?:LEFT|RIGHT|FULL|CROSS|"
+                                                    r"NATURAL|SEMI|ANTI)[\w\s]*?JOIN"),
+                               hint="flowc supports inner joins only: interval joins (with a "
+                                    "time bound) and window joins")
     on = join.args.get("on")
     if on is None:
         raise UnsupportedError("a join without ON (a cross join) is not supported", jspan)

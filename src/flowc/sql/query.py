@@ -19,7 +19,7 @@ The mapping (each a .flow construct, so lowering and planning are shared):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -51,6 +51,7 @@ class Catalog(Protocol):
     def fresh_name(self) -> str: ...
     def updating_of(self, name: str) -> Updating | None: ...
     def set_updating(self, name: str, up: Updating | None) -> None: ...
+    def udf_names(self) -> Collection[str]: ...
 
 
 @dataclass
@@ -209,6 +210,12 @@ class QueryTranslator:
             self.catalog.set_updating(cte.alias, inner.updating)
             self.lets.append(let)
         frm = node.args.get("from_")
+        if not node.expressions:
+            # sqlglot takes `SELECT FROM t`; Flink's parser does not
+            at = self.spans.keyword_before(frm, "FROM") if frm is not None else \
+                self.spans(node)
+            raise FlowSyntaxError("syntax error: expected a column list (or *) after SELECT",
+                                  at, hint="for example: SELECT * FROM t")
         if frm is None:
             raise UnsupportedError("SELECT without FROM is not supported", self.spans(node),
                                    hint="read from a table or stream")
@@ -225,6 +232,7 @@ class QueryTranslator:
             piece = self.from_item(frm.this)
             resolve = self._single_resolver(piece)
         ex = ExprTranslator(self.spans, resolve)
+        ex.udfs = self.catalog.udf_names()
         if where is not None:
             if piece.updating is not None:
                 check_filter(where.this, self.spans, piece.updating.columns, lambda n: False,

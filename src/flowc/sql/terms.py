@@ -24,7 +24,9 @@ _WORDS = [
     (re.compile(r"\bunknown qualifier\b"), "unknown table"),
     (re.compile(r"\bthe condition of '(?:filter)' must\b"), "the {clause} condition must"),
     (re.compile(r"\bin the output of 'map'"), "in the SELECT list"),
+    (re.compile(r"^_sql_(?:div|mod)\(\): "), ""),  # SQL's '/' and '%' are library calls
 ]
+_ARITH_HINT = re.compile(r"^int [/%] int ")
 
 
 def clause_at(chunk: SqlChunk, offset: int) -> str | None:
@@ -83,5 +85,7 @@ def sql_terms(e: FlowcError, chunk: SqlChunk) -> FlowcError:
         e.args = (message,)
     if e.hint:
         e.hint = _WORDS[2][0].sub(_WORDS[2][1], e.hint)
+        if _ARITH_HINT.match(e.hint):
+            e.hint = "convert it with CAST(... AS DOUBLE) or CAST(... AS BIGINT)"
     e.notes = tuple(n for n in e.notes if "reshapes the stream" not in n)
     return e

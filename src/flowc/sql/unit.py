@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
@@ -115,6 +116,9 @@ class Unit:
     def set_updating(self, name: str, up: Updating | None) -> None:
         if up is not None:
             self.updating[name] = up
+
+    def udf_names(self) -> Collection[str]:
+        return set(self.scratch.udfs) | set(self.scratch.broken_udfs)
 
     def fresh_name(self) -> str:
         while True:
