@@ -73,3 +73,15 @@ def test_bad_sql_file_exit_code(tmp_path: Path) -> None:
         assert done.returncode == 1, (command, done.stderr)
         assert "bad.sql:1:15: error: unknown table 'nowhere'" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_empty_or_definitions_only_sql_file(tmp_path: Path) -> None:
+    cases = {"empty.sql": "", "comments.sql": "-- nothing yet\n/* still nothing */\n",
+             "ddl.sql": "CREATE TABLE t (a INT) WITH ('connector' = 'print');\n"}
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        done = flowc("check", name, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.startswith(f"{name}:1:1: error: No operators defined"), done.stderr
+        hint = "only defines tables" if name == "ddl.sql" else "the file is empty"
+        assert hint in done.stderr and "Traceback" not in done.stderr

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from flowc.api.environment import StreamExecutionEnvironment
-from flowc.errors import ConfigError, FlowcError, InternalError
+from flowc.errors import ConfigError, FlowcError, InternalError, PlanError, Span
 from flowc.parser import COMMAND_LINE, CompiledScript, _raise, parse_source
 from flowc.parser import ast as A
 from flowc.sql.source import split_sql
@@ -110,5 +110,25 @@ def compile_sql_file(path: str, *, env: StreamExecutionEnvironment | None = None
             text = fh.read()
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
-    return compile_sql(text, path, base_dir=os.path.dirname(path) or None, env=env,
-                       options=options)
+    script = compile_sql(text, path, base_dir=os.path.dirname(path) or None, env=env,
+                         options=options)
+    if not script.sinks and not script.explains:
+        _nothing_to_run(path, text)
+    return script
+
+
+def _nothing_to_run(path: str, text: str) -> None:
+    """A file without a query, INSERT or EXPLAIN builds no job: Flink's planner error, at
+    the last statement (or the start of an empty file), as for an empty .flow script."""
+    chunks = split_sql(text, path)
+    if chunks:
+        last = chunks[-1]
+        span = last.span(0, len(last.text.rstrip()) - 1)
+        hint = ("this file only defines tables, views and settings: add a query (SELECT ...) "
+                "or an INSERT INTO <table> SELECT ...")
+    else:
+        span = Span(path, 1, 1, 1, 2, text)
+        hint = ("the file is empty (or only comments): write CREATE TABLE statements and a "
+                "query (SELECT ...) or an INSERT INTO <table> SELECT ...")
+    raise PlanError("No operators defined in streaming topology. Cannot execute.", span,
+                    java_class="IllegalStateException", hint=hint)

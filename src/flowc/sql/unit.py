@@ -295,8 +295,10 @@ class Unit:
             for key in ("path", "dead-letter"):
                 if key in tdef.options:
                     tdef.options[key] = _absolute(tdef.options[key], self.path_base)
+        self.scratch.broken.discard(name)  # defined again (the REPL) after a failure
         if tdef.source is not None:
             if not self.add_flow(tdef.source):
+                self.scratch.broken.add(name)
                 return "error"
         if tdef.rowtime is not None:
             self.rowtimes[name] = tdef.rowtime
@@ -310,6 +312,11 @@ class Unit:
                                    spans(target), hint="select the columns in table order")
         name = target.name
         tdef = self.tables.get(name)
+        if tdef is None and name in self.scratch.broken:
+            # its CREATE TABLE failed and was reported; the query is still checked
+            lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)  # type: ignore[arg-type]
+            self.define_let(A.LetStmt(self.fresh_name(), piece.pipeline(), span, span))
+            raise BrokenName(name)
         if tdef is None:
             hint = None
             if name in self.scratch.streams:

@@ -1,0 +1,6 @@
+CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
+CREATE TABLE o (a STRING) WITH ('connector' = 'prnt');
+INSERT INTO o SELECT user_id FROM clicks;
+INSERT INTO o SELECT nope FROM clicks;
