@@ -242,6 +242,8 @@ class RowAggregate(AggregateFunction):
         self.kinds = tuple(s.kind for s in specs)
         self.args = tuple(s.arg for s in specs)
         self.__dict__.update(_specialised(self.kinds, self.args))
+        # Accumulators are immutable (tuples, frozensets, numbers): one initial value serves.
+        self._initial = tuple(_init(k) for k in self.kinds)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"kinds": self.kinds, "args": self.args}
@@ -249,9 +251,10 @@ class RowAggregate(AggregateFunction):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.update(_specialised(self.kinds, self.args))
+        self._initial = tuple(_init(k) for k in self.kinds)
 
     def create_accumulator(self) -> tuple[Any, ...]:
-        return tuple(_init(k) for k in self.kinds)
+        return self._initial
 
     # The generic forms (the generated ones replace them per instance).
     def add(self, value: Any, accumulator: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -23,51 +23,61 @@ BLOCK = 1 << 20  # bytes per block (lines are never cut)
 _FAST_TS = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?Z?")
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _DAY_MS = 86_400_000
+_SCALE = (100, 10, 1)
 
 
 def timestamp_parser(general: Callable[[Any], int]) -> Callable[[str], int]:
     """``general`` (``files.parse_timestamp``) with a fast path; same results, same errors.
-    Each parser keeps a cache of the dates it has seen (a file's dates repeat)."""
-    days: dict[str, int] = {}
+    Each parser caches the epoch milliseconds of the minutes it has seen (``YYYY-MM-DD
+    HH:MM``; a file's minutes repeat), or None for a prefix the general parser must word."""
+    minutes: dict[str, int | None] = {}
     match = _FAST_TS.fullmatch
+
+    def minute(m: re.Match[str]) -> int | None:
+        date, h, mi = m.group(1, 2, 3)
+        hi, mii = int(h), int(mi)
+        if hi > 23 or mii > 59:
+            return None
+        try:
+            d = dt.date(int(date[:4]), int(date[5:7]), int(date[8:]))
+        except ValueError:
+            return None
+        return (d - _EPOCH_DATE).days * _DAY_MS + hi * 3_600_000 + mii * 60_000
 
     def parse(text: str) -> int:
         m = match(text)
         if m is None:
             return general(text)
-        date, h, mi, s, frac = m.groups()
-        base = days.get(date)
-        if base is None:
-            try:
-                d = dt.date(int(date[:4]), int(date[5:7]), int(date[8:]))
-            except ValueError:
-                return general(text)  # the general parser words the error
-            base = days[date] = (d - _EPOCH_DATE).days * _DAY_MS
-            if len(days) > 4096:  # bounded: a file of random dates must not grow it forever
-                days.clear()
-        hi, mii, si = int(h), int(mi), int(s)
-        if hi > 23 or mii > 59 or si > 59:
+        prefix = text[:16]
+        base = minutes.get(prefix, -1)
+        if base == -1:
+            if len(minutes) > 4096:  # bounded: random timestamps must not grow it forever
+                minutes.clear()
+            base = minutes[prefix] = minute(m)
+        s, frac = m.group(4, 5)
+        if base is None or s > "59":
             return general(text)
-        ms = 0 if frac is None else int(frac) * (100, 10, 1)[len(frac) - 1]
-        return base + hi * 3_600_000 + mii * 60_000 + si * 1000 + ms
+        if frac is None:
+            return base + int(s) * 1000
+        return base + int(s) * 1000 + int(frac) * _SCALE[len(frac) - 1]
 
     return parse
 
 
-def row_converter(convs: list[Callable[[str], Any]], types: list[str],
+def row_converter(parsers: list[Callable[[str], Any] | None],
                   null_value: str) -> Callable[[list[str]], tuple[Any, ...]]:
-    """One function ``fields -> record`` doing what ``tuple(c(f) for c, f in zip(convs,
-    fields))`` does (``files.text_converter``'s rules), without a call per string field."""
+    """One function ``fields -> record`` applying ``files.text_converter``'s rules to every
+    field (``parsers[i]`` None: a string), without a call per field."""
     ns: dict[str, Any] = {"_nv": null_value}
     parts = []
-    for i, (conv, t) in enumerate(zip(convs, types)):
-        if t == "string":
+    for i, parse in enumerate(parsers):
+        if parse is None:
             parts.append(f"(None if _f{i} == _nv else _f{i})")
         else:
-            ns[f"_c{i}"] = conv
-            parts.append(f"_c{i}(_f{i})")
-    names = ", ".join(f"_f{i}" for i in range(len(types)))
-    unpack = f"    {names}, = f\n" if types else ""
+            ns[f"_p{i}"] = parse
+            parts.append(f"(None if _f{i} == _nv or _f{i} == '' else _p{i}(_f{i}))")
+    names = ", ".join(f"_f{i}" for i in range(len(parsers)))
+    unpack = f"    {names}, = f\n" if parsers else ""
     src = f"def convert(f):\n{unpack}    return ({', '.join(parts)}{',' if parts else ''})\n"
     exec(compile(src, "<flowc-csv-row>", "exec"), ns)  # noqa: S102 - generated above
     fn: Callable[[list[str]], tuple[Any, ...]] = ns["convert"]

@@ -170,12 +170,19 @@ def _lister(elem: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return to_list
 
 
+def text_parser(type_name: str) -> Callable[[str], Any] | None:
+    """A non-null csv field -> the declared type; None for ``string`` (kept as it is)."""
+    if type_name == "string":
+        return None
+    scalar = parse_type(type_name)[1]
+    return csvread.timestamp_parser(parse_timestamp) if scalar == "timestamp" else _SCALAR[scalar]
+
+
 def text_converter(type_name: str, null_value: str) -> Callable[[str], Any]:
     """A csv field -> the declared type: the null literal (default: the empty field) is
     null, and so is an empty field of a non-string type."""
-    scalar = parse_type(type_name)[1]
-    fn = csvread.timestamp_parser(parse_timestamp) if scalar == "timestamp" else _SCALAR[scalar]
-    if type_name == "string":
+    fn = text_parser(type_name)
+    if fn is None:
         return lambda s: None if s == null_value else s
     return lambda s: None if s == null_value or s == "" else fn(s)
 
@@ -384,10 +391,8 @@ def _read_text(spec: FileSource, blocks: Iterator[bytes], file_start: bool, path
 def _read_csv(spec: FileSource, blocks: Iterator[bytes], file_start: bool, path: str,
               first_line: Callable[[], int], bad: BadRows) -> Iterator[tuple[Any, ...]]:
     o = csv_options(spec.options)
-    types = [t for _, t in spec.schema]
-    convs = [text_converter(t, o["null_value"]) for t in types]
-    convert = csvread.row_converter(convs, types, o["null_value"])
-    width = len(convs)
+    convert = csvread.row_converter([text_parser(t) for _, t in spec.schema], o["null_value"])
+    width = len(spec.schema)
     window = csvread.LineWindow(blocks)
     reader = csvread.reader(window, o)
     if file_start and o["header"]:

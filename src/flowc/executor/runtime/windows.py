@@ -12,6 +12,7 @@ is sent to the late side output (or dropped and counted) when
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from flowc.api.functions import AggregateFunction, ProcessWindowFunction, ReduceFunction
@@ -160,12 +161,17 @@ class WindowOperator(KeyedOperator):
 
     def finish(self) -> None:
         if self.fast_batch:
-            items = sorted(self.batch_state.items(), key=lambda kv: kv[0][2])
-            self.batch_state = {}
-            for (key, start, end), contents in items:
-                self.backend.current_key = key  # type: ignore[union-attr]
-                self._emit(key, TimeWindow(start, end), contents)
+            self._fire_all()
         super().finish()
+
+    def _fire_all(self) -> None:
+        """BATCH, non-merging: fire every window once, by end, first-seen order within an
+        end (the sort is stable; itemgetter: no Python call per group)."""
+        st, self.batch_state = self.batch_state, {}
+        backend, emit = self.backend, self._emit
+        for g in sorted(st, key=itemgetter(2)):
+            backend.current_key = g[0]  # type: ignore[union-attr]
+            emit(g[0], TimeWindow(g[1], g[2]), st[g])
 
     def process_partial(self, partial: Any) -> None:
         key, start, end, acc, n = partial

@@ -82,7 +82,6 @@ class Combiner:
 
     def drain(self, append: Callable[[Any], None], slot: int, cid: int) -> None:
         route = cached_key_router(None, self.max_par, self.parallelism)
-        for (key, start, end), (acc, n) in self.groups.items():
-            target = route(key)
-            append((slot, (target, (cid, (key, start, end, acc, n), Partial))))
+        for g, (acc, n) in self.groups.items():
+            append((slot, (route(g[0]), (cid, (*g, acc, n), Partial))))
         self.groups = {}
