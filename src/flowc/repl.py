@@ -8,6 +8,7 @@ CollectSink; nothing a query creates outlives it, so no state leaks between quer
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import time
@@ -29,10 +30,12 @@ from flowc.parser import ast as A
 from flowc.parser import parse_source
 from flowc.sql import Unit, collect_query, explain_env
 from flowc.sql.changelog import Updating, changelog
-from flowc.sql.source import SqlChunk, split_sql
+from flowc.sql.source import MAIN_STATEMENTS, SqlChunk, split_sql
+from flowc.sql.terms import sql_terms
 from flowc.sql.unit import _SET, set_statement
 
 SQL_STARTS = ("select", "with", "create", "insert", "values", "drop", "(")
+FLOW_STARTS = ("source", "let", "set", "import", "explain", "union")
 META = ("help", "quit", "exit", "show", "describe", "desc", "reset", r"\q")
 SHOW = ("streams", "tables", "settings")
 DEFAULT_MAX_ROWS = 20
@@ -98,8 +101,17 @@ class Session:
         for chunk in chunks:
             child.add_sql(chunk)
         if not child.errors:
-            self.run(child.compile(settings=self._settings()), None)
+            self.run(self._compile_sql(child, chunks), None)
         self.unit.errors.extend(child.errors)
+
+    def _compile_sql(self, child: Unit, chunks: list[SqlChunk]) -> Any:
+        """``child``'s job; its errors worded for SQL (each in the statement it is in)."""
+        try:
+            return child.compile(settings=self._settings())
+        except FlowcError as e:
+            for chunk in chunks:
+                sql_terms(e, chunk)
+            raise
 
     def one(self, chunk: SqlChunk) -> bool:
         body = chunk.text.strip().rstrip(";").strip()
@@ -126,8 +138,30 @@ class Session:
         elif first in SQL_STARTS or body.startswith("("):
             self.sql(chunk)
         else:
+            misspelt = self.misspelt_start(chunk)
+            if misspelt is not None:
+                raise misspelt
             self.flow(chunk)
         return True
+
+    def misspelt_start(self, chunk: SqlChunk) -> FlowcError | None:
+        """``SELEC ...`` or ``sourc ...``: a first word that is close to a statement word of
+        SQL or .flow (and names nothing defined) is reported as such, instead of as .flow's
+        expectation of a pipeline."""
+        m = re.match(r"\s*([A-Za-z_]\w*)\s*(\S?)", chunk.text)
+        if m is None or m.group(2) == "|" or m.group(1) in self.unit.names():
+            return None
+        word = m.group(1)
+        vocabulary = [w.lower() for w in MAIN_STATEMENTS] + list(FLOW_STARTS) + list(META)
+        if word.lower() in vocabulary:
+            return None
+        close = difflib.get_close_matches(word.lower(), vocabulary, n=1, cutoff=0.6)
+        if not close:
+            return None
+        guess = close[0].upper() if word.isupper() else close[0]
+        return FlowSyntaxError(f"unknown statement '{word}'",
+                               chunk.span(m.start(1), m.end(1) - 1),
+                               hint=f"did you mean '{guess}'?")
 
     def report(self, e: FlowcError) -> None:
         self.console.print(e.format(), markup=False, highlight=False)
@@ -251,7 +285,10 @@ class Session:
             if child.errors:
                 self.unit.errors.extend(child.errors)
                 return
-            env = explain_env(child, child.explains[-1], self._settings())
+            try:
+                env = explain_env(child, child.explains[-1], self._settings())
+            except FlowcError as e:
+                raise sql_terms(e, sub) from None
         else:
             script = self._compile_flow(chunk, m.end(), query=False)
             if script is None:
@@ -270,12 +307,12 @@ class Session:
         if first == "insert":
             child.add_sql(chunk)
             if not child.errors:
-                self.run(child.compile(settings=self._settings()), None)
+                self.run(self._compile_sql(child, [chunk]), None)
             self.unit.errors.extend(child.errors)
             return
         lets, piece = child.query_piece(chunk, expose_keys=True,
                                         what="this statement is not supported in the REPL")
-        self.query(child, piece.pipeline(), lets, piece.updating)
+        self.query(child, piece.pipeline(), lets, piece.updating, chunk=chunk)
 
     def flow(self, chunk: SqlChunk) -> None:
         script = parse_source(_blank(chunk.full[:chunk.offset]) + chunk.text + ";",
@@ -318,8 +355,14 @@ class Session:
     # ------------------------------------------------------------------ running
 
     def query(self, child: Unit, pipeline: A.Pipeline, lets: list[A.LetStmt] | None = None,
-              updating: Updating | None = None) -> None:
-        script, names, kinds = collect_query(child, pipeline, lets, settings=self._settings())
+              updating: Updating | None = None, chunk: SqlChunk | None = None) -> None:
+        """Compile and run a query; ``chunk`` is a SQL query's text (its compile errors are
+        worded for SQL, exactly as in a file)."""
+        try:
+            script, names, kinds = collect_query(child, pipeline, lets,
+                                                 settings=self._settings())
+        except FlowcError as e:
+            raise (sql_terms(e, chunk) if chunk is not None else e) from None
         self.run(script, names, kinds, updating)
 
     def run(self, script: Any, columns: Iterable[str] | None,

@@ -385,13 +385,37 @@ def _watermark(tokens: list[Token], i: int,
                      (tokens[i + 4].start, tokens[last].end)), tokens[last].end
 
 
+# words a statement may start with (sqlglot parses more; those are reported by name)
+STATEMENT_WORDS = ("SELECT", "WITH", "INSERT", "CREATE", "EXPLAIN", "SET", "EXECUTE", "BEGIN",
+                   "END", "VALUES", "DROP", "SHOW", "DESCRIBE", "DESC", "USE", "ALTER",
+                   "UPDATE", "DELETE", "MERGE", "TRUNCATE", "RESET", "LOAD", "UNLOAD", "ANALYZE",
+                   "CALL", "ADD", "REMOVE", "JAR", "COMPILE", "STOP", "TABLE", "FROM")
+# what a user most likely meant, for did-you-mean
+MAIN_STATEMENTS = ("SELECT", "WITH", "INSERT", "CREATE", "EXPLAIN", "SET", "EXECUTE", "DROP",
+                   "VALUES")
+
+
+def unknown_statement(chunk: SqlChunk) -> FlowSyntaxError | None:
+    """The error for a statement whose first word starts no statement (``SELEC ...``)."""
+    m = re.match(r"\s*([A-Za-z_]\w*)", chunk.text)
+    if m is None or m.group(1).upper() in STATEMENT_WORDS:
+        return None
+    word = m.group(1)
+    from flowc.errors import did_you_mean
+
+    hint = did_you_mean(word.upper(), MAIN_STATEMENTS)
+    return FlowSyntaxError(f"unknown statement '{word}'", chunk.span(m.start(1), m.end(1) - 1),
+                           hint=hint or "a SQL statement starts with SELECT, INSERT INTO, "
+                                        "CREATE TABLE, CREATE VIEW, EXPLAIN or SET")
+
+
 def parse_statement(chunk: SqlChunk, text: str | None = None) -> exp.Expression:
     """Parse one (rewritten) statement; sqlglot errors become positioned FlowSyntaxErrors."""
     body = chunk.text if text is None else text
     try:
         tree = sqlglot.parse_one(body, read=FlowcSQL)
     except ParseError as e:
-        raise syntax_error(e, chunk) from None
+        raise (unknown_statement(chunk) or syntax_error(e, chunk)) from None
     except TokenError:
         tokenize(body, chunk)
         raise
@@ -427,5 +451,9 @@ def syntax_error(e: ParseError, chunk: SqlChunk) -> FlowSyntaxError:
             break
     if highlight and message.startswith("expected") and " after " not in message:
         at_end = not chunk.text[end + 1:].strip()
-        message += f" {'after' if at_end else 'before'} '{highlight}'"
-    return FlowSyntaxError(f"syntax error: {message}", chunk.span(start, end))
+        quoted = highlight if highlight.startswith("'") else f"'{highlight}'"
+        message += f" {'after' if at_end else 'before'} {quoted}"
+    hint = None
+    if highlight.upper() in MAIN_STATEMENTS and start > 0:
+        hint = "a statement ends with ';' (is one missing before this?)"
+    return FlowSyntaxError(f"syntax error: {message}", chunk.span(start, end), hint=hint)

@@ -26,7 +26,7 @@ from flowc.sql.ddl import TableDef, create_table, file_body
 from flowc.sql.exprs import SpanMap
 from flowc.sql.insert import check_form, check_own_input
 from flowc.sql.query import Piece, QueryTranslator
-from flowc.sql.source import SqlChunk, parse_statement, rewrite
+from flowc.sql.source import SqlChunk, parse_statement, rewrite, unknown_statement
 from flowc.sql.terms import sql_terms
 from flowc.types import Schema, assignable
 
@@ -246,6 +246,9 @@ class Unit:
             self.add_flow(A.PipelineStmt(A.Pipeline(piece.head, steps, span,
                                                     piece.head_is_union), span))
             return "query"
+        unknown = unknown_statement(chunk)
+        if unknown is not None:
+            raise unknown
         what = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this)
         what = what.upper()
         raise UnsupportedError(f"the SQL statement {what} is not supported", span,
@@ -268,9 +271,18 @@ class Unit:
             tree = parse_statement(chunk, rw.text)
             spans = SpanMap(tree, chunk)
             if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery, exp.Values)):
+                unknown = unknown_statement(chunk)
+                if unknown is not None:
+                    raise unknown
                 kind = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this)
                 raise UnsupportedError(f"{what} (SELECT ...), not {kind}", spans(tree))
-            return QueryTranslator(self, spans, rw, expose_keys=expose_keys).translate(tree)
+            lets, piece = QueryTranslator(self, spans, rw, expose_keys=expose_keys).translate(
+                tree)
+            # type-check the query here, so its errors are worded for SQL like a file's
+            # (EXPLAIN and the REPL compile it later, outside this statement)
+            self.define_let(A.LetStmt(self.fresh_name(), piece.pipeline(), piece.span,
+                                      piece.span))
+            return lets, piece
         except FlowcError as e:
             raise sql_terms(e, chunk) from None
 

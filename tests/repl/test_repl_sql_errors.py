@@ -1,0 +1,105 @@
+"""SQL diagnostics in the REPL are the ones a .sql file gives (same message, same hint, same
+column), whichever step finds the error: translation, type check of a query, EXPLAIN."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from flowc.errors import FlowcError
+from flowc.repl import Session
+from flowc.sql import compile_sql
+
+TABLE = ("CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, "
+         "ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH ("
+         "'connector' = 'filesystem', 'path' = 'clicks.csv', 'format' = 'csv');")
+QUERIES = [
+    "SELECT nope FROM clicks;",
+    "SELECT user_id FROM clicks WHERE actoin = 'x';",
+    "SELECT user_id FROM clicks WHERE action > 1;",
+    "SELECT user_id, COUNT(*) AS n FROM clicks GROUP BY usr;",
+    "SELECT user_id, CUONT(*) AS n FROM clicks GROUP BY user_id;",
+    "SELECT user_id / 2 AS h FROM clicks;",
+    "SELECT POSITION(1 IN action) AS p FROM clicks;",
+    "SELECT c.nope FROM clicks c;",
+    "SELEC user_id FROM clicks;",
+    "SELECT FROM clicks;",
+    "SELECT 1 AS a FROM clicks\nSELECT 2 AS b FROM clicks;",
+    "SELECT * FROM clicks WHERE user_id = 'a' AND (action = 'x';",
+]
+
+
+def essence(text: str) -> list[str]:
+    """The diagnostic without the file name and line: message, column, caret and hint."""
+    out = []
+    for line in text.splitlines():
+        line = re.sub(r"^\S+?:\d+:(\d+): ", r"col \1: ", line)
+        line = re.sub(r"^\s*\d+ \|", " |", line)
+        out.append(line.rstrip())
+    return [line for line in out if line]
+
+
+def file_diagnostic(query: str) -> str:
+    try:
+        compile_sql(TABLE + "\n" + query, "q.sql")
+    except FlowcError as e:
+        return e.format()
+    raise AssertionError(f"no error for {query!r}")
+
+
+def repl_diagnostic(query: str, explain: bool = False) -> str:
+    out = io.StringIO()
+    s = Session(out=out, width=200)
+    s.execute(TABLE)
+    assert out.getvalue() == ""
+    s.execute(("explain " if explain else "") + query)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_repl_sql_errors_are_the_files(query: str) -> None:
+    expected = essence(file_diagnostic(query))
+    got = essence(repl_diagnostic(query))
+    assert got == expected
+    assert "'map'" not in "".join(got) and "field" not in "".join(got)
+
+
+@pytest.mark.parametrize("query", QUERIES[:8])
+def test_explain_errors_are_the_files(query: str) -> None:
+    text = repl_diagnostic(query, explain=True)
+    file_text = file_diagnostic(query)
+    # the same message and hint; the column moves by len('explain ')
+    first = [line for line in essence(text) if not line.lstrip().startswith("|")]
+    want = [line for line in essence(file_text) if not line.lstrip().startswith("|")]
+    shift = lambda lines: [re.sub(r"^col \d+: ", "", x) for x in lines]  # noqa: E731
+    assert shift(first) == shift(want)
+
+
+def test_explain_in_a_file_speaks_sql() -> None:
+    text = file_diagnostic("EXPLAIN SELECT nope FROM clicks;")
+    assert "unknown column 'nope' in SELECT" in text
+    assert "the columns here are" in text
+
+
+def test_misspelt_statement_words_in_the_repl() -> None:
+    out = io.StringIO()
+    s = Session(out=out, width=200)
+    s.execute(TABLE)
+    s.execute("sourc x (a int) from sequence 1 to 3;")
+    s.execute("INSRT INTO t SELECT * FROM clicks;")
+    s.execute("clicks | filter action = 'x' | print;")  # a pipeline: not a statement word
+    text = out.getvalue()
+    assert "unknown statement 'sourc'" in text and "did you mean 'source'?" in text
+    assert "unknown statement 'INSRT'" in text and "did you mean 'INSERT'?" in text
+    assert "let NAME = pipeline" not in text
+
+
+def test_a_table_defined_again_after_a_failed_create() -> None:
+    out = io.StringIO()
+    s = Session(out=out, width=200)
+    s.execute("CREATE TABLE o (a STRING) WITH ('connector' = 'prnt');")
+    assert "did you mean 'print'?" in out.getvalue()
+    s.execute("CREATE TABLE o (a STRING) WITH ('connector' = 'print');")
+    assert "o" in s.unit.tables and out.getvalue().count("error") == 1
