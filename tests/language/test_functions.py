@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from flowc.errors import FlowcError
+from flowc.errors import FlowcError, Span
 from flowc.parser import ast as A
 from flowc.parser import parse_source
 from flowc.parser.aggregates import AggSpec, RowAggregate
-from flowc.parser.exprs import Column, ExprCompiler, Scope, row_columns
+from flowc.parser.exprs import MAX_DEPTH, Column, ExprCompiler, Scope, Udf, row_columns
 from flowc.parser.functions import FUNCTIONS
 from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Type, array_of
 
@@ -193,6 +193,38 @@ OPERATORS: list[tuple[str, Type, Any]] = [
     ("cast(ts as string)", STRING, "2024-05-01 10:01:02.345"),
 ]
 
+# Predicates and conditionals, with SQL's three-valued logic: null is "unknown".
+PREDICATES: list[tuple[str, Type, Any]] = [
+    ("null and false", BOOL, False), ("false and null", BOOL, False),
+    ("null and true", BOOL, None), ("nb and b", BOOL, None), ("b and b", BOOL, True),
+    ("null or true", BOOL, True), ("true or null", BOOL, True), ("null or false", BOOL, None),
+    ("nb or nb", BOOL, None), ("not nb", BOOL, None), ("not b", BOOL, False),
+    ("2 in (1, 2)", BOOL, True), ("2 in (1, null)", BOOL, None), ("2 in (1, 3)", BOOL, False),
+    ("2 in (2, null)", BOOL, True), ("ni in (1, 2)", BOOL, None),
+    ("2 not in (1, null)", BOOL, None), ("2 not in (1, 3)", BOOL, True),
+    ("i in (ni, 7)", BOOL, True), ("s in ('Hello', ns)", BOOL, True),
+    ("i between 1 and 7", BOOL, True), ("i between 8 and 9", BOOL, False),
+    ("i between ni and 9", BOOL, None), ("i between ni and 5", BOOL, False),
+    ("i not between 1 and 5", BOOL, True), ("i not between 1 and 7", BOOL, False),
+    ("ni not between 1 and 5", BOOL, None), ("d between 2 and 3", BOOL, True),
+    (r"'a_c' like 'a\_c'", BOOL, True), (r"'abc' like 'a\_c'", BOOL, False),
+    ("'abc' like 'a_c'", BOOL, True), (r"'a%c' like 'a\%c'", BOOL, True),
+    ("'abbbc' like 'a%c'", BOOL, True), ("'ab' like 'a%c'", BOOL, False),
+    ("'a.c' like 'a.c'", BOOL, True), ("'abc' like 'a.c'", BOOL, False),
+    ("s like ns", BOOL, None), ("ns like 'a%'", BOOL, None),
+    ("s not like 'H%'", BOOL, False), ("s not like 'x%'", BOOL, True),
+    ("ns not like 'x%'", BOOL, None), ("s like unit", BOOL, False),
+    ("case when b then 1 else 2 end", INT, 1), ("case when nb then 1 else 2 end", INT, 2),
+    ("case when false then 1 end", INT, None), ("case when ni = 1 then 'x' end", STRING, None),
+    ("case i when 7 then 'seven' when 8 then 'eight' else 'other' end", STRING, "seven"),
+    ("case i when 1 then 'one' else 'other' end", STRING, "other"),
+    ("case ni when 1 then 'one' else 'other' end", STRING, "other"),
+    ("case i when ni then 'null' end", STRING, None),
+    ("case i when 7 then 1 when 7 then 2 end", INT, 1),
+    ("i <> 7", BOOL, False), ("i == 7", BOOL, True), ("i != ni", BOOL, None),
+    ("'it''s' = 'it' || '''' || 's'", BOOL, True), ("length('''')", INT, 1),
+]
+
 
 @pytest.mark.parametrize("expr,type_,value", CASES, ids=[c[0] for c in CASES])
 def test_function(expr: str, type_: Type, value: Any) -> None:
@@ -203,6 +235,13 @@ def test_function(expr: str, type_: Type, value: Any) -> None:
 
 @pytest.mark.parametrize("expr,type_,value", OPERATORS, ids=[c[0] for c in OPERATORS])
 def test_operator(expr: str, type_: Type, value: Any) -> None:
+    t, v = evaluate(expr)
+    assert t == type_
+    assert _same(v, value), v
+
+
+@pytest.mark.parametrize("expr,type_,value", PREDICATES, ids=[c[0] for c in PREDICATES])
+def test_predicate(expr: str, type_: Type, value: Any) -> None:
     t, v = evaluate(expr)
     assert t == type_
     assert _same(v, value), v
@@ -250,3 +289,85 @@ def test_sum_of_ints_wraps_like_a_long() -> None:
     merged = agg.merge(agg.add(LONG_MAX, agg.create_accumulator()),
                        agg.add(LONG_MAX, agg.create_accumulator()))
     assert agg.get_result(merged)[0] == -2
+
+
+def _wrap(v: int) -> int:
+    return (v + 2**63) % 2**64 - 2**63
+
+
+def _chains(n: int) -> list[tuple[str, Type, Any]]:
+    """Chains of one operator, n operands long (n > 8 compiles to flat Python code)."""
+    doubles = float(_wrap(LONG_MAX + 1))
+    for _ in range(n):
+        doubles += 2.5  # the int part wrapped before the doubles were added, as in Java
+    return [
+        (" + ".join(["i"] * n), INT, 7 * n),
+        (" + ".join(["big"] * n), INT, _wrap(LONG_MAX * n)),
+        ("big" + " + 1" * n, INT, _wrap(LONG_MAX + n)),
+        ("small" + " - 1" * n, INT, _wrap(LONG_MIN - n)),
+        (" * ".join(["i"] * n), INT, _wrap(7**n)),
+        ("big + 1" + " + d" * n, DOUBLE, doubles),
+        ("i" + " + i * 2 - 1" * n, INT, 7 + 13 * n),
+        ("d" + " / 2" * n, DOUBLE, 2.5 / 2**n),
+        ("i + ni" + " + i" * n, INT, None),
+        ("ni" + " * i" * n, INT, None),
+        (" and ".join(["b"] * n), BOOL, True),
+        (" and ".join(["b"] * n + ["nb"]), BOOL, None),
+        (" and ".join(["nb"] * n + ["false"]), BOOL, False),
+        (" or ".join(["false"] * n + ["nb"]), BOOL, None),
+        (" or ".join(["nb"] * n + ["true"]), BOOL, True),
+        (" or ".join(["not b"] * n), BOOL, False),
+        (" || ".join(["s"] * n), STRING, "Hello" * n),
+        (" || ".join(["s"] * n + ["ns"]), STRING, None),
+        ("i = " + " + ".join(["1"] * 7) + " and s || '!' = 'Hello!'", BOOL, True),
+        ("case" + "".join(f" when i = {k} then {k}" for k in range(n)) + " else -1 end", INT,
+         7 if n > 7 else -1),
+        ("case i" + "".join(f" when {k} then {k * 2}" for k in range(n)) + " end", INT,
+         14 if n > 7 else None),
+        ("coalesce(" + "ni, " * n + "i)", INT, 7), ("coalesce(" + "ni, " * n + "ni)", INT, None),
+    ]
+
+
+@pytest.mark.parametrize("n", [3, 8, 9, 1000])
+def test_flat_chains_of_any_length(n: int) -> None:
+    # The user wrote no nesting, so no length is "nested too deeply"; short chains compile
+    # nested, long ones flat, with the same null, short-circuit and overflow semantics.
+    for expr, type_, value in _chains(n):
+        t, v = evaluate(expr)
+        assert t == type_, expr[:60]
+        assert _same(v, value), (expr[:60], v)
+
+
+def _counting(expr: str) -> tuple[Any, int]:
+    """Evaluates ``expr`` with ``f(x)`` a UDF that counts its calls (and returns true)."""
+    calls = []
+    udf = Udf("f", lambda x: calls.append(x) or True, (INT,), BOOL, Span("u.flow", 1, 1))
+    names = list(COLUMNS)
+    scope = Scope(row_columns(names, [COLUMNS[n][0] for n in names]), udfs={"f": udf})
+    compiler = ExprCompiler(scope)
+    node = _parse(expr)
+    fn = compiler.code_fn(compiler.compile(node).code, ("r",), node.span)
+    return fn(tuple(COLUMNS[n][1] for n in names)), len(calls)
+
+
+@pytest.mark.parametrize("n", [3, 1000])
+def test_flat_chains_short_circuit(n: int) -> None:
+    # A UDF behind a decided 'and'/'or', a null operand or a taken 'case' branch is not
+    # called, in the flat form as in the nested one (it may be guarded by the condition).
+    assert _counting("false" + " and f(i)" * n) == (False, 0)
+    assert _counting("b and nb" + " and f(i)" * n) == (None, n)
+    assert _counting("true" + " or f(i)" * n) == (True, 0)
+    assert _counting("nb" + " or f(i)" * n) == (True, 1)
+    assert _counting("case" + " when b then true when f(i) then false" * n + " end") == (True, 0)
+    assert _counting("coalesce(b" + ", f(i)" * n + ")") == (True, 0)
+
+
+def test_only_true_nesting_has_a_limit() -> None:
+    assert evaluate("-(" * MAX_DEPTH + "i" + ")" * MAX_DEPTH) == (INT, 7)
+    assert evaluate("abs(" * (MAX_DEPTH - 1) + "i + i" + ")" * (MAX_DEPTH - 1)) == (INT, 14)
+    with pytest.raises(FlowcError) as info:
+        evaluate("-(" * (MAX_DEPTH + 1) + "i" + ")" * (MAX_DEPTH + 1))
+    assert info.value.message == (
+        "expression is nested too deeply to compile (the limit is about 48 levels of "
+        "parentheses, function calls, 'not', '-' or 'case' inside one another)")
+    assert info.value.hint == "compute inner parts in an earlier 'map' step"

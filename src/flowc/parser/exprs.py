@@ -34,8 +34,12 @@ from flowc.types import (
     common_type,
 )
 
-# Python's own parser rejects very deep nesting; stop well before it with a clear message.
+# Python's own parser rejects very deep nesting (about 200 parentheses); stop well before it
+# with a clear message. Only true nesting counts: a chain `a + b + c ...` is one level.
 MAX_DEPTH = 48
+# Chains of more binary operators than this compile to flat Python code (see _Binary); shorter
+# ones keep the nested form, which is faster and is what plan goldens show.
+FLAT_CHAIN = 8
 # Constant names must be unique within one job (the Spark codegen merges the names of every
 # chained operator into one namespace) and deterministic (golden tests print them), so they are
 # counted per execution environment, not per process.
@@ -129,8 +133,12 @@ class ExprCompiler:
 
     def compile(self, e: A.Expr, depth: int = 0) -> Typed:
         if depth > MAX_DEPTH:
-            raise FlowSyntaxError(f"expression is nested too deeply (more than {MAX_DEPTH} "
-                                  "levels)", e.span, hint="split it over several 'map' steps")
+            # "about": a short operator chain around a nested part spends one level per
+            # operator (see _Binary), so the count is of Python's nesting, not the user's.
+            raise FlowSyntaxError(f"expression is nested too deeply to compile (the limit is "
+                                  f"about {MAX_DEPTH} levels of parentheses, function calls, "
+                                  "'not', '-' or 'case' inside one another)", e.span,
+                                  hint="compute inner parts in an earlier 'map' step")
         method = getattr(self, "_" + type(e).__name__)
         return method(e, depth + 1)
 
@@ -259,8 +267,34 @@ class ExprCompiler:
             raise FlowTypeError(f"{what} must be bool, but this is {t.type}", node.span)
 
     def _Binary(self, e: A.Binary, depth: int) -> Typed:
-        left = self.compile(e.left, depth)
-        right = self.compile(e.right, depth)
+        # `a + b + c + ...` is a left-deep tree, but flat for the user: its left spine is
+        # walked in a loop, so only the right operands (and the leftmost one) nest deeper.
+        spine: list[A.Binary] = []
+        node: A.Expr = e
+        while isinstance(node, A.Binary):
+            spine.append(node)
+            node = node.left
+        flat = len(spine) > FLAT_CHAIN
+        # Depth is spent as Python nesting: in the nested form an operand's code sits
+        # inside every later step's code; in the flat form inside one step and the tuple.
+        extra = 1 if flat else len(spine) - 1
+        acc = self.compile(node, depth + extra)
+        steps: list[str] = []
+        for b in reversed(spine):
+            acc = self._binary(b, acc, self.compile(b.right, depth + extra))
+            extra = 1 if flat else max(0, extra - 1)
+            if flat:
+                # Each step's result is bound to a temporary in a tuple evaluated left to
+                # right, so the Python code stays flat (Python's own parser has nesting
+                # limits) and evaluates exactly what the nested form would, in its order.
+                t = self.temp()
+                steps.append(f"({t} := {acc.code})")
+                acc = Typed(acc.type, t, acc.nonnull)
+        if flat:
+            return Typed(acc.type, f"({', '.join(steps)})[-1]", acc.nonnull)
+        return acc
+
+    def _binary(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
         if e.op in ("and", "or"):
             return self._logic(e, left, right)
         if e.op in ("=", "!=", "<", "<=", ">", ">="):
@@ -368,15 +402,19 @@ class ExprCompiler:
     def _Case(self, e: A.Case, depth: int) -> Typed:
         conds: list[Typed] = []
         results: list[Typed] = []
-        for w in e.whens:
+        flat = len(e.whens) > FLAT_CHAIN
+        for i, w in enumerate(e.whens):
+            # Nested form: branch i sits inside i conditionals (depth is Python nesting).
+            at = depth + (1 if flat else i)
             cond_node: A.Expr = w.condition
             if e.operand is not None:
                 cond_node = A.Binary("=", e.operand, w.condition, w.condition.span)
-            c = self.compile(cond_node, depth)
+            c = self.compile(cond_node, at)
             self._want_bool(c, cond_node, "a 'when' condition")
             conds.append(c)
-            results.append(self.compile(w.result, depth))
-        default = self.compile(e.default, depth) if e.default is not None else _lit(None, NULL)
+            results.append(self.compile(w.result, at))
+        at = depth + (1 if flat else len(e.whens))
+        default = self.compile(e.default, at) if e.default is not None else _lit(None, NULL)
         result_type = default.type
         for r, w in zip(results, e.whens):
             c = common_type(result_type, r.type)
@@ -384,6 +422,14 @@ class ExprCompiler:
                 raise FlowTypeError(f"'case' branches have different types: {result_type} "
                                     f"and {r.type}", w.result.span)
             result_type = c
+        if flat:
+            # Flat: the first branch whose condition is true binds the result and ends the
+            # 'or' (a false or null condition goes on), so nothing nests however many whens.
+            t = self.temp()
+            tests = [f"({c.code} and (({t} := {r.code}), True)[1])"
+                     for c, r in zip(conds, results)]
+            return Typed(result_type, f"({' or '.join(tests)} or (({t} := {default.code}), "
+                                      f"True)[1], {t})[-1]")
         code = default.code
         for c, r in zip(reversed(conds), reversed(results)):
             code = f"({r.code} if {c.code} else {code})"
@@ -432,7 +478,9 @@ class ExprCompiler:
         if n < fn.min_args or (fn.max_args is not None and n > fn.max_args):
             raise FlowTypeError(f"{name}() takes {_arity(fn.min_args, fn.max_args)}, "
                                 f"got {n}", e.span, hint=f"{fn.signature}")
-        args = [self.compile(a, depth) for a in e.args]
+        # A short coalesce nests argument i inside i conditionals (see _call_code).
+        nests = name == "coalesce" and n <= FLAT_CHAIN
+        args = [self.compile(a, depth + (i if nests else 0)) for i, a in enumerate(e.args)]
         result = fn.infer([a.type for a in args])
         if isinstance(result, str):
             raise FlowTypeError(f"{name}(): {result}", e.span, hint=fn.signature)
@@ -441,6 +489,12 @@ class ExprCompiler:
 
     def _call_code(self, name: str, template: str | None, helper: str | None,
                    args: list[Typed], e: A.Call) -> str:
+        if name == "coalesce" and len(args) > FLAT_CHAIN:
+            # Flat: stop at the first non-null argument; the temporary then holds it (or the
+            # last argument's null).
+            t = self.temp()
+            tests = " or ".join(f"({t} := {a.code}) is not None" for a in args)
+            return f"({tests}, {t})[-1]"
         if name == "coalesce":
             code = "None"
             for a in reversed(args):
