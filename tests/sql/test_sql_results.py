@@ -190,3 +190,14 @@ def test_null_join_keys_never_match(tmp_path: Path) -> None:
                       2, IMPRESSIONS)
     assert sorted(rows) == [("u1", "a1", "a1"), ("u1", "a3", "a1"), ("u1", "a3", "a3"),
                             ("u2", "a1", "a1"), ("u2", "a1", "a2"), ("u2", "a2", "a2")]
+
+
+def test_union_all_matches_columns_by_position(tmp_path: Path) -> None:
+    # Flink: the first input names the columns; the types widen (BIGINT and DOUBLE: DOUBLE)
+    names, rows = run_sql(tmp_path, """
+        SELECT user_id AS who, 1 AS n FROM clicks WHERE user_id IS NOT NULL
+        UNION ALL SELECT action, 2.5 FROM clicks WHERE action = 'share';""")
+    assert names == ["who", "n"]
+    assert sorted(rows) == [("share", 2.5), ("u1", 1.0), ("u1", 1.0), ("u2", 1.0),
+                            ("u2", 1.0)]
+    assert all(isinstance(r[1], float) for r in rows)

@@ -25,14 +25,21 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
+from flowc.errors import (
+    FlowNameError,
+    FlowSyntaxError,
+    FlowTypeError,
+    Span,
+    UnsupportedError,
+    did_you_mean,
+)
 from flowc.parser import ast as A
 from flowc.sql.changelog import KEY, Updating, check_filter, consumer_error
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
 from flowc.sql.source import Rewrites
-from flowc.types import Schema
+from flowc.types import Schema, Type, common_type
 
 WINDOW_COLUMNS = ("window_start", "window_end")
 _LEGACY = {"tumble": "tumbling", "hop": "sliding", "session": "session"}
@@ -77,6 +84,14 @@ class Piece:
 
     def pipeline(self) -> A.Pipeline:
         return A.Pipeline(self.head, tuple(self.steps), self.span, self.head_is_union)
+
+
+def _sql_type(t: Type) -> str:
+    return {"int": "BIGINT", "timestamp": "TIMESTAMP(3)"}.get(str(t), str(t).upper())
+
+
+def _sql_schema(schema: Schema) -> str:
+    return ", ".join(f"{f.name} {_sql_type(f.type)}" for f in schema.fields)
 
 
 def is_aggregate(node: exp.Expression) -> bool:
@@ -174,11 +189,56 @@ class QueryTranslator:
                 branches.append(n)
         pieces = [self.query(b) for b in branches]
         span = self.spans(node)
-        names = [A.FieldRef(self.named(p), None, p.span) for p in pieces]
+        names = self._union_inputs(branches, [self.named(p) for p in pieces], pieces)
         up = next((p.updating for p in pieces if p.updating is not None), None)
         # the branches' keys may collide: which row an update replaces is unknown
         return Piece(tuple(names), [], pieces[0].names, names[0].name, span, head_is_union=True,
                      updating=Updating(up.node, up.keys) if up is not None else None)
+
+    def _union_inputs(self, branches: list[exp.Expression], streams: list[str],
+                      pieces: list[Piece]) -> list[A.FieldRef]:
+        """UNION ALL matches columns by position, as Flink does: the names are the first
+        input's, each column's type is the one all inputs widen to; an input that differs
+        gets a ``map`` (renaming and casting) first, since .flow's union needs one schema."""
+        schemas = [self.catalog.schema_of(s) for s in streams]
+        assert all(sc is not None for sc in schemas)
+        first = schemas[0]
+        assert first is not None
+        types = list(first.types)
+        for b, p, sc in zip(branches[1:], pieces[1:], schemas[1:]):
+            assert sc is not None
+            if len(sc) != len(first):
+                raise FlowTypeError(f"Column count mismatch in UNION ALL: the first input has "
+                                    f"{len(first)} columns, this one has {len(sc)}", p.span,
+                                    notes=[f"the first input is ({_sql_schema(first)})"])
+            for i, t in enumerate(sc.types):
+                wide = common_type(types[i], t)
+                if wide is None:
+                    item = b.expressions[i] if isinstance(b, exp.Select) and \
+                        len(b.expressions) == len(sc) else None
+                    raise FlowTypeError(
+                        f"UNION ALL cannot combine column {i + 1} ('{first.names[i]}'): it is "
+                        f"{_sql_type(types[i])} in the first input but {_sql_type(t)} here",
+                        self.spans(item) if item is not None else p.span,
+                        hint="CAST the column so both inputs have the same type")
+                types[i] = wide
+        out: list[A.FieldRef] = []
+        for name, p, sc in zip(streams, pieces, schemas):
+            assert sc is not None
+            if list(sc.names) == list(first.names) and list(sc.types) == types:
+                out.append(A.FieldRef(name, None, p.span))
+                continue
+            items = []
+            for col, t, want, wtype in zip(sc.names, sc.types, first.names, types):
+                ref: A.Expr = A.FieldRef(col, None, p.span)
+                if t != wtype:
+                    ref = A.Cast(ref, wtype, p.span)
+                items.append(A.SelectItem(ref, None if (col == want and t == wtype) else want,
+                                          p.span))
+            mapped = Piece((A.FieldRef(name, None, p.span),), [A.MapStep(tuple(items), p.span)],
+                           list(first.names), name, p.span, updating=p.updating)
+            out.append(A.FieldRef(self.named(mapped), None, p.span))
+        return out
 
     # ------------------------------------------------------------------ select
 
