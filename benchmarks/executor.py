@@ -8,7 +8,10 @@
 
 Each result is collected to the driver and, in BATCH mode (no late data), the three are
 checked to be the same multiset of (user, window start, window end, clicks, articles) rows.
-Prints each wall time and the ratios flowc/RDD and flowc/DataFrame.
+Prints each wall time and the ratios flowc/RDD and flowc/DataFrame, and beside them the CPU
+seconds each contender used in the whole process tree (this driver, Spark's JVM, its Python
+workers; Linux only): on a machine shared with other work, wall times swing from run to
+run while CPU seconds stay put.
 
     python benchmarks/executor.py [--rows N] [--parallelism P] [--mode batch|streaming]
 """
@@ -110,10 +113,46 @@ def _schema() -> Any:
                         [T.StructField("ts", T.TimestampType())])
 
 
-def timed(fn: Any) -> tuple[float, Any]:
+def _tree_cpu() -> float | None:
+    """CPU seconds (user + system) of this process and all its descendants, the exited ones
+    included (their time is in their parents' ``cutime``/``cstime``); None off Linux."""
+    if not os.path.isdir("/proc/self/task"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    times: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                stat = fh.read()
+        except OSError:  # exited meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        pid = int(name)
+        children[int(fields[1])].append(pid)  # ppid
+        times[pid] = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0)
+        todo.extend(children.get(pid, ()))
+    return total / tick
+
+
+def timed(fn: Any) -> tuple[float, float | None, Any]:
+    """(wall seconds, CPU seconds of the process tree or None, result)."""
+    c = _tree_cpu()
     t = time.perf_counter()
     r = fn()
-    return time.perf_counter() - t, r
+    wall = time.perf_counter() - t
+    c2 = _tree_cpu()
+    return wall, None if c is None or c2 is None else c2 - c, r
+
+
+def _cpu(c: float | None) -> str:
+    return "" if c is None else f"   cpu {c:7.2f} s"
 
 
 def _same(a: list[Any], b: list[Any]) -> bool:
@@ -132,19 +171,25 @@ def main() -> None:
         path = os.path.join(d, "clicks.csv")
         generate(path, args.rows)
         jg = flowc_job(path, args.parallelism, args.mode)
-        # Warm up the Python workers and the JVM once (every contender benefits alike).
+        # Warm up once, every contender (Python workers and their imports, the JVM's JIT,
+        # the DataFrame's generated code): the runs below measure steady state alike.
+        run_job_graph(jg)
         rdd_job(spark, path, args.parallelism)
+        dataframe_job(spark, path)
         print(f"rows={args.rows} parallelism={args.parallelism} mode={args.mode}")
         for _ in range(args.repeat):
-            t_flowc, res = timed(lambda: run_job_graph(jg))
-            t_rdd, rdd_rows = timed(lambda: rdd_job(spark, path, args.parallelism))
-            t_df, df_rows = timed(lambda: dataframe_job(spark, path))
+            t_flowc, c_flowc, res = timed(lambda: run_job_graph(jg))
+            t_rdd, c_rdd, rdd_rows = timed(lambda: rdd_job(spark, path, args.parallelism))
+            t_df, c_df, df_rows = timed(lambda: dataframe_job(spark, path))
             flowc_rows = res["result"]
-            print(f"  flowc     {t_flowc:7.2f} s   ({len(flowc_rows)} windows)")
-            print(f"  rdd       {t_rdd:7.2f} s   ({len(rdd_rows)} windows)")
-            print(f"  dataframe {t_df:7.2f} s   ({len(df_rows)} windows)")
+            print(f"  flowc     {t_flowc:7.2f} s{_cpu(c_flowc)}   ({len(flowc_rows)} windows)")
+            print(f"  rdd       {t_rdd:7.2f} s{_cpu(c_rdd)}   ({len(rdd_rows)} windows)")
+            print(f"  dataframe {t_df:7.2f} s{_cpu(c_df)}   ({len(df_rows)} windows)")
             print(f"  flowc/RDD = {t_flowc / t_rdd:.2f}   "
-                  f"flowc/DataFrame = {t_flowc / t_df:.2f}")
+                  f"flowc/DataFrame = {t_flowc / t_df:.2f}   (wall time)")
+            if c_flowc and c_rdd and c_df:
+                print(f"  flowc/RDD = {c_flowc / c_rdd:.2f}   "
+                      f"flowc/DataFrame = {c_flowc / c_df:.2f}   (CPU seconds)")
             if args.mode == "batch":
                 ok = _same(flowc_rows, rdd_rows) and _same(flowc_rows, df_rows)
                 print(f"  results identical: {'yes' if ok else 'NO'}")
