@@ -10,11 +10,14 @@ parallelisms, i.e. exactly one channel.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import heapq
 import time
 from collections.abc import Callable
 from typing import Any
 
+from flowc.api.functions import Function
 from flowc.chaining.job_graph import JobGraph
 from flowc.errors import FlowcError
 from flowc.executor.failures import wrap
@@ -22,6 +25,7 @@ from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator, files
 from flowc.executor.runtime.channels import merge_channels
+from flowc.executor.runtime.core import Operator
 from flowc.executor.runtime.sources import source_values, source_watermarks
 from flowc.executor.sinks import (
     Staged,
@@ -128,11 +132,11 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
     node_in: dict[int, int] = {}
     edge_out: dict[int, int] = {}
     outs = _Outputs(result)
+    chains = _Chains(job_graph, wiring, channels, batch)
     for nid in topological_order(sg):
         node = sg.nodes[nid]
         p, m = wiring.node(nid)
         for subtask in range(p):
-            emitter = _Emitter(sg, node, subtask, wiring, channels)
             chans: list[Channel] = []
             inputs: list[int] = []
             for e in sg.inputs(nid):
@@ -140,11 +144,18 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
                     chans.append(channels.pop((id(e), k, subtask), []))
                     inputs.append(e.type_number or 1)
             try:
-                n_in = _run_subtask(node, subtask, p, m, batch, chans, inputs, emitter, outs)
-            except FlowcError as exc:
-                raise wrap(node, exc) from None
-            except Exception as exc:
-                raise wrap(node, exc) from exc
+                op, emitter = chains.member(nid, subtask)
+                n_in = _run_subtask(node, subtask, p, batch, chans, inputs, op, emitter, outs)
+                if op is not None:
+                    result.late_records_dropped += op.late_records_dropped
+                chains.ran(nid, subtask)
+            except BaseException as exc:
+                chains.close_all()
+                if isinstance(exc, FlowcError):
+                    raise wrap(chains.failed_node or node, exc) from None
+                if isinstance(exc, Exception):
+                    raise wrap(chains.failed_node or node, exc) from exc
+                raise
             node_in[nid] = node_in.get(nid, 0) + n_in
             for k, c in emitter.counts.items():
                 edge_out[k] = edge_out.get(k, 0) + c
@@ -201,13 +212,109 @@ def _source_values(node: StreamNode, subtask: int, p: int, outs: _Outputs) -> An
     return files.read_local(spec, files.subtask_splits(outs.splits[node.id], subtask, p), bad)
 
 
-def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
-                 chans: list[Channel], inputs: list[int], emitter: _Emitter,
-                 outs: _Outputs) -> int:
+class _Chains:
+    """Flink's OperatorChain lifecycle (flink-semantics §7) for the unchained run: when the
+    head of a JobVertex is about to run subtask ``i``, the operators of all the vertex's
+    chain members for subtask ``i`` are created and opened tail -> head (``JobVertex.chain``
+    is Flink's operator order, head last); after the last member ran, they are closed head
+    -> tail. A failed open closes the members opened before it; a failed job closes every
+    open chain. Each subtask thus sees the same open/close sequence as the Spark executor's
+    fused chain."""
+
+    def __init__(self, job_graph: JobGraph, wiring: Wiring,
+                 channels: dict[tuple[int, int, int], Channel], batch: bool) -> None:
+        self.jg = job_graph
+        self.sg = job_graph.stream_graph
+        self.wiring = wiring
+        self.channels = channels
+        self.batch = batch
+        # (vertex id, subtask) -> members' (operator, emitter); opened (node, operator),
+        # tail first; members still to run.
+        self.members: dict[tuple[str, int], dict[int, tuple[Operator | None, _Emitter]]] = {}
+        self.opened: dict[tuple[str, int], list[tuple[int, Operator]]] = {}
+        self.left: dict[tuple[str, int], int] = {}
+        self.failed_node: StreamNode | None = None
+
+    def member(self, nid: int, subtask: int) -> tuple[Operator | None, _Emitter]:
+        v = self.jg.vertex_of_node(nid)
+        task = (v.id, subtask)
+        if task not in self.members:
+            self._open(v.chain, task)
+        return self.members[task][nid]
+
+    def _open(self, chain: tuple[int, ...], task: tuple[str, int]) -> None:
+        members: dict[int, tuple[Operator | None, _Emitter]] = {}
+        opened: list[tuple[int, Operator]] = []
+        self.members[task], self.opened[task], self.left[task] = members, opened, len(chain)
+        subtask = task[1]
+        for nid in chain:  # created and opened tail first
+            node = self.sg.nodes[nid]
+            p, m = self.wiring.node(nid)
+            emitter = _Emitter(self.sg, node, subtask, self.wiring, self.channels)
+            spec = source_watermarks(node) if node.kind is NodeKind.SOURCE else (
+                node.operator if node.kind is NodeKind.OPERATOR else None)
+            op = None
+            if spec is not None:
+                keys = node.keys if node.kind is NodeKind.OPERATOR else ()
+                op = create_operator(_subtask_copy(spec),
+                                     TaskInfo(node.name, subtask, p, m, self.batch), keys)
+                op.out, op.side, op.out_wm = emitter.out, emitter.side, emitter.out_wm
+                self.failed_node = node
+                op.open()
+                self.failed_node = None
+                opened.append((nid, op))
+            members[nid] = (op, emitter)
+
+    def ran(self, nid: int, subtask: int) -> None:
+        task = (self.jg.vertex_of_node(nid).id, subtask)
+        self.left[task] -= 1
+        if self.left[task]:
+            return
+        opened = self.opened[task]
+        while opened:  # head -> tail; a failing close leaves the rest to close_all
+            cnid, op = opened.pop()
+            self.failed_node = self.sg.nodes[cnid]
+            op.close()
+        self.failed_node = None
+        del self.opened[task], self.members[task]
+
+    def close_all(self) -> None:
+        """The job failed: close every chain still open (head -> tail), ignoring errors."""
+        for opened in self.opened.values():
+            while opened:
+                try:
+                    opened.pop()[1].close()
+                except Exception:  # noqa: BLE001, S110 - the job's failure is reported
+                    pass
+        self.opened.clear()
+
+
+def _subtask_copy(spec: Any) -> Any:
+    """The spec with its own copies of the user's Function objects: Flink deserializes one
+    instance per subtask (Spark unpickles one per task), so attributes a function sets in
+    ``open`` or while running are never shared between subtasks. A function that cannot be
+    copied is shared (the Spark executor could not pickle it either)."""
+    copied = None
+    for f in dataclasses.fields(spec):
+        value = getattr(spec, f.name)
+        if isinstance(value, Function):
+            try:
+                fresh = copy.deepcopy(value)
+            except Exception:  # noqa: BLE001 - not copyable: shared, as documented
+                continue
+            if copied is None:
+                copied = copy.copy(spec)
+            object.__setattr__(copied, f.name, fresh)
+    return spec if copied is None else copied
+
+
+def _run_subtask(node: StreamNode, subtask: int, p: int, batch: bool,
+                 chans: list[Channel], inputs: list[int], op: Operator | None,
+                 emitter: _Emitter, outs: _Outputs) -> int:
+    """Run one member of an open chain (``op`` is already opened, its outputs wired)."""
     if node.kind is NodeKind.SOURCE:
         n = 0
-        wm_spec = source_watermarks(node)
-        if wm_spec is None:
+        if op is None:
             for v in _source_values(node, subtask, p, outs):
                 n += 1
                 emitter.out(v, None)
@@ -216,9 +323,6 @@ def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
             return n
         # The source's own watermark strategy: the timestamps/watermarks operator's logic
         # between the reader and the outputs (same rule, same end-of-input watermark).
-        op = create_operator(wm_spec, TaskInfo(node.name, subtask, p, m, batch))
-        op.out, op.side, op.out_wm = emitter.out, emitter.side, emitter.out_wm
-        op.open()
         process = op.process
         for v in _source_values(node, subtask, p, outs):
             n += 1
@@ -226,15 +330,11 @@ def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
         if not batch:
             op.on_watermark(LONG_MAX)
         op.finish()
-        op.close()
         return n
     merged = merge_channels(chans, inputs, batch)
     if node.kind is NodeKind.SINK:
         return _run_sink(node, subtask, p, merged, outs)
-    info = TaskInfo(node.name, subtask, p, m, batch)
-    op = create_operator(node.operator, info, node.keys)
-    op.out, op.side, op.out_wm = emitter.out, emitter.side, emitter.out_wm
-    op.open()
+    assert op is not None
     n = 0
     if op.two_input:
         p1, p2 = op.process1, op.process2
@@ -253,8 +353,6 @@ def _run_subtask(node: StreamNode, subtask: int, p: int, m: int, batch: bool,
                 n += 1
                 proc(v, ts)
     op.finish()
-    op.close()
-    outs.result.late_records_dropped += op.late_records_dropped
     return n
 
 

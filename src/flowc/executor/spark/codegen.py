@@ -75,7 +75,7 @@ class _Gen:
             "_FWM": Watermark, "_FLONG_MAX": LONG_MAX, "_fcreate": create_operator,
             "_fTaskInfo": TaskInfo, "_fmethod": method_of, "_fselector": routing.make_selector,
             "_fislice": itertools.islice,
-            "_ftask_error": tasks.task_error, "_fFunction": Function,
+            "_ftask_error": tasks.task_error, "_fclose_all": tasks.close_all,
             "_FLONG_MIN": LONG_MIN, "_fCombiner": Combiner,
         }
         self.lines: list[str] = []
@@ -254,6 +254,7 @@ class _Gen:
         self.emit(1, "_fnin = 0")
         self.emit(1, "_fnwm = 0")
         self.emit(1, "_fops = []")
+        self.emit(1, "_fopened = []")
         self.emit(1, "_fsrcmax = _fsrcwm = _FLONG_MIN")
         self.emit(1, "try:")
         ind = 2
@@ -273,7 +274,6 @@ class _Gen:
             self.emit(ind, f"_fsel{i} = _fselector(_fpart{i}, producer=_fsubtask, targets=_ftg{i}, "
                            f"t={s.consumer_parallelism}, max_par={s.consumer_max_parallelism}, "
                            f"seed={s.edge.edge_id!r})")
-        setup_at = len(self.lines)
         for nid in self.stateful:
             n = sg.nodes[nid]
             self.const(f"_fspec{nid}", n.operator)
@@ -313,8 +313,7 @@ class _Gen:
                 self.emit(ind + 1, "pass")
             else:
                 self.gen_wm_forward(nid, ind + 1)
-        for nid in reversed(self.stateful):  # Flink opens tail -> head
-            self.emit(ind, f"_fop{nid}.open()", nid)
+        open_at = len(self.lines)  # the lifecycle block (below) goes here
         # Main loop.
         self.emit(ind, "while True:")
         self.emit(ind + 1, f"_fchunk = list(_fislice(_fin, {CHUNK}))")
@@ -348,28 +347,44 @@ class _Gen:
             if s.combine is not None:
                 self.emit(ind, f"_fcomb{s.index}.drain(_fappend, {s.index}, _fcid{s.index})",
                           s.node)
-        for nid in self.stateful:
-            self.emit(ind, f"_fop{nid}.close()", nid)
+        # Close head -> tail: each pop closes the last opened member (flink-semantics §7).
+        lifecycle = set(self.stateful) | {
+            nid for nid, _, _, _ in self.setup_fns if isinstance(self.ns[f"_fraw{nid}"], Function)}
+        for nid in order:
+            if nid in lifecycle:
+                self.emit(ind, "_fopened.pop()()", nid)
         self.emit(ind, "yield from _fbuf")
         self.emit(ind, "_fstats = [_fnin - _fnwm, sum(_fc[i] for i in _FEDGE_SLOTS), "
                        "sum(o.late_records_dropped for o in _fops)]")
         self.emit(ind, "_fstats[0] += sum(o.extra_records for o in _fops)")
         self.emit(ind, "_fon_end(_fstats)")
         self.emit(1, "except Exception as _fe:")
+        self.emit(2, "_fclose_all(_fopened)")
         self.emit(2, f"raise _ftask_error(_fe, _FFILE, _FLINES, {head}) from None")
         self.ns["_FEDGE_SLOTS"] = tuple(s.index for s in plan.slots if s.edge is not None)
-        # Function setup for inlined non-CodeFn functions, inserted after the selectors.
-        setup: list[str] = []
+        # The lifecycle block, inserted before the main loop once every inlined function is
+        # known: bind the inlined functions, then open the chain's members tail -> head
+        # (v.chain is Flink's operator order, head last), each registering its close.
+        block: list[tuple[str, int]] = []
+        fn_objects: dict[int, str] = {}
         for nid, name, cls, method in self.setup_fns:
-            setup.append("    " * ind + f"{name} = _fmethod(_fraw{nid}, _fcls{nid}, {method!r})")
-            setup.append("    " * ind + f"if isinstance(_fraw{nid}, _fFunction):")
-            setup.append("    " * (ind + 1) + f"_fraw{nid}.open(_fTaskInfoCtx(_fsubtask))")
+            block.append((f"{name} = _fmethod(_fraw{nid}, _fcls{nid}, {method!r})", nid))
             self.ns[f"_fcls{nid}"] = cls
-        if setup:
-            self.lines[setup_at:setup_at] = setup
-            shift = len(setup)
-            self.line_nodes = {(ln + shift if ln > setup_at else ln): n
-                               for ln, n in self.line_nodes.items()}
+            if isinstance(self.ns[f"_fraw{nid}"], Function):
+                fn_objects[nid] = f"_fraw{nid}"
+        for nid in v.chain:
+            if nid in self.stateful:
+                block.append((f"_fop{nid}.open()", nid))
+                block.append((f"_fopened.append(_fop{nid}.close)", nid))
+            elif nid in fn_objects:
+                block.append((f"{fn_objects[nid]}.open(_fTaskInfoCtx(_fsubtask))", nid))
+                block.append((f"_fopened.append({fn_objects[nid]}.close)", nid))
+        shift = len(block)
+        self.line_nodes = {(ln + shift if ln > open_at else ln): n
+                           for ln, n in self.line_nodes.items()}
+        for j, (_, nid) in enumerate(block):
+            self.line_nodes[open_at + j + 1] = nid
+        self.lines[open_at:open_at] = ["    " * ind + text for text, _ in block]
         assert body_start == 0
         return "\n".join(self.lines) + "\n", self.ns, self.line_nodes
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from flowc.errors import FlowcError
@@ -29,6 +29,16 @@ def task_error(exc: BaseException, filename: str, line_nodes: dict[int, int],
     payload = {"node": node, "type": type(exc).__name__, "message": str(exc),
                "flowc": isinstance(exc, FlowcError)}
     return FlowcTaskError("FLOWC-ERROR" + json.dumps(payload) + "FLOWC-END")
+
+
+def close_all(opened: list[Callable[[], None]]) -> None:
+    """A task failed: close the chain members opened so far, last opened first (head ->
+    tail, flink-semantics §7); their own errors give way to the one that failed the task."""
+    while opened:
+        try:
+            opened.pop()()
+        except Exception:  # noqa: BLE001, S110 - the original failure is reported
+            pass
 
 
 def _node_at(line_nodes: dict[int, int], lineno: int, default: int) -> int:
