@@ -202,3 +202,20 @@ def test_unreadable_path_is_plain_words(tmp_path: Path) -> None:
     with pytest.raises(FlowcError) as info:
         compile_file(str(tmp_path))
     assert info.value.message == f"cannot read {tmp_path}: is a directory"
+
+
+def test_every_syntax_label_has_a_golden_case() -> None:
+    from flowc.parser.syntax import _EXAMPLES
+
+    goldens = "".join(p.read_text(encoding="utf-8")
+                      for p in (Path(__file__).parent / "errors").glob("*.expected"))
+    assert [label for label in _EXAMPLES if f"error: {label}" not in goldens] == []
+
+
+@pytest.mark.parametrize("steps", ["key by user_id | window 5s", "key by user_id, ts | window 5s",
+                                   "window 5s", "join clicks as c on user_id window 5s"])
+def test_window_kind_label_wherever_a_window_goes(steps: str) -> None:
+    err = errors_of(f"clicks | {steps} | aggregate count(*) as n | print;")[0]
+    assert err.message == ("a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or "
+                           "'session gap GAP'")
+    assert err.hint == "for example: window tumbling 5s"

@@ -166,19 +166,35 @@ _STEP_LIST = ("a pipeline step starts after '|': map, select, filter, flat_map, 
               "window, aggregate, union, join, interval join, a partitioning, print, write or "
               "blackhole")
 
+_WINDOW_KINDS = "a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or 'session gap GAP'"
 # Common mistakes, recognised by the parser state they fail in (Lark's match_examples).
 _EXAMPLES: dict[str, list[str]] = {
     "a source needs a schema: source NAME (field type, ...) from ...": [
         "source s from csv 'x';", "source s values (1);"],
     "a field is declared as 'name type', for example (user_id string, ts timestamp)": [
-        "source s (a) from csv 'x';", "source s (a, b) from csv 'x';"],
+        "source s (a) from csv 'x';", "source s (a, b) from csv 'x';",
+        "source s (a int, b) from csv 'x';"],
+    # One field and several are different parser states (the grammar's repetition).
     "name the file format before the path: from csv|json|parquet 'path'": [
-        "source s (a int) from 'x';"],
+        "source s (a int) from 'x';", "source s (a int, b int) from 'x';"],
     "to name a stream, write 'let NAME = pipeline;'": ["x = a | map b;", "x = a;"],
     _STEP_LIST: ["a | b;", "a | foo x;"],
     "name the sink's format: write csv|json|parquet 'path'": ["a | write 'x';"],
-    "a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or 'session gap GAP'": [
-        "a | window 5s;", "a | window x;"],
+    _WINDOW_KINDS: [
+        # After 'key by' (where a window belongs) the parser is in other states than after a
+        # bare stream, so both are examples; a window join's window too.
+        "a | window 5s;", "a | window x;", "a | key by b | window 5s;",
+        "a | key by b | window x;", "a | key by b, c | window 5s;",
+        "a | join b on c window 5s;", "a | join b as d on c window x;"],
+}
+# Examples of the correct form, shown as help under a label.
+_LABEL_HELP = {
+    "a field is declared as 'name type', for example (user_id string, ts timestamp)":
+        "the types are string, int, double, bool, timestamp and array<T>",
+    "name the file format before the path: from csv|json|parquet 'path'":
+        "for example: source clicks (user_id string) from csv 'data/clicks.csv'",
+    "name the sink's format: write csv|json|parquet 'path'":
+        "for example: | write csv 'out/result.csv'",
 }
 
 
@@ -323,9 +339,13 @@ class SyntaxErrors:
         where = f" after '{prev}'" if prev is not None else ""
         if label is not None:
             # A label that lists what may come needs no "expected ..." note repeating it.
-            notes = [] if label == _STEP_LIST else [
+            notes = [] if label in (_STEP_LIST, _WINDOW_KINDS) else [
                 f"expected {describe_expected(expected)}{where}"]
-            return FlowSyntaxError(label, span, notes=notes)
+            hint = _LABEL_HELP.get(label)
+            if label == _WINDOW_KINDS:
+                size = str(tok) if tok.type == "DURATION" else "5s"
+                hint = f"for example: window tumbling {size}"
+            return FlowSyntaxError(label, span, hint=hint, notes=notes)
         found = "" if tok.type in ("SEMICOLON", "$END") else f", found {_shown(tok)}"
         message = f"expected {describe_expected(expected)}{where}{found}"
         if tok.type == "$END":
