@@ -201,3 +201,24 @@ def test_union_all_matches_columns_by_position(tmp_path: Path) -> None:
     assert sorted(rows) == [("share", 2.5), ("u1", 1.0), ("u1", 1.0), ("u2", 1.0),
                             ("u2", 1.0)]
     assert all(isinstance(r[1], float) for r in rows)
+
+
+def test_window_tvf_without_aggregation(tmp_path: Path) -> None:
+    # Flink appends window_start, window_end, window_time (end - 1 ms) to each row; TUMBLE
+    # gives one row per input row, HOP one per window the row is in
+    names, rows = run_sql(tmp_path, """
+        SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND));""")
+    assert names == ["user_id", "article_id", "action", "ts", "window_start", "window_end",
+                     "window_time"]
+    starts = sorted((r[3] - T0, r[4] - T0, r[5] - T0, r[6] - T0) for r in rows)
+    assert starts == [(500, 0, 5000, 4999), (1000, 0, 5000, 4999), (2000, 0, 5000, 4999),
+                      (3000, 0, 5000, 4999), (6000, 5000, 10000, 9999),
+                      (7000, 5000, 10000, 9999), (12000, 10000, 15000, 14999)]
+    names, rows = run_sql(tmp_path, """
+        SELECT article_id, window_start, window_end
+        FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '5' SECOND))
+        WHERE user_id = 'u1';""")
+    assert names == ["article_id", "window_start", "window_end"]
+    assert sorted((a, s - T0, e - T0) for a, s, e in rows) == [
+        ("a1", -2000, 3000), ("a1", 0, 5000),
+        ("a3", 2000, 7000), ("a3", 4000, 9000), ("a3", 6000, 11000)]

@@ -39,6 +39,7 @@ from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
 from flowc.sql.source import Rewrites
+from flowc.sql.windows import window_rows
 from flowc.types import Schema, Type, common_type
 
 WINDOW_COLUMNS = ("window_start", "window_end")
@@ -133,11 +134,10 @@ class QueryTranslator:
 
     def named(self, piece: Piece) -> str:
         """A stream name for ``piece``: itself if it is one, else a new ``let``."""
+        if piece.window is not None:
+            window_rows(piece)  # read as a table: its rows with their window columns
         if piece.is_name:
             return piece.head[0].name
-        if piece.window is not None:
-            raise UnsupportedError("a window table function must be aggregated (GROUP BY "
-                                   "window_start, window_end, ...) or joined", piece.span)
         name = self.catalog.fresh_name()
         let = A.LetStmt(name, piece.pipeline(), piece.span, piece.span)
         self.catalog.define_let(let)
@@ -151,8 +151,7 @@ class QueryTranslator:
         self.lets = []
         piece = self.query(node)
         if piece.window is not None:
-            raise UnsupportedError("a window table function must be aggregated with GROUP BY "
-                                   "window_start, window_end (and a key)", piece.window.span)
+            window_rows(piece)
         up = piece.updating
         if self.expose_keys and up is not None and up.key_columns() is None and \
                 up.agg_map is not None and piece.steps and piece.steps[-1] is up.agg_map:
@@ -265,6 +264,8 @@ class QueryTranslator:
                                    hint="use GROUP BY to get one row per key")
         for cte in (node.args.get("with_") or exp.With()).expressions:
             inner = self.query(cte.this)
+            if inner.window is not None:
+                window_rows(inner)
             let = A.LetStmt(cte.alias, inner.pipeline(), self.spans(cte), self.spans(cte))
             self.catalog.define_let(let)
             self.catalog.set_updating(cte.alias, inner.updating)
@@ -291,6 +292,12 @@ class QueryTranslator:
         else:
             piece = self.from_item(frm.this)
             resolve = self._single_resolver(piece)
+            aggregated = node.args.get("group") is not None or any(
+                is_aggregate(n) for item in node.expressions for n in item.walk())
+            plain = len(node.expressions) == 1 and _is_star(node.expressions[0], None)
+            if piece.window is not None and not aggregated and (where is not None or
+                                                                not plain):
+                window_rows(piece)  # the query reads the window columns
         ex = ExprTranslator(self.spans, resolve)
         ex.udfs = self.catalog.udf_names()
         if where is not None:
