@@ -93,3 +93,18 @@ def test_binary_script_is_a_positioned_user_error(tmp_path: Path) -> None:
     assert code == 1 and "Traceback" not in err
     assert err.startswith(f"{path}:1:2: error: this file is not UTF-8 text (byte 0x97)")
     assert "codec" not in err
+
+
+def test_planner_errors_get_script_help() -> None:
+    # Flink's text unchanged, then where the other operator is, in the script's words.
+    code, out, err = run_cli("check", "tests/language/errors/plan_uid_collision.flow")
+    assert code == 1
+    assert err.startswith("tests/language/errors/plan_uid_collision.flow:4:10: error: Hash "
+                          'collision on user-specified ID "step". Most likely cause is a '
+                          "non-unique ID.")
+    assert ('tests/language/errors/plan_uid_collision.flow:3:10: note: the other operator with '
+            'uid "step" is here\n   3 | clicks | filter') in err
+    code, out, err = run_cli("explain", "tests/language/errors/plan_forward_parallelism.flow")
+    assert code == 1
+    assert "  = help: 'forward' (line 5) connects the 'filter' on line 4 (parallelism 2) to " \
+           "the 'map' on line 6 (parallelism 3)" in err

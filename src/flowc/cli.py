@@ -170,10 +170,12 @@ def _compile(args: argparse.Namespace) -> Any:
 
 def cmd_check(args: argparse.Namespace) -> int:
     script = _compile(args)
-    jg = script.env.get_job_graph()
     from flowc.chaining import build_execution_graph
+    from flowc.parser.plan_help import plan_help
 
-    build_execution_graph(jg)
+    with plan_help(script.env):  # planner errors get script-level help
+        jg = script.env.get_job_graph()
+        build_execution_graph(jg)
     print(f"{args.file}: ok ({len(jg.stream_graph.nodes)} operators in "
           f"{len(jg.vertices)} tasks)")
     return EXIT_OK
@@ -192,12 +194,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return EXIT_OK
     env = script.env
     graph: Any
-    if args.level == "stream":
-        graph = env.get_stream_graph()
-    elif args.level == "job":
-        graph = env.get_job_graph()
-    else:
-        graph = env.get_execution_graph()
+    from flowc.parser.plan_help import plan_help
+
+    with plan_help(env):
+        if args.level == "stream":
+            graph = env.get_stream_graph()
+        elif args.level == "job":
+            graph = env.get_job_graph()
+        else:
+            graph = env.get_execution_graph()
     sys.stdout.write(render(graph, args.format))
     _sql_explains(script, args.format)  # and the file's EXPLAIN statements, as `run` does
     return EXIT_OK
@@ -219,9 +224,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if getattr(script, "explains", None) and not script.sinks:
         return EXIT_OK
     from flowc.executor import run_job_graph
+    from flowc.parser.plan_help import plan_help
 
     env = script.env
-    result = run_job_graph(env.get_job_graph(), master=args.master, verbose=args.verbose,
+    with plan_help(env):
+        job_graph = env.get_job_graph()
+    result = run_job_graph(job_graph, master=args.master, verbose=args.verbose,
                            progress=not args.no_progress and sys.stderr.isatty(),
                            job_name=env.config.job_name)
     print(result.summary(), file=sys.stderr)

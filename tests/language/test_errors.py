@@ -14,6 +14,7 @@ import pytest
 from flowc.chaining import build_execution_graph
 from flowc.errors import EXIT_USER, FlowcError, PlanError
 from flowc.parser import compile_source
+from flowc.parser.plan_help import plan_help
 
 ERRORS = Path(__file__).parent / "errors"
 CASES = sorted(ERRORS.glob("*.flow"))
@@ -23,7 +24,8 @@ def diagnostics(path: Path) -> FlowcError:
     """The error of ``flowc check``: compiling, then planning (JobGraph, ExecutionGraph)."""
     try:
         script = compile_source(path.read_text(encoding="utf-8"), path.name)
-        build_execution_graph(script.env.get_job_graph())
+        with plan_help(script.env):  # as the flowc command plans
+            build_execution_graph(script.env.get_job_graph())
     except FlowcError as e:
         return e
     raise AssertionError(f"{path.name} compiled and planned without errors")
