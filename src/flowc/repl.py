@@ -443,13 +443,64 @@ def _show(v: Any, kind: str) -> Any:
     return v
 
 
+def _code_end(text: str) -> str | None:
+    """The last character of ``text`` that is code (not in a ``--`` or ``/* */`` comment),
+    or None when the text ends inside a string or a block comment (so it goes on)."""
+    last = ""
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith("--", i):
+            nl = text.find("\n", i)
+            i = n if nl < 0 else nl
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            if end < 0:
+                return None
+            i = end + 2
+        elif text[i] in "'`":
+            end = text.find(text[i], i + 1)
+            while end >= 0 and text.startswith(text[i], end + 1):  # '' inside a string
+                end = text.find(text[i], end + 2)
+            if end < 0:
+                return None
+            last = text[end]
+            i = end + 1
+        else:
+            if not text[i].isspace():
+                last = text[i]
+            i += 1
+    return last
+
+
 def complete_input(text: str) -> bool:
-    """Whether Enter submits ``text``: it ends with ';', or is a one-line command."""
+    """Whether Enter submits ``text``: its code ends with ';' (not one in a comment or a
+    string), or it is a one-line command."""
     body = text.strip()
-    if not body or body.endswith(";"):
+    if not body:
+        return True
+    end = _code_end(body)
+    if end == ";":
         return True
     first = body.split(maxsplit=1)[0].lower()
-    return "\n" not in body and first in META
+    return end is not None and "\n" not in body and first in META
+
+
+def completer(session: Session) -> Any:
+    """prompt_toolkit's Tab completion: the session's names, fields, keywords and functions
+    that start with the word before the cursor (any case)."""
+    from prompt_toolkit.completion import Completer, Completion
+
+    class Words(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            word = document.get_word_before_cursor(WORD=False)
+            if not word or not (word[0].isalnum() or word[0] == "_"):
+                return
+            low = word.lower()
+            for w in session.words():
+                if w.lower().startswith(low) and w != word:
+                    yield Completion(w, start_position=-len(word))
+
+    return Words()
 
 
 def prompt_loop(session: Session, *, history: str | None = None, input: Any = None,
@@ -457,22 +508,11 @@ def prompt_loop(session: Session, *, history: str | None = None, input: Any = No
     """Read-eval-print until quit or Ctrl-D. ``input``/``output`` are prompt_toolkit's
     (tests pass a pipe input and a DummyOutput)."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.completion import Completer, Completion
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.lexers import PygmentsLexer
 
     from flowc.lexer import FlowLexer
-
-    class Words(Completer):
-        def get_completions(self, document: Any, complete_event: Any) -> Any:
-            word = document.get_word_before_cursor(WORD=False)
-            if not word:
-                return
-            low = word.lower()
-            for w in session.words():
-                if w.lower().startswith(low) and w != word:
-                    yield Completion(w, start_position=-len(word))
 
     kb = KeyBindings()
 
@@ -490,7 +530,8 @@ def prompt_loop(session: Session, *, history: str | None = None, input: Any = No
         hist = FileHistory(path) if path else InMemoryHistory()
     except OSError:
         hist = InMemoryHistory()
-    prompt: Any = PromptSession(history=hist, completer=Words(), lexer=PygmentsLexer(FlowLexer),
+    prompt: Any = PromptSession(history=hist, completer=completer(session),
+                                lexer=PygmentsLexer(FlowLexer),
                                 multiline=True, key_bindings=kb, input=input, output=output,
                                 complete_while_typing=False)
     while True:

@@ -103,3 +103,37 @@ def test_a_table_defined_again_after_a_failed_create() -> None:
     assert "did you mean 'print'?" in out.getvalue()
     s.execute("CREATE TABLE o (a STRING) WITH ('connector' = 'print');")
     assert "o" in s.unit.tables and out.getvalue().count("error") == 1
+
+
+def test_a_semicolon_in_a_comment_or_string_does_not_submit() -> None:
+    from flowc.repl import complete_input
+
+    assert not complete_input("SELECT 1 -- c;")
+    assert not complete_input("SELECT 1 /* ; */")
+    assert not complete_input("SELECT ';'")
+    assert not complete_input("SELECT 'it''s;")
+    assert complete_input("SELECT 1; -- done")
+    assert complete_input("SELECT 1 -- c\n;")
+    assert complete_input("show tables -- all of them")
+
+
+def test_prompt_toolkit_completer() -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from flowc.repl import completer
+
+    s = Session(out=io.StringIO())
+    s.execute(TABLE)
+    c = completer(s)
+
+    def complete(text: str) -> list[str]:
+        return sorted(x.text for x in c.get_completions(Document(text), CompleteEvent()))
+
+    assert "SELECT" in complete("SEL")
+    assert complete("SELECT user_") == ["user_id"]
+    assert complete("SELECT * FROM cli") == ["clicks"]
+    assert "lower" in complete("SELECT low")
+    assert complete("SELECT ") == [] and complete("SELECT (") == []
+    first = next(iter(c.get_completions(Document("FROM cli"), CompleteEvent())))
+    assert first.start_position == -3  # replaces the word typed so far
