@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 LONG_MIN = -(2**63)
 LONG_MAX = 2**63 - 1
@@ -62,8 +62,11 @@ def to_millis(d: Duration | int) -> int:
     return d
 
 
-@dataclass(frozen=True, order=True)
-class TimeWindow:
+class TimeWindow(NamedTuple):
+    """Flink's TimeWindow ``[start, end)``. A named tuple: window state and timers hash and
+    compare windows per record, and a tuple's hash and order are computed in C (same
+    fields, equality and order as a frozen, ordered dataclass)."""
+
     start: int
     end: int
 

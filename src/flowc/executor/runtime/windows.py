@@ -85,8 +85,9 @@ class WindowOperator(KeyedOperator):
     # -- helpers ------------------------------------------------------------------
 
     def _cleanup_time(self, w: TimeWindow) -> int:
-        t = w.max_timestamp() + self.lateness
-        return t if t >= w.max_timestamp() else LONG_MAX
+        # Flink: maxTimestamp + lateness, Long.MAX_VALUE when the Java sum overflows.
+        t = w.end - 1 + self.lateness
+        return t if t < LONG_MAX else LONG_MAX
 
     def _window_late(self, w: TimeWindow) -> bool:
         return self._cleanup_time(w) <= self.timers.current_watermark
@@ -237,12 +238,17 @@ class WindowOperator(KeyedOperator):
 
     def _on_element(self, key: Any, w: TimeWindow, state_window: TimeWindow) -> None:
         # EventTimeTrigger.onElement: fire at once if the watermark is past the window
-        # (possible with allowed lateness), else register the end-of-window timer.
-        if w.max_timestamp() <= self.timers.current_watermark:
+        # (possible with allowed lateness), else register the end-of-window timer; then
+        # the cleanup timer (``_register_cleanup``, inlined: this runs per element).
+        timers = self.timers
+        end_ts = w.end - 1
+        if end_ts <= timers.current_watermark:
             self._emit(key, w, self.state[(key, state_window)])
         else:
-            self.timers.register(w.max_timestamp(), key, w)
-        self._register_cleanup(key, w)
+            timers.register(end_ts, key, w)
+        cleanup = end_ts + self.lateness
+        if cleanup < LONG_MAX:
+            timers.register(cleanup, key, w)
 
     def _add_merging_window(self, key: Any, new: TimeWindow) -> tuple[TimeWindow, TimeWindow]:
         mapping = self.mapping.setdefault(key, {})
@@ -295,11 +301,12 @@ class WindowOperator(KeyedOperator):
         else:
             state_window = w
         contents = self.state.get((key, state_window), _MISSING)
-        if contents is not _MISSING and ts == w.max_timestamp():
+        end_ts = w.end - 1
+        if contents is not _MISSING and ts == end_ts:
             self._emit(key, w, contents)
         if ts == self._cleanup_time(w):
             self.state.pop((key, state_window), None)
-            self.timers.delete(w.max_timestamp(), key, w)
+            self.timers.delete(end_ts, key, w)
             if self.merging:
                 self.mapping[key].pop(w, None)
                 if not self.mapping[key]:
