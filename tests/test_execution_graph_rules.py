@@ -102,6 +102,80 @@ def test_parallelism_beyond_the_key_group_bound_fails_in_the_execution_graph() -
         e.get_execution_graph()
 
 
+def _results_of(s: int, t: int, how: str) -> tuple:  # type: ignore[type-arg]
+    e = StreamExecutionEnvironment.get_execution_environment()
+    e.disable_operator_chaining()
+    src = e.from_sequence(0, 1).set_parallelism(s)
+    getattr(src, how)().map(inc).set_parallelism(t)
+    eg = e.get_execution_graph()
+    return eg, eg.results
+
+
+def test_each_dataset_is_an_intermediate_result_with_a_partition_per_producer_subtask() -> None:
+    eg, results = _results_of(3, 2, "rebalance")
+    (r,) = results
+    (ds,) = eg.job_graph.datasets
+    src, dst = eg.vertices
+    assert (r.id, r.dataset, r.producer, r.result_type) == (0, ds, src.id, "PIPELINED_BOUNDED")
+    assert r.number_of_partitions == 3 and eg.result(0) is r
+    assert eg.produced_results(src.id) == (r,) and eg.produced_results(dst.id) == ()
+    assert [c.edge.target for c in r.consumers] == [dst.id]
+    # ALL_TO_ALL: every partition is read by every consumer subtask, one subpartition each.
+    assert [(p.index, p.consumers, p.subpartitions) for p in r.partitions()] == [
+        (0, (range(0, 2),), 2), (1, (range(0, 2),), 2), (2, (range(0, 2),), 2)]
+    with pytest.raises(IndexError):
+        r.partition(3)
+
+
+def test_pointwise_partitions_feed_the_section_5_consumer_ranges() -> None:
+    # S < T: partition k feeds [(k*T + S - 1)//S, ((k+1)*T + S - 1)//S); 2 -> 5: [0,3), [3,5).
+    _, (r,) = _results_of(2, 5, "rescale")
+    assert [(p.consumers, p.subpartitions) for p in r.partitions()] == [
+        ((range(0, 3),), 3), ((range(3, 5),), 2)]
+    # S > T: each partition feeds exactly one consumer; 5 -> 2 reads [0,2) and [2,5).
+    _, (r,) = _results_of(5, 2, "rescale")
+    assert [p.consumers for p in r.partitions()] == [(range(0, 1),)] * 2 + [(range(1, 2),)] * 3
+    assert {p.subpartitions for p in r.partitions()} == {1}
+    _, (r,) = _results_of(3, 3, "forward")
+    assert [p.consumers for p in r.partitions()] == [(range(k, k + 1),) for k in range(3)]
+
+
+def test_a_reused_blocking_result_lists_every_consumer_edge() -> None:
+    e = env(2)
+    e.set_runtime_mode(RuntimeExecutionMode.BATCH)
+    s = e.from_sequence(0, 1)
+    a = s.rebalance().map(inc)
+    b = s.rebalance().map(inc)
+    eg = e.get_execution_graph()
+    (r,) = eg.results
+    jg = eg.job_graph
+    assert r.result_type == "BLOCKING"
+    assert [c.edge.target for c in r.consumers] == [
+        jg.vertex_of_node(a.transformation_id).id, jg.vertex_of_node(b.transformation_id).id]
+    assert [p.consumers for p in r.partitions()] == [(range(0, 2), range(0, 2))] * 2
+    d = eg.to_dict()["results"][0]
+    assert [c["consumer"] for c in d["consumers"]] == [c.edge.target for c in r.consumers]
+    assert d["partitions"][1] == {"index": 1, "subpartitions": 2, "consumers": [[0, 2], [0, 2]]}
+
+
+def test_wide_all_to_all_results_are_not_materialised_per_pair() -> None:
+    import tracemalloc
+
+    e = StreamExecutionEnvironment.get_execution_environment()
+    e.from_sequence(0, 1).set_parallelism(5000).rebalance().map(inc).set_parallelism(5000) \
+        .set_max_parallelism(8192)
+    jg = e.get_job_graph()
+    tracemalloc.start()
+    eg = build_execution_graph(jg)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # 25 million producer/consumer pairs would need gigabytes; the graph needs about 1 MB.
+    assert peak < 16_000_000
+    (r,) = eg.results
+    assert r.partition(4999).consumers == (range(0, 5000),)
+    assert r.partition(4999).subpartitions == 5000
+
+
 # ------------------------------------------------------------------ scale
 
 

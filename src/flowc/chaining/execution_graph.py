@@ -1,13 +1,27 @@
-"""JobGraph -> ExecutionGraph: subtasks, result partitions, wiring and pipelined regions."""
+"""JobGraph -> ExecutionGraph: subtasks, intermediate results and their partitions, wiring
+and pipelined regions.
+
+Everything per subtask or per partition is computed on demand from a handful of integers, so
+building the graph is linear in the number of job vertices and edges, and an ALL_TO_ALL edge
+between wide vertices costs O(1) memory rather than O(p^2).
+"""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from flowc._util import paused_gc
-from flowc.chaining.job_graph import ALL_TO_ALL, BLOCKING, JobEdge, JobGraph, JobVertex
+from flowc.chaining.job_graph import (
+    ALL_TO_ALL,
+    BLOCKING,
+    IntermediateDataSet,
+    JobEdge,
+    JobGraph,
+    JobVertex,
+)
 from flowc.errors import PlanError
 from flowc.keygroups import default_max_parallelism
 
@@ -61,6 +75,79 @@ class ConsumedInput:
         return range((partition * t + s - 1) // s, ((partition + 1) * t + s - 1) // s)
 
 
+@dataclass(frozen=True)
+class IntermediateResultPartition:
+    """One partition of an IntermediateResult: the output of producer subtask ``index``
+    (Flink's IntermediateResultPartitionID = (result, partition number)).
+
+    ``consumers`` holds, per consuming job edge of the result (in the order of
+    ``IntermediateResult.consumers``), the consumer subtasks that read this partition;
+    consumer subtask ``c`` of that range reads subpartition ``c - range.start`` (POINTWISE),
+    or ``c`` (ALL_TO_ALL). ``subpartitions`` is how many the producer writes: the size of the
+    first consumer group, as in Flink (all consumers of a reused BLOCKING result have the same
+    parallelism and partitioner, so the same groups)."""
+
+    result: int
+    index: int
+    consumers: tuple[range, ...]
+
+    @property
+    def subpartitions(self) -> int:
+        return len(self.consumers[0]) if self.consumers else 0
+
+
+@dataclass(frozen=True, eq=False)
+class IntermediateResult:
+    """Flink's IntermediateResult: the runtime form of one IntermediateDataSet, with one
+    partition per producer subtask. Partitions are made on demand (``partition(k)``)."""
+
+    dataset: IntermediateDataSet
+    # Resolved parallelism of the producing vertex = the number of partitions.
+    producer_parallelism: int
+    # How each consuming job edge reads the result, in the dataset's consumer order.
+    consumers: tuple[ConsumedInput, ...]
+
+    @property
+    def id(self) -> int:
+        return self.dataset.id
+
+    @property
+    def producer(self) -> str:
+        return self.dataset.producer
+
+    @property
+    def result_type(self) -> str:
+        return self.dataset.result_type
+
+    @property
+    def number_of_partitions(self) -> int:
+        return self.producer_parallelism
+
+    def partition(self, index: int) -> IntermediateResultPartition:
+        if not 0 <= index < self.producer_parallelism:
+            raise IndexError(f"result {self.id} has {self.producer_parallelism} partitions, "
+                             f"not {index + 1}")
+        return IntermediateResultPartition(
+            self.id, index, tuple(c.consumers_of(index) for c in self.consumers))
+
+    def partitions(self) -> Iterator[IntermediateResultPartition]:
+        return (self.partition(k) for k in range(self.producer_parallelism))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.id,
+            "producer": self.producer,
+            "result_type": self.result_type,
+            "consumers": [{"consumer": c.edge.target, "distribution_pattern": c.pattern,
+                           "ship_strategy": c.edge.ship_strategy} for c in self.consumers],
+            "partitions": [
+                {"index": p.index, "subpartitions": p.subpartitions,
+                 "consumers": [[r.start, r.stop] for r in p.consumers]}
+                for p in self.partitions()
+            ],
+        }
+
+
 @dataclass(frozen=True, eq=False)
 class ExecutionJobVertex:
     job_vertex: JobVertex
@@ -84,6 +171,8 @@ class ExecutionGraph:
     vertices: tuple[ExecutionJobVertex, ...]
     # Pipelined regions: each a sorted tuple of (vertex id, subtask).
     regions: tuple[tuple[tuple[str, int], ...], ...]
+    # One per IntermediateDataSet of the JobGraph, indexed by dataset id.
+    results: tuple[IntermediateResult, ...] = ()
 
     @functools.cached_property
     def _by_id(self) -> dict[str, ExecutionJobVertex]:
@@ -91,6 +180,13 @@ class ExecutionGraph:
 
     def vertex(self, vertex_id: str) -> ExecutionJobVertex:
         return self._by_id[vertex_id]
+
+    def result(self, dataset: int) -> IntermediateResult:
+        return self.results[dataset]
+
+    def produced_results(self, vertex_id: str) -> tuple[IntermediateResult, ...]:
+        """The results a vertex produces (Flink's ExecutionJobVertex.getProducedDataSets)."""
+        return tuple(self.results[d] for d in self.vertex(vertex_id).job_vertex.produced)
 
     def slots_required(self) -> int:
         best: dict[int, int] = {}
@@ -130,6 +226,7 @@ class ExecutionGraph:
                 }
                 for v in self.vertices
             ],
+            "results": [r.to_dict() for r in self.results],
         }
 
 
@@ -222,6 +319,11 @@ def _build(job_graph: JobGraph, default_parallelism: int) -> ExecutionGraph:
             inputs=tuple(ConsumedInput(e, resolved[e.source][0], resolved[jv.id][0])
                          for e in jv.inputs))
         for jv in ordered)
+    consumed = {id(c.edge): c for v in vertices for c in v.inputs}
+    results = tuple(
+        IntermediateResult(ds, resolved[ds.producer][0],
+                           tuple(consumed[id(e)] for e in ds.consumers))
+        for ds in job_graph.datasets)
 
     # Pipelined regions over execution vertices.
     offset: dict[str, int] = {}
@@ -264,4 +366,5 @@ def _build(job_graph: JobGraph, default_parallelism: int) -> ExecutionGraph:
             members.setdefault(comp[region_index[uf.find(base + i)]], []).append((v.id, i))
     regions = tuple(tuple(m) for _, m in sorted(members.items(), key=lambda kv: kv[1][0][1]
                                                  + offset[kv[1][0][0]]))
-    return ExecutionGraph(job_graph=job_graph, vertices=vertices, regions=regions)
+    return ExecutionGraph(job_graph=job_graph, vertices=vertices, regions=regions,
+                          results=results)
