@@ -136,6 +136,26 @@ def py_union() -> StreamExecutionEnvironment:
     return env
 
 
+def py_window_join() -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    c = source(env, "clicks", CLICKS, 2)
+    i = source(env, "impressions", IMPRESSIONS, 1)
+    # null keys never join in SQL: both sides are filtered first (impressions is named first)
+    i = i.filter(lambda r: r[0] is not None and r[1] is not None)
+    c = c.filter(lambda r: r[0] is not None and r[1] is not None)
+    out = Schema(CLICKS.fields + Schema.of(
+        ("imp_user_id", STRING), ("imp_article_id", STRING), ("position", INT),
+        ("imp_ts", TIMESTAMP)).fields)
+    named = Schema(CLICKS.fields + Schema.of(
+        ("user_id0", STRING), ("article_id0", STRING), ("position", INT),
+        ("ts0", TIMESTAMP)).fields)
+    c.join(i).where(key("user_id", "article_id", pos=(0, 1))).equal_to(
+        key("user_id", "article_id", pos=(0, 1))).window(
+        TumblingEventTimeWindows.of(Duration.of_minutes(1))).apply(
+        lambda a, b: a + b, output_type=out).map(lambda r: r, output_type=named).print()
+    return env
+
+
 CASES = {
     "tumble_tvf": (
         "SELECT user_id, window_start, window_end, COUNT(*) AS clicks "
@@ -155,6 +175,14 @@ CASES = {
         "SELECT user_id, window_start, window_end, COUNT(*) AS clicks "
         "FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' "
         "SECOND)) WHERE action = 'appclick' GROUP BY user_id, window_start, window_end;",
+        "clicks | filter action = 'appclick' | key by user_id | window sliding 10s every 5s "
+        "| aggregate count(*) as clicks | print;",
+        lambda: py_window("hop")),
+    "hop_legacy": (
+        "SELECT user_id, HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS "
+        "window_start, HOP_END(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS window_end, "
+        "COUNT(*) AS clicks FROM clicks WHERE action = 'appclick' "
+        "GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND), user_id;",
         "clicks | filter action = 'appclick' | key by user_id | window sliding 10s every 5s "
         "| aggregate count(*) as clicks | print;",
         lambda: py_window("hop")),
@@ -222,7 +250,7 @@ def test_sql_window_join_matches_flow() -> None:
     a = compile_sql(SQL_TABLES + sql, "q.sql")
     b = compile_source(flow_script(flow), "q.flow")
     assert structure(a.env) == structure(b.env)
-    assert job_graph_dump(a.env) == job_graph_dump(b.env)
+    assert job_graph_dump(a.env) == job_graph_dump(b.env) == job_graph_dump(py_window_join())
     assert a.sinks[0].schema == b.sinks[0].schema
     assert a.sinks[0].schema.names == ("user_id", "article_id", "action", "ts", "user_id0",
                                        "article_id0", "position", "ts0")
