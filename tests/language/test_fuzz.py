@@ -1,4 +1,9 @@
-"""Random text and mutations of valid scripts: only FlowcError may come out, quickly."""
+"""Random text and mutations of valid scripts: only FlowcError may come out, quickly.
+
+Scripts that compile are planned through to the ExecutionGraph, as ``flowc check`` does, so
+the planner is fuzzed too. Inputs include non-ASCII text (wide characters, combining marks,
+emoji, invisible spaces, a byte order mark), which names, strings and carets must survive.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +16,20 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flowc.chaining import build_execution_graph
 from flowc.errors import FlowcError
 from flowc.parser import compile_source
+from flowc.parser.plan_help import plan_help
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 VALID = [p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.flow"))]
 TOKENS = ["|", ";", "(", ")", ",", "'", "--", "=", "-", "5s", "0", "x", "map", "filter",
           "key by", "window", "tumbling", "aggregate", "count(*)", "as", "print", "source",
           "let", "set", "with", "(parallelism = 0)", "null", "and", "not", "case", "end",
-          "join", "between", "union", "\n", " ", "[", "]", "9" * 30, "ts", "user_id", "\""]
+          "join", "between", "union", "\n", " ", "[", "]", "9" * 30, "ts", "user_id", "\"",
+          "'日本語'", "naïve", "ü", "\u00a0", "→", "'😀'", "\u200b", "e\u0301", "\ufeff",
+          "'it''s'", "1d", "1.5s", "<>", "=="]
+NON_ASCII = list("é日本語ß→😀") + ["\u00a0", "\u200b", "\u0301", "\ufeff", "\x00", "\x0c"]
 
 
 @contextmanager
@@ -38,7 +48,9 @@ def time_limit(seconds: int) -> Iterator[None]:
 def only_flowc_errors(text: str) -> None:
     with time_limit(5):
         try:
-            compile_source(text, "fuzz.flow")
+            script = compile_source(text, "fuzz.flow")
+            with plan_help(script.env):
+                build_execution_graph(script.env.get_job_graph())
         except FlowcError as e:
             assert e.format()  # the formatter works for every error
 
@@ -48,8 +60,8 @@ FUZZ = settings(max_examples=300, deadline=timedelta(seconds=3),
 
 
 @FUZZ
-@given(st.text(alphabet=st.sampled_from(list("abcxyz_019 \n\t'\";|(),.=<>-+*/%[]!@#")) ,
-               max_size=200))
+@given(st.text(alphabet=st.sampled_from(list("abcxyz_019 \n\t'\";|(),.=<>-+*/%[]!@#")
+                                         + NON_ASCII), max_size=200))
 def test_random_text(text: str) -> None:
     only_flowc_errors(text)
 
