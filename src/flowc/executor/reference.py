@@ -166,8 +166,10 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
         chained = {id(e) for e in v.chained_edges}
         out = sum(edge_out.get(id(e), 0) for nid in v.chain for e in sg.outputs(nid)
                   if id(e) not in chained)
+        sinks = [nid for nid in v.chain if sg.nodes[nid].kind is NodeKind.SINK]
+        written = sum(node_in.get(nid, 0) for nid in sinks) if sinks else None
         result.vertices.append(VertexMetrics(v.name, wiring.vertex(v.id)[0],
-                                             node_in.get(v.head, 0), out))
+                                             node_in.get(v.head, 0), out, written))
     result.wall_time = time.perf_counter() - start
     return result
 

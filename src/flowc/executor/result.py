@@ -12,6 +12,8 @@ class VertexMetrics:
     parallelism: int
     records_in: int = 0
     records_out: int = 0
+    # Records the vertex's sinks received (None: the chain has no sink).
+    records_written: int | None = None
 
 
 @dataclass
@@ -19,7 +21,9 @@ class JobResult:
     """Collected outputs per CollectSink name (subtask order, then arrival order), printed
     lines (print sinks, in sink-node then subtask order), per-vertex record counts (records
     in = records entering the chain head; records out = records written to non-chained
-    edges, once per edge), late records dropped, and wall time in seconds."""
+    edges, once per edge; records written = records the chain's sinks received), late
+    records dropped, the job's wall time in seconds and, separately, the seconds spent
+    starting Spark for it (0 when the session was already running)."""
 
     job_name: str
     collected: dict[str, list[Any]] = field(default_factory=dict)
@@ -27,15 +31,21 @@ class JobResult:
     vertices: list[VertexMetrics] = field(default_factory=list)
     late_records_dropped: int = 0
     wall_time: float = 0.0
+    startup_time: float = 0.0
 
     def __getitem__(self, sink_name: str) -> list[Any]:
         return self.collected[sink_name]
 
     def summary(self) -> str:
-        lines = [f"job '{self.job_name}' finished in {self.wall_time:.2f} s"]
+        head = f"job '{self.job_name}' finished in {self.wall_time:.2f} s"
+        if self.startup_time:
+            head += f" (Spark start-up {self.startup_time:.2f} s)"
+        lines = [head]
         for v in self.vertices:
-            lines.append(f"  {v.name} (p={v.parallelism}): in {v.records_in}, "
-                         f"out {v.records_out}")
+            text = f"  {v.name} (p={v.parallelism}): in {v.records_in}, out {v.records_out}"
+            if v.records_written is not None:
+                text += f", written {v.records_written}"
+            lines.append(text)
         if self.late_records_dropped:
             lines.append(f"  late records dropped: {self.late_records_dropped}")
         return "\n".join(lines)

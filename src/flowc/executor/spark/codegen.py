@@ -139,9 +139,8 @@ class _Gen:
         spec = node.operator
         if node.kind is NodeKind.SINK:
             slot = self.plan.sink_slots[nid]
-            if isinstance(spec, DiscardingSink):
-                self.emit(indent, "pass", nid)
-            else:
+            self.emit(indent, f"_fc[{slot.index}] += 1", nid)
+            if not isinstance(spec, DiscardingSink):
                 self.emit(indent, f"_fappend(({slot.index}, {v}))", nid)
             return
         if isinstance(spec, MapOp):
@@ -355,13 +354,15 @@ class _Gen:
                 self.emit(ind, "_fopened.pop()()", nid)
         self.emit(ind, "yield from _fbuf")
         self.emit(ind, "_fstats = [_fnin - _fnwm, sum(_fc[i] for i in _FEDGE_SLOTS), "
-                       "sum(o.late_records_dropped for o in _fops)]")
+                       "sum(o.late_records_dropped for o in _fops), "
+                       "sum(_fc[i] for i in _FSINK_SLOTS)]")
         self.emit(ind, "_fstats[0] += sum(o.extra_records for o in _fops)")
         self.emit(ind, "_fon_end(_fstats)")
         self.emit(1, "except Exception as _fe:")
         self.emit(2, "_fclose_all(_fopened)")
         self.emit(2, f"raise _ftask_error(_fe, _FFILE, _FLINES, {head}) from None")
         self.ns["_FEDGE_SLOTS"] = tuple(s.index for s in plan.slots if s.edge is not None)
+        self.ns["_FSINK_SLOTS"] = tuple(s.index for s in plan.slots if s.sink is not None)
         # The lifecycle block, inserted before the main loop once every inlined function is
         # known: bind the inlined functions, then open the chain's members tail -> head
         # (v.chain is Flink's operator order, head last), each registering its close.

@@ -27,7 +27,8 @@ from flowc.executor.sinks import Staged, check_sink, print_prefix, sink_path, st
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
 from flowc.executor.spark.combine import combinable
-from flowc.executor.spark.session import get_spark
+from flowc.executor.spark.progress import start_progress
+from flowc.executor.spark.session import get_spark, spark_running
 from flowc.executor.wiring import Wiring
 from flowc.operators import CollectSink, FileSink, FileSource, PrintSink
 from flowc.planner.stream_graph import NodeKind
@@ -45,19 +46,21 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
     name = job_name or sg.config.job_name
     wiring = Wiring(job_graph)  # validates and resolves parallelism, wires subtasks
     _check_operators(job_graph)
+    began = time.perf_counter()
+    started = spark_running()
     spark = get_spark(master, verbose)
+    startup = 0.0 if started else time.perf_counter() - began
+    start += startup  # the job's wall time excludes starting Spark (reported separately)
     job = _SparkJob(spark, job_graph, wiring, name)
+    display = start_progress(job.sc, sys.stderr, name) if progress else None
     try:
-        if progress and sys.stderr.isatty():
-            from rich.console import Console
-
-            with Console(stderr=True).status(f"running {name} on Spark"):
-                result = job.run()
-        else:
-            result = job.run()
+        result = job.run()
     finally:
+        if display is not None:
+            display.stop()  # erased before any output is printed
         job.cleanup()
     result.result.wall_time = time.perf_counter() - start
+    result.result.startup_time = startup
     for line in result.printed_out:
         print(line)
     for line in result.printed_err:
@@ -321,9 +324,10 @@ class _SparkJob:
     def _metrics(self, order: list[JobVertex], result: JobResult) -> None:
         stats = self.stats.value
         for v in order:
-            s = stats.get(v.id, [0, 0, 0])
+            s = stats.get(v.id, [0, 0, 0, 0])
+            has_sink = any(slot.sink is not None for slot in self.plans[v.id].slots)
             result.vertices.append(VertexMetrics(v.name, self.plans[v.id].parallelism,
-                                                 s[0], s[1]))
+                                                 s[0], s[1], s[3] if has_sink else None))
             result.late_records_dropped += s[2]
 
     def _translate(self, e: Exception) -> FlowcError:

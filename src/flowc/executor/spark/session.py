@@ -58,6 +58,11 @@ def find_java() -> str:
     return java
 
 
+def spark_running() -> bool:
+    """Whether this process's SparkSession has been started already."""
+    return _spark is not None
+
+
 def get_spark(master: str | None = None, verbose: bool = False) -> Any:
     global _spark, _master
     _ship_user_modules()

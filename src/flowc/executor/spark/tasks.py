@@ -66,7 +66,8 @@ def merged_input(it: Iterable[tuple[int, tuple[int, Any, Any]]], expected: Seque
 
 
 class DictSum:
-    """AccumulatorParam: {vertex: [records in, records out, late dropped]} summed."""
+    """AccumulatorParam: {vertex: [records in, records out, late dropped, records written]}
+    summed."""
 
     def zero(self, value: dict[str, list[int]]) -> dict[str, list[int]]:
         return {}
