@@ -219,3 +219,21 @@ def test_window_kind_label_wherever_a_window_goes(steps: str) -> None:
     assert err.message == ("a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or "
                            "'session gap GAP'")
     assert err.hint == "for example: window tumbling 5s"
+
+
+@pytest.mark.parametrize("code,message", [
+    ("import not_installed_dep_q\ndef f(x):\n    return 1.0\n",
+     "it imports 'not_installed_dep_q', which is not installed"),
+    ("def f(x)\n    return 1.0\n", "{m}.py:1 is not valid Python (expected ':')"),
+    ("X = 1\nY = X // 0\n",
+     "running it failed at {m}.py:2: integer division or modulo by zero (ZeroDivisionError)"),
+])
+def test_import_failures_in_plain_words(tmp_path: Path, code: str, message: str,
+                                        request: pytest.FixtureRequest) -> None:
+    # A module name of its own per case: Python caches modules that imported.
+    module = "udf_fail_" + str(abs(hash(request.node.name)))
+    (tmp_path / f"{module}.py").write_text(code, encoding="utf-8")
+    errors = errors_of(f"import udf {module}.f(string) -> double;\nclicks | print;",
+                       base_dir=str(tmp_path))
+    assert [e.message for e in errors] == [
+        f"cannot import module '{module}': " + message.format(m=module)]

@@ -42,6 +42,29 @@ _FILE_OPTIONS = {"csv": {"header": "bool", "delimiter": "char", "quote": "char",
                  "json": {}, "parquet": {}}
 
 
+def import_failure(module: str, e: Exception, directory: str) -> tuple[str, str | None]:
+    """Why importing a UDF module failed, in plain words (the exception class last), and a
+    hint."""
+    if isinstance(e, ModuleNotFoundError) and e.name is not None:
+        if module == e.name or module.startswith(e.name + "."):
+            return (f"no module named '{e.name}'",
+                    "modules are found next to the script and on Python's import path")
+        return (f"it imports '{e.name}', which is not installed",
+                "install the package that provides it into the Python that runs flowc")
+    if isinstance(e, SyntaxError):
+        where = f"{os.path.basename(e.filename or '')}:{e.lineno}" if e.lineno else "its file"
+        return f"{where} is not valid Python ({e.msg})", None
+    # The module's own code failed: name the line of the module where it did.
+    tb = e.__traceback__
+    where = ""
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(directory + os.sep):
+            where = f" at {os.path.relpath(filename, directory)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return f"running it failed{where}: {e} ({type(e).__name__})", None
+
+
 @dataclass
 class StreamInfo:
     """A named stream: its schema, its DataStream, a pending ``key by`` (if the pipeline
@@ -238,8 +261,9 @@ class Lowerer:
         try:
             module = importlib.import_module(stmt.module)
         except Exception as e:  # noqa: BLE001 - any failure of user code is a user error
-            raise FlowNameError(f"cannot import module '{stmt.module}': "
-                                f"{type(e).__name__}: {e}", stmt.path_span) from None
+            reason, hint = import_failure(stmt.module, e, directory)
+            raise FlowNameError(f"cannot import module '{stmt.module}': {reason}",
+                                stmt.path_span, hint=hint) from None
         finally:
             if added and directory in sys.path:
                 sys.path.remove(directory)
