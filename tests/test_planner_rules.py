@@ -15,6 +15,7 @@ from flowc.datastream import (
     StreamExecutionEnvironment,
 )
 from flowc.errors import ApiError, PlanError
+from flowc.planner.stream_graph import NodeKind
 from flowc.transformations import ChainingStrategy, PartitionerKind
 
 
@@ -193,6 +194,28 @@ def test_duplicate_vertex_id_fails_with_flinks_text() -> None:
     b.add_node(node)
     with pytest.raises(PlanError, match="^Duplicate vertexID 3$"):
         b.add_node(node)
+
+
+def test_file_sink_is_one_writer_node_a_documented_difference() -> None:
+    """Flink expands a FileSink (SupportsCommitter) into "<name>: Writer" and
+    "<name>: Committer"; flowc plans the writer only and commits in the executor.
+    docs/flink-differences.md says so; this pins both sides of that statement."""
+    from pathlib import Path
+
+    from flowc.datastream import FileSink
+
+    e = env()
+    src = e.from_sequence(0, 9).name("src")
+    src.sink_to(FileSink("out.csv", "csv")).name("files").uid("files")
+    sg = e.get_stream_graph()
+    assert sorted(n.name for n in sg.nodes.values()) == ["Source: src", "files: Writer"]
+    (writer,) = [n for n in sg.nodes.values() if n.kind is NodeKind.SINK]
+    assert writer.uid == "files" and not sg.outputs(writer.id)
+    doc = (Path(__file__).parent.parent / "docs" / "flink-differences.md").read_text()
+    row = next(line for line in doc.splitlines() if line.startswith("| file sinks"))
+    for fact in ("`<name>: Writer`", "`<name>: Committer`", "`Sink Committer: <uid>`",
+                 "POINTWISE BLOCKING", "SinkTransformationTranslator.java"):
+        assert fact in row, fact
 
 
 # ------------------------------------------------------------------ §3 hashes
