@@ -19,7 +19,15 @@ from typing import Any
 from flowc import user_modules
 from flowc.api.environment import StreamExecutionEnvironment
 from flowc.api.stream import DataStream, DataStreamSink
-from flowc.errors import ApiError, FlowcError, FlowNameError, FlowTypeError, Span, did_you_mean
+from flowc.errors import (
+    ApiError,
+    FlowcError,
+    FlowNameError,
+    FlowTypeError,
+    MultipleErrors,
+    Span,
+    did_you_mean,
+)
 from flowc.operators import CodeFn, DatagenSource, FileSource
 from flowc.parser import ast as A
 from flowc.parser.exprs import (
@@ -129,6 +137,9 @@ class Lowerer:
             with self.env.at(stmt.span):
                 self.statement(stmt)
         except BrokenName:
+            self._break(stmt)
+        except MultipleErrors as e:
+            self.errors.extend(e.errors)  # several independent errors in one statement
             self._break(stmt)
         except FlowcError as e:
             if e.span is None:

@@ -12,7 +12,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from flowc.api.stream import DataStream
-from flowc.errors import ApiError, FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
+from flowc.errors import (
+    ApiError,
+    FlowcError,
+    FlowNameError,
+    FlowSyntaxError,
+    FlowTypeError,
+    MultipleErrors,
+    Span,
+    did_you_mean,
+)
 from flowc.operators import CodeFn, FileSink
 from flowc.parser import ast as A
 from flowc.parser.aggregates import (
@@ -187,6 +196,8 @@ class PipelineBuilder:
         c = self.compiler(flow, "in 'map'")
         codes: list[str] = []
         out: list[tuple[str, Type, Span]] = []
+        # The columns are independent: each bad one is reported, not just the first.
+        errors: list[FlowcError] = []
         for item in step.items:
             if item.star:
                 for i, f in enumerate(flow.schema.fields):
@@ -194,15 +205,22 @@ class PipelineBuilder:
                     out.append((f.name, f.type, item.span))
                 continue
             assert item.expr is not None
-            typed = c.compile(item.expr)
+            try:
+                typed = c.compile(item.expr)
+            except FlowcError as e:
+                errors.append(e)
+                continue
             name = item.alias
             if name is None:
                 if not isinstance(item.expr, A.FieldRef):
-                    raise FlowSyntaxError("give this computed column a name: add 'as <name>'",
-                                          item.span)
+                    errors.append(FlowSyntaxError("give this computed column a name: add "
+                                                  "'as <name>'", item.span))
+                    continue
                 name = item.expr.name
             codes.append(typed.code)
             out.append((name, typed.type, item.span))
+        if errors:
+            raise errors[0] if len(errors) == 1 else MultipleErrors(errors)
         seen: dict[str, Span] = {}
         for name, _t, span in out:
             if name in seen:
