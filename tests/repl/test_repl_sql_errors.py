@@ -7,6 +7,7 @@ import io
 import re
 
 import pytest
+from test_repl_session import spark  # noqa: F401 - the shared Spark session fixture
 
 from flowc.errors import FlowcError
 from flowc.repl import Session
@@ -137,3 +138,24 @@ def test_prompt_toolkit_completer() -> None:
     assert complete("SELECT ") == [] and complete("SELECT (") == []
     first = next(iter(c.get_completions(Document("FROM cli"), CompleteEvent())))
     assert first.start_position == -3  # replaces the word typed so far
+
+
+NUMS = ("source nums (n int, k string, ts timestamp)\n"
+        "  values (7, 'a', timestamp '2024-01-01'), (-7, 'b', timestamp '2024-01-01 00:00:01'),"
+        " (0, 'a', timestamp '2024-01-01 00:00:07')\n  watermark ts;")
+
+
+@pytest.mark.spark
+def test_integer_division_on_spark(spark: object) -> None:  # noqa: F811 - the fixture
+    out = io.StringIO()
+    s = Session(out=out, width=160)
+    s.execute(NUMS)
+    s.execute("SELECT n / 2 AS q, n % 2 AS r, n / 2.0 AS d FROM nums WHERE n <> 0;")
+    text = out.getvalue()
+    assert "│ 3  │ 1  │ 3.5  │" in text and "│ -3 │ -1 │ -3.5 │" in text, text
+    s.execute("SELECT k, 10 / n AS q FROM nums;")  # n = 0 in the last row: the job fails
+    text = out.getvalue()
+    assert "failed: ArithmeticException: / by zero" in text and "<repl:3>:1" in text, text
+    assert "Traceback" not in text
+    s.execute("nums | map n / 2 as half;")  # .flow's '/' stays double
+    assert "3.5" in out.getvalue()
