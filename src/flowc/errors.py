@@ -185,10 +185,39 @@ def _excerpt(span: Span) -> list[str]:
     if span.end_line == span.line and span.end_column > span.column:
         end = span.end_column - 1
     end = max(start + 1, min(end, len(shown)))
+    if display_width(shown) > _LONG_LINE:
+        shown, start, end = _window(shown, start, end)
     gutter = f"{span.line:>4} | "
     pad = " " * display_width(shown[:start])
     carets = "^" * max(1, display_width(shown[start:end]))
     return [gutter + shown, " " * (len(gutter) - 2) + "| " + pad + carets]
+
+
+# Lines wider than this (a generated script, a 1000-term expression) are shown as a window
+# around the span, so that the excerpt stays readable in a terminal.
+_LONG_LINE = 200
+_BEFORE, _AFTER, _SPAN = 60, 40, 80
+
+
+def _window(shown: str, start: int, end: int) -> tuple[str, int, int]:
+    """A part of ``shown`` around ``[start, end)``, cut ends marked with '...'."""
+    end = min(end, _cells_forward(shown, start, _SPAN))
+    lo = start
+    while lo > 0 and display_width(shown[lo - 1:start]) <= _BEFORE:
+        lo -= 1
+    hi = _cells_forward(shown, end, _AFTER)
+    head = "..." if lo > 0 else ""
+    tail = "..." if hi < len(shown) else ""
+    return head + shown[lo:hi] + tail, start - lo + len(head), end - lo + len(head)
+
+
+def _cells_forward(text: str, i: int, cells: int) -> int:
+    """The index just past ``cells`` display cells of ``text`` from ``i``."""
+    width = 0
+    while i < len(text) and width + display_width(text[i]) <= cells:
+        width += display_width(text[i])
+        i += 1
+    return i
 
 
 def _is_control(c: str) -> bool:

@@ -237,3 +237,14 @@ def test_import_failures_in_plain_words(tmp_path: Path, code: str, message: str,
                        base_dir=str(tmp_path))
     assert [e.message for e in errors] == [
         f"cannot import module '{module}': " + message.format(m=module)]
+
+
+def test_long_lines_are_shown_around_the_span() -> None:
+    # A 1000-term line is shown as a window around the mistake, the caret still under it.
+    err = errors_of("clicks | map " + "user_id || " * 500 + "bad" + " || user_id" * 500
+                    + " as x | print;")[0]
+    assert err.message == "unknown field 'bad' in 'map'"
+    shown, carets = _caret_cells(err.format())
+    assert shown.startswith("...") and shown.endswith("...") and " || bad || " in shown
+    assert len(shown) < 120
+    assert shown[len(carets) - 3:len(carets)] == "bad" and carets.endswith(" ^^^")
