@@ -370,7 +370,9 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) 
         elif fmt in ("json", "jsonl", "json-lines"):
             with open(os.path.join(tmp, "part-00000.json"), "w", encoding="utf-8") as fh:
                 for r in rows:
-                    fh.write(json.dumps(dict(zip(cols, r))) + "\n")
+                    # Spark's json writer: compact, UTF-8 text unescaped.
+                    fh.write(json.dumps(dict(zip(cols, r)), separators=(",", ":"),
+                                        ensure_ascii=False) + "\n")
         elif fmt == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
