@@ -101,18 +101,33 @@ class ValueState(_State):
             self._table[self._backend.current_key] = value
 
 
+def _no_nulls(values: Iterable[Any] | None) -> list[Any]:
+    """Flink's heap ListState rejects a null list and null elements (before changing
+    anything)."""
+    if values is None:
+        raise ExecutionError("List of values to add cannot be null.")
+    vs = list(values)
+    if any(v is None for v in vs):
+        raise ExecutionError("You cannot add null to a ListState.")
+    return vs
+
+
 class ListState(_State):
     def get(self) -> list[Any]:
         return list(self._table.get(self._backend.current_key, ()))
 
     def add(self, value: Any) -> None:
+        if value is None:
+            raise ExecutionError("You cannot add null to a ListState.")
         self._table.setdefault(self._backend.current_key, []).append(value)
 
     def add_all(self, values: Iterable[Any]) -> None:
-        self._table.setdefault(self._backend.current_key, []).extend(values)
+        vs = _no_nulls(values)
+        if vs:
+            self._table.setdefault(self._backend.current_key, []).extend(vs)
 
     def update(self, values: Iterable[Any]) -> None:
-        vs = list(values)
+        vs = _no_nulls(values)
         if vs:
             self._table[self._backend.current_key] = vs
         else:
@@ -171,6 +186,9 @@ class ReducingState(_State):
         return self._table.get(self._backend.current_key)
 
     def add(self, value: Any) -> None:
+        if value is None:  # Flink's heap ReducingState: adding null clears the state
+            self.clear()
+            return
         k = self._backend.current_key
         cur = self._table.get(k, _MISSING)
         self._table[k] = value if cur is _MISSING else self._fn(cur, value)
