@@ -19,10 +19,10 @@ from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, di
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
 from flowc.parser.functions import AGGREGATES, FUNCTIONS
+from flowc.parser.optypes import CASTS, arith_type, conversion_hint
 from flowc.parser.runtime import HELPERS
 from flowc.types import (
     BOOL,
-    DOUBLE,
     DURATION,
     INT,
     NULL,
@@ -329,7 +329,7 @@ class ExprCompiler:
         c = common_type(left.type, right.type)
         if c is None:
             raise FlowTypeError(f"cannot compare {left.type} with {right.type} using '{e.op}'",
-                                e.span, hint=_conversion_hint(left.type, right.type))
+                                e.span, hint=conversion_hint(left.type, right.type))
         if c.is_array and e.op not in ("=", "!="):
             raise FlowTypeError(f"arrays can only be compared with '=' or '!=', not '{e.op}'",
                                 e.span)
@@ -340,7 +340,7 @@ class ExprCompiler:
         return Typed(BOOL, self.null_safe([left, right], lambda a: f"{a[0]} {op} {a[1]}"))
 
     def _arith(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
-        result = _arith_type(e.op, left.type, right.type)
+        result = arith_type(e.op, left.type, right.type)
         if result is None:
             hint = "use '||' or concat() to join strings" if STRING in (left.type, right.type) \
                 and e.op == "+" else None
@@ -440,7 +440,7 @@ class ExprCompiler:
         src, dst = x.type, e.target
         if src == dst or src.is_null:
             return Typed(dst, x.code, x.nonnull)
-        helper = _CASTS.get((src.kind, dst.kind))
+        helper = CASTS.get((src.kind, dst.kind))
         if helper is None:
             raise FlowTypeError(f"cannot cast {src} to {dst}", e.span)
         if helper == "":
@@ -544,47 +544,6 @@ def _arity(lo: int, hi: int | None) -> str:
     if hi is None:
         return f"at least {lo} argument{'s' if lo != 1 else ''}"
     return f"{lo} to {hi} arguments"
-
-
-def _conversion_hint(a: Type, b: Type) -> str | None:
-    if STRING in (a, b) and (a.is_numeric or b.is_numeric or TIMESTAMP in (a, b)):
-        return "convert one side with cast(... as ...)"
-    if TIMESTAMP in (a, b) and (a == INT or b == INT):
-        return "use to_timestamp(millis) or epoch_millis(ts)"
-    return None
-
-
-def _arith_type(op: str, a: Type, b: Type) -> Type | None:
-    if a.is_null or b.is_null:
-        other = b if a.is_null else a
-        return other if other.is_numeric or other in (DURATION, TIMESTAMP, NULL) else None
-    if a.is_numeric and b.is_numeric:
-        if op == "/":
-            return DOUBLE
-        return DOUBLE if DOUBLE in (a, b) else INT
-    if op in ("+", "-") and a == TIMESTAMP and b == DURATION:
-        return TIMESTAMP
-    if op == "+" and a == DURATION and b == TIMESTAMP:
-        return TIMESTAMP
-    if op == "-" and a == TIMESTAMP and b == TIMESTAMP:
-        return INT
-    if op in ("+", "-") and a == DURATION and b == DURATION:
-        return DURATION
-    if op == "*" and {a, b} == {DURATION, INT}:
-        return DURATION
-    return None
-
-
-# (from, to) -> runtime helper; "" means the value is already right.
-_CASTS = {
-    ("int", "string"): "cast_string", ("double", "string"): "cast_string",
-    ("bool", "string"): "cast_string", ("timestamp", "string"): "cast_ts_string",
-    ("string", "int"): "cast_int", ("double", "int"): "cast_int", ("bool", "int"): "cast_int",
-    ("timestamp", "int"): "", ("duration", "int"): "",
-    ("string", "double"): "cast_double", ("int", "double"): "cast_double",
-    ("string", "bool"): "cast_bool", ("int", "bool"): "cast_bool",
-    ("string", "timestamp"): "cast_timestamp", ("int", "timestamp"): "",
-}
 
 
 def make_code_fn(source: str, params: tuple[str, ...], env: dict[str, Any], span: Span) -> CodeFn:
