@@ -1,7 +1,7 @@
 """Builds a program from a Flink-oracle pipeline spec (shared/testdata/flink-2.3/README.md)
 through ``flowc.datastream``, exactly as FlinkOracle.java builds it with Flink's Java API
-(and tests/golden/flink/ExtOracle.java for ``co_map``, ``keyed_co_process``, ``side`` and
-``custom`` partitioning; see tests/golden/flink/README.md)."""
+(and tests/golden/flink/ExtOracle.java for ``co_map``, ``keyed_co_process``, ``side``,
+``file_sink`` and ``custom`` partitioning; see tests/golden/flink/README.md)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from flowc.datastream import (
     CoMapFunction,
     DataStream,
     Duration,
+    FileSink,
     KeyedCoProcessFunction,
     KeyedProcessFunction,
     KeySelector,
@@ -108,8 +109,10 @@ def build(spec: dict[str, Any]) -> StreamExecutionEnvironment:
             # ExtOracle: getSideOutput(new OutputTag<Long>(tag)) of an operator (virtual).
             streams[nid] = ins[0].get_side_output(OutputTag(n.get("tag", "side"), int))
             continue
-        elif op == "sink":
-            s = inp.add_discarding_sink().name(nid)
+        elif op in ("sink", "file_sink"):
+            # ExtOracle's "file_sink" is Flink's FileSink (a sink with a committer).
+            s = (inp.add_discarding_sink() if op == "sink"
+                 else inp.sink_to(FileSink(f"{nid}.csv", "csv"))).name(nid)
             if n.get("uid"):
                 s.uid(nid)
             if "parallelism" in n:

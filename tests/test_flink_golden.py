@@ -5,6 +5,7 @@ tests/golden/flink/specs, its BATCH runs and the extended corpus in tests/golden
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,97 @@ def test_key_groups_match_flink(entry: dict) -> None:
 def test_default_max_parallelism_matches_flink(p: int, expected: int) -> None:
     # Values printed by the oracle's KeyGroupVectors (stderr lines).
     assert default_max_parallelism(p) == expected
+
+
+# tests/golden/flink/filesink (ExtOracle's "file_sink": Flink's FileSink, which has a
+# committer): Flink plans "<name>: Writer" and "<name>: Committer" (chained in STREAMING, a
+# POINTWISE BLOCKING edge to a vertex of its own in BATCH); flowc plans the writer only, a
+# documented difference (docs/flink-differences.md, "file sinks"). Everything else is Flink's.
+FILE_SINKS = sorted((GOLDEN / "flink" / "filesink").glob("*.json"))
+_HEX = re.compile(r"\b[0-9a-f]{32}\b")
+_CHAINED_COMMITTER = re.compile(r" -> [^ ,()]+: Committer")
+
+
+def _renumber(values: list[str]) -> str:
+    first: dict[str, int] = {}
+    return " ".join(str(first.setdefault(v, len(first))) for v in values)
+
+
+def _committer_vertex(name: str) -> bool:
+    return name.endswith(": Committer") and " -> " not in name
+
+
+def without_committers(text: str) -> list[str]:
+    """ExtOracle output with every Committer operator, Committer vertex and edge into one
+    taken out, operator ids replaced by their number (a writer's id depends on its chained
+    committer) and group / region / dataset numbers renumbered."""
+    out: list[str] = []
+    dropped_vertices: list[int] = []
+    dropped_edges: list[int] = []
+    vertex = edge = -1
+    for line in _normalise(text):
+        kind, _, rest = line.partition(" ")
+        fields = rest.split(" | ")
+        if kind == "vertex":
+            vertex += 1
+            if _committer_vertex(fields[0]):
+                dropped_vertices.append(vertex)
+                continue
+            out.append(_HEX.sub("<id>", _CHAINED_COMMITTER.sub("", line)))
+        elif kind == "operators":
+            if _committer_vertex(fields[0]):
+                continue
+            n = len(fields[1].split()) - len(_CHAINED_COMMITTER.findall(fields[0]))
+            out.append(f"operators {_CHAINED_COMMITTER.sub('', fields[0])} | {n}")
+        elif kind == "edge":
+            edge += 1
+            if _committer_vertex(fields[0].split(" => ")[1]):
+                dropped_edges.append(edge)
+                continue
+            out.append(_CHAINED_COMMITTER.sub("", line))
+        else:
+            drop = dropped_edges if kind == "datasets" else dropped_vertices
+            values = [v for i, v in enumerate(rest.split()) if i not in drop]
+            out.append(f"{kind} {_renumber(values)}".rstrip())
+    return out
+
+
+def _ids_as_counts(text: str) -> list[str]:
+    return [f"operators {line.split(' | ')[0][10:]} | {len(line.split(' | ')[1].split())}"
+            if line.startswith("operators ") else _HEX.sub("<id>", line)
+            for line in _normalise(text)]
+
+
+@pytest.mark.parametrize("spec", FILE_SINKS, ids=lambda p: p.stem)
+def test_file_sinks_match_flink_but_for_the_documented_committer(spec: Path) -> None:
+    flink = spec.with_suffix(".expected").read_text()
+    ours = describe_ext(flink_spec.load(spec))
+    assert ": Committer" in flink and ": Committer" not in ours
+    assert _ids_as_counts(ours) == without_committers(flink)
+
+
+def test_flinks_file_sink_committer_is_as_documented() -> None:
+    """The facts docs/flink-differences.md states, read off real Flink 2.3's JobGraphs."""
+    def lines(name: str) -> list[str]:
+        return _normalise((GOLDEN / "flink" / "filesink" / f"{name}.expected").read_text())
+
+    assert len(FILE_SINKS) >= 6
+    # STREAMING: the committer chains to its writer.
+    assert lines("fs_streaming")[0].startswith(
+        "vertex Source: src -> m -> files: Writer -> files: Committer | p=2 |")
+    assert "vertex files: Writer -> files: Committer | p=3 |" in lines(
+        "fs_uid_parallelism")[2]
+    # BATCH: a vertex of its own behind a POINTWISE BLOCKING FORWARD edge, another region.
+    batch = lines("fs_batch")
+    assert "edge Source: src -> m -> files: Writer => files: Committer | POINTWISE | BLOCKING "\
+        "| FORWARD" in batch
+    assert "regions 0 1" in batch
+    # The sink's slot sharing group and disable_chaining() reach both operators.
+    assert [x.split(" | ")[3] for x in lines("fs_slot_group_batch")
+            if x.startswith("vertex files")] == ["ssg=a", "ssg=a"]
+    assert "edge files: Writer => files: Committer | POINTWISE | PIPELINED_BOUNDED | FORWARD" \
+        in lines("fs_disable_chaining")
+    # The row in docs/flink-differences.md says the same.
+    doc = (GOLDEN.parent.parent / "docs" / "flink-differences.md").read_text()
+    row = next(x for x in doc.splitlines() if x.startswith("| file sinks"))
+    assert "tests/golden/flink/filesink" in row

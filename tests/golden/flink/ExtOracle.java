@@ -8,6 +8,8 @@
 //    vertices' SlotSharingGroup objects and "regions" their logical pipelined regions; per
 //    edge line (same order), "datasets" numbers the IntermediateDataSets the edges read; all
 //    numbered by first appearance;
+//  - op "file_sink": like "sink", but sinkTo(FileSink.forRowFormat(...).build()), a sink with a
+//    committer (SupportsCommitter), which Flink expands into "<id>: Writer" and "<id>: Committer";
 //  - with --plan first, env.getExecutionPlan() instead of the JobGraph.
 // Builds a DataStream program from a JSON pipeline spec with real Apache Flink and prints
 // the JobGraph that Flink's own generator makes of it. Reads spec files named on the command
@@ -26,8 +28,11 @@ import java.util.*;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.*;
+import org.apache.flink.api.common.serialization.SimpleStringEncoder;
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.connector.file.sink.FileSink;
+import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.jobgraph.*;
 import org.apache.flink.runtime.OperatorIDPair;
 import org.apache.flink.streaming.api.datastream.*;
@@ -130,8 +135,11 @@ public class ExtOracle {
                     streams.put(id, u);  // union is virtual: no operator, no settings
                     continue;
                 }
-                case "sink": {
-                    DataStreamSink<Long> s = in.sinkTo(new DiscardingSink<>()).name(id);
+                case "sink":
+                case "file_sink": {
+                    DataStreamSink<Long> s = op.equals("sink") ? in.sinkTo(new DiscardingSink<>()).name(id)
+                        : in.sinkTo(FileSink.forRowFormat(new Path(System.getProperty("java.io.tmpdir"), id),
+                                                          new SimpleStringEncoder<Long>()).build()).name(id);
                     if (n.path("uid").asBoolean(false)) s.uid(id);
                     if (n.has("parallelism")) s.setParallelism(n.get("parallelism").asInt());
                     if (n.has("slot_group")) s.slotSharingGroup(n.get("slot_group").asText());

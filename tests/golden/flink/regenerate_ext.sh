@@ -6,6 +6,7 @@
 #                                 outputs, custom partitioning, STREAMING and BATCH
 #   ext/x_NNNN.plan.json          Flink's env.getExecutionPlan() for each of them
 #   specs/NAME.batch.expected     every specs/NAME.json run in BATCH mode
+#   filesink/fs_*.expected        the hand-written file-sink programs (Writer + Committer)
 #
 # Both formats are the JobGraph dump of shared/testdata/flink-2.3/README.md plus three lines:
 # "groups ..." (slot sharing groups) and "regions ..." (logical pipelined regions), one number
@@ -79,4 +80,5 @@ for p in $(find specs -maxdepth 1 -name '*.json' ! -name '*.*.json' | sort); do
 done
 oracle "$tmp"/batch/*.json | split specs .batch.expected > "$tmp/rejected"
 while read -r p; do oracle "$p" | split specs .batch.expected > /dev/null; done < "$tmp/rejected"
+oracle filesink/fs_*.json | split filesink .expected > /dev/null
 echo "wrote $(ls ext/*.expected | wc -l) ext goldens, $(ls ext/*.plan.json | wc -l) plans and $(ls specs/*.batch.expected | wc -l) BATCH goldens"
