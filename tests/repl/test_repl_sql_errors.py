@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 from test_repl_session import spark  # noqa: F401 - the shared Spark session fixture
@@ -159,3 +160,22 @@ def test_integer_division_on_spark(spark: object) -> None:  # noqa: F811 - the f
     assert "Traceback" not in text
     s.execute("nums | map n / 2 as half;")  # .flow's '/' stays double
     assert "3.5" in out.getvalue()
+
+
+def test_udfs_and_special_functions_are_not_unknown(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "my_udfs.py").write_text("def shout(s):\n    return s.upper() + '!'\n",
+                                         encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    s = Session(out=out, width=200)
+    s.execute(TABLE)
+    s.execute("import udf my_udfs.shout(string) -> string;")
+    s.execute("explain SELECT shout(action) AS a FROM clicks;")
+    s.execute("explain SELECT user_id, shout(LAST_VALUE(action)) AS a, "
+              "TIMESTAMPDIFF(SECOND, MIN(ts), MAX(ts)) AS d FROM clicks GROUP BY user_id;")
+    text = out.getvalue()
+    assert "error:" not in text and "Keyed Reduce" in text, text
+    s.execute("SELECT user_id, shoot(action) AS a FROM clicks;")
+    assert "unknown function 'shoot'" in out.getvalue()
+    assert "did you mean 'shout'?" in out.getvalue()

@@ -187,6 +187,12 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                                             "window's event time")
             if isinstance(sub, exp.Anonymous):
                 ex.check_function(sub)  # a misspelt aggregate is not a column error
+                fn = str(sub.this).lower()
+                if fn in _LEGACY or fn == "cumulate":
+                    ex(sub)  # raises: a group window call belongs in GROUP BY
+                if fn in ("timestampdiff", "timestampadd"):
+                    stack.extend(sub.expressions[1:])  # the first argument is a unit
+                    continue
             if isinstance(sub, exp.Column) and not isinstance(sub.this, exp.Star):
                 if sub.name == "window_time" and windowed:
                     span = spans(sub)

@@ -47,6 +47,15 @@ UNSUPPORTED_FUNCTIONS = {
     "proctime": "PROCTIME() (processing time) is not supported: windows use event time",
     "localtimestamp": "LOCALTIMESTAMP is not supported: flowc results depend only on the data",
 }
+# SQL names of library functions, offered by did-you-mean (FUNCTION_NAMES also holds
+# sqlglot's internal names, which users never write)
+SQL_SPELLINGS = ("char_length", "character_length", "substring", "pow", "ceiling", "ifnull",
+                 "nvl", "cardinality", "first_value", "last_value", "dayofmonth", "locate",
+                 "position", "mod")
+# handled by the translator before the library is consulted
+SPECIAL_FUNCTIONS = frozenset({"timestampdiff", "timestampadd", "descriptor"} | {
+    f"{w}{p}" for w in ("tumble", "hop", "session", "cumulate")
+    for p in ("", "_start", "_end", "_rowtime", "_proctime")})
 SQL_AGGREGATES = ("count", "sum", "avg", "min", "max", "first_value", "last_value")
 INTERVAL_UNITS = {"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000,
                   "day": 86_400_000}
@@ -527,15 +536,15 @@ class ExprTranslator:
                 node.key.lower()
             name = FUNCTION_NAMES.get(raw, raw) or raw
         if name in FUNCTIONS and not FUNCTIONS[name].datagen_only or name in AGGREGATES or \
-                name in self.udfs:
+                name in self.udfs or name in SPECIAL_FUNCTIONS or name in UNSUPPORTED_FUNCTIONS:
             return
         if written is None:
             written = self.spans.call_name(node)
         spelt, at = written if written is not None else (name, self.spans(node))
         pool = sorted({n for n, f in FUNCTIONS.items()
                        if not f.datagen_only and not n.startswith("_")} |
-                      set(SQL_AGGREGATES) | {k for k, v in FUNCTION_NAMES.items() if v} |
-                      {"position", "locate"})
+                      set(SQL_AGGREGATES) | set(SQL_SPELLINGS) | {"timestampdiff",
+                                                                  "timestampadd"})
         hint = did_you_mean(spelt.lower(), pool)
         if hint is not None and spelt.isupper():
             hint = hint.upper().replace("DID YOU MEAN", "did you mean")
