@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowc.api.functions import AggregateFunction, ProcessJoinFunction, ProcessWindowFunction
-from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, did_you_mean
+from flowc.errors import (
+    FlowcError,
+    FlowNameError,
+    FlowSyntaxError,
+    FlowTypeError,
+    MultipleErrors,
+    did_you_mean,
+)
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
 from flowc.parser.exprs import ExprCompiler
@@ -44,26 +51,37 @@ def _default_name(call: A.Call) -> str | None:
 def compile_aggregates(items: tuple[A.SelectItem, ...], compiler: ExprCompiler,
                        key_names: tuple[str, ...]) -> list[AggSpec]:
     specs: list[AggSpec] = []
+    # The items are independent: each bad one is reported, not just the first.
+    errors: list[FlowcError] = []
     for item in items:
-        e = item.expr
-        if isinstance(e, A.Call) and e.name not in AGGREGATES and e.name not in FUNCTIONS \
-                and e.name not in compiler.scope.udfs \
-                and e.name not in compiler.scope.broken_functions:
-            raise FlowNameError(f"unknown aggregate function '{e.name}'", e.name_span,
-                                hint=did_you_mean(e.name, AGGREGATES) or "aggregates are "
-                                + ", ".join(f"{a}(...)" for a in AGGREGATES))
-        if item.star or not isinstance(e, A.Call) or e.name not in AGGREGATES:
-            hint = None
-            if isinstance(e, A.FieldRef) and e.name in key_names:
-                hint = f"'{e.name}' is a key field: it is in the output already"
-            raise FlowSyntaxError("each 'aggregate' item must be an aggregate function: "
-                                  + ", ".join(f"{a}(...)" for a in AGGREGATES), item.span,
-                                  hint=hint)
-        name = item.alias or _default_name(e)
-        if name is None:
-            raise FlowSyntaxError("give this aggregate a name: add 'as <name>'", item.span)
-        specs.append(_one(e, name, compiler))
+        try:
+            specs.append(_item(item, compiler, key_names))
+        except FlowcError as err:
+            errors.append(err)
+    if errors:
+        raise errors[0] if len(errors) == 1 else MultipleErrors(errors)
     return specs
+
+
+def _item(item: A.SelectItem, compiler: ExprCompiler, key_names: tuple[str, ...]) -> AggSpec:
+    e = item.expr
+    if isinstance(e, A.Call) and e.name not in AGGREGATES and e.name not in FUNCTIONS \
+            and e.name not in compiler.scope.udfs \
+            and e.name not in compiler.scope.broken_functions:
+        raise FlowNameError(f"unknown aggregate function '{e.name}'", e.name_span,
+                            hint=did_you_mean(e.name, AGGREGATES) or "aggregates are "
+                            + ", ".join(f"{a}(...)" for a in AGGREGATES))
+    if item.star or not isinstance(e, A.Call) or e.name not in AGGREGATES:
+        hint = None
+        if isinstance(e, A.FieldRef) and e.name in key_names:
+            hint = f"'{e.name}' is a key field: it is in the output already"
+        raise FlowSyntaxError("each 'aggregate' item must be an aggregate function: "
+                              + ", ".join(f"{a}(...)" for a in AGGREGATES), item.span,
+                              hint=hint)
+    name = item.alias or _default_name(e)
+    if name is None:
+        raise FlowSyntaxError("give this aggregate a name: add 'as <name>'", item.span)
+    return _one(e, name, compiler)
 
 
 def _one(e: A.Call, name: str, compiler: ExprCompiler) -> AggSpec:
