@@ -456,4 +456,39 @@ def syntax_error(e: ParseError, chunk: SqlChunk) -> FlowSyntaxError:
     hint = None
     if highlight.upper() in MAIN_STATEMENTS and start > 0:
         hint = "a statement ends with ';' (is one missing before this?)"
+    elif message.startswith("unexpected"):
+        hint = _misspelt_keyword(chunk, start)
     return FlowSyntaxError(f"syntax error: {message}", chunk.span(start, end), hint=hint)
+
+
+_CLAUSE_WORDS = ("FROM", "WHERE", "GROUP", "BY", "HAVING", "AND", "OR", "NOT", "JOIN", "ON",
+                 "UNION", "ALL", "AS", "BETWEEN", "LIKE", "IS", "NULL", "CASE", "WHEN", "THEN",
+                 "ELSE", "END", "INTERVAL", "TABLE", "SELECT", "INSERT", "INTO", "DISTINCT",
+                 "ORDER", "LIMIT", "WITH", "VALUES", "CAST", "IN", "INNER", "SECOND", "MINUTE",
+                 "HOUR", "DESCRIPTOR")
+
+
+def _misspelt_keyword(chunk: SqlChunk, offset: int) -> str | None:
+    """For ``unexpected X``: a did-you-mean when X, or the word before it, is a misspelt
+    keyword (``FORM clicks``, ``WHER a = 1``, ``a = 1 ADN b = 2``); sqlglot takes such a word
+    for a name, so the error shows up one token later."""
+    import difflib
+
+    try:
+        tokens = FlowcSQL().tokenize(chunk.text)
+    except TokenError:
+        return None
+    at = next((i for i, t in enumerate(tokens) if t.start >= offset), None)
+    if at is None:
+        return None
+    for i in (at - 1, at):
+        tok = tokens[i] if i >= 0 else None
+        if tok is None or tok.token_type != TokenType.VAR or len(tok.text) < 2:
+            continue
+        word = tok.text.upper()
+        # a typo keeps its first letter (FORM, WHER, ADN); 'clicks' is not LIKE
+        pool = [w for w in _CLAUSE_WORDS if w[0] == word[0]]
+        close = difflib.get_close_matches(word, pool, n=1, cutoff=0.6)
+        if close and word not in _CLAUSE_WORDS:
+            return f"'{tok.text}' is not a keyword: did you mean {close[0]}?"
+    return None
