@@ -135,7 +135,8 @@ def test_default_max_parallelism_matches_flink(p: int, expected: int) -> None:
 # committer): Flink plans "<name>: Writer" and "<name>: Committer" (chained in STREAMING, a
 # POINTWISE BLOCKING edge to a vertex of its own in BATCH); flowc plans the writer only, a
 # documented difference (docs/flink-differences.md, "file sinks"). Everything else is Flink's.
-FILE_SINKS = sorted((GOLDEN / "flink" / "filesink").glob("*.json"))
+FILE_SINKS = sorted(p for p in (GOLDEN / "flink" / "filesink").glob("*.json")
+                    if not p.name.endswith(".plan.json"))
 _HEX = re.compile(r"\b[0-9a-f]{32}\b")
 _CHAINED_COMMITTER = re.compile(r" -> [^ ,()]+: Committer")
 
@@ -198,6 +199,17 @@ def test_file_sinks_match_flink_but_for_the_documented_committer(spec: Path) -> 
     assert _ids_as_counts(ours) == without_committers(flink)
 
 
+@pytest.mark.parametrize("spec", FILE_SINKS, ids=lambda p: p.stem)
+def test_file_sinks_with_committers_match_flink_exactly(spec: Path) -> None:
+    """With ``flowc.sink_committers = true`` the plan is Flink's, ids and plan JSON included."""
+    env = flink_spec.load(spec)
+    env.set_option("flowc.sink_committers", "true")
+    expected = spec.with_suffix(".expected").read_text()
+    assert _normalise(describe_ext(env)) == _normalise(expected)
+    plan = spec.with_suffix(".plan.json").read_text().rstrip("\n")
+    assert env.get_execution_plan() == plan
+
+
 def test_flinks_file_sink_committer_is_as_documented() -> None:
     """The facts docs/flink-differences.md states, read off real Flink 2.3's JobGraphs."""
     def lines(name: str) -> list[str]:
@@ -222,4 +234,6 @@ def test_flinks_file_sink_committer_is_as_documented() -> None:
     # The row in docs/flink-differences.md says the same.
     doc = (GOLDEN.parent.parent / "docs" / "flink-differences.md").read_text()
     row = next(x for x in doc.splitlines() if x.startswith("| file sinks"))
-    assert "tests/golden/flink/filesink" in row
+    for fact in ("tests/golden/flink/filesink", "`flowc.sink_committers = true`",
+                 "SinkCommitterOp", "POINTWISE BLOCKING"):
+        assert fact in row, fact

@@ -218,6 +218,61 @@ def test_file_sink_is_one_writer_node_a_documented_difference() -> None:
         assert fact in row, fact
 
 
+@pytest.mark.parametrize("mode", [RuntimeExecutionMode.STREAMING, RuntimeExecutionMode.BATCH])
+def test_sink_committer_expansion_as_flinks_translator(mode: RuntimeExecutionMode) -> None:
+    """flowc.sink_committers = true: a FileSink becomes Writer (id w) and Committer (id w+2;
+    w+1 is the failover partition, w+3 its virtual node), Flink's SinkTransformationTranslator
+    (verified against Flink 2.3 in tests/golden/flink/filesink)."""
+    from flowc.datastream import FileSink
+    from flowc.planner.sink_topology import SinkCommitterOp
+
+    e = env(2)
+    e.set_runtime_mode(mode)
+    e.set_option("flowc.sink_committers", "true")
+    src = e.from_sequence(0, 9).name("src")  # 1
+    sink = src.sink_to(FileSink("out.csv", "csv")).name("files").uid("fs")  # 2
+    src.print()  # 3: no committer (PrintSink)
+    src.rebalance().map(inc).name("after")  # 4 (virtual), 5
+    sg = e.get_stream_graph()
+    by_name = {n.name: n for n in sg.nodes.values()}
+    writer, committer = by_name["files: Writer"], by_name["files: Committer"]
+    # Translation, roots in creation order: the file sink draws 6 (writer), 7 (partition),
+    # 8 (committer), 9 (virtual); the print sink 10 (writer); the rebalance 11 (virtual).
+    assert (writer.id, committer.id, by_name["Print to Std. Out: Writer"].id) == (6, 8, 10)
+    assert sink.transformation_id == 2
+    assert (writer.kind, committer.kind) == (NodeKind.SINK, NodeKind.OPERATOR)
+    assert isinstance(committer.operator, SinkCommitterOp) and committer.operator.sink is \
+        writer.operator
+    assert (writer.uid, committer.uid) == ("fs", "Sink Committer: fs")
+    assert (committer.parallelism, committer.slot_sharing_group) == (2, "default")
+    (edge,) = sg.inputs(committer.id)
+    assert (edge.source_id, edge.partitioner.kind) == (writer.id, PartitionerKind.FORWARD)
+    batch = mode is RuntimeExecutionMode.BATCH
+    assert edge.exchange_mode == ("BATCH" if batch else "UNDEFINED")
+    assert [why for _, why in chain_breaks(edge, sg)] == (["blocking exchange"] if batch else [])
+    assert sum("Committer" in n.name for n in sg.nodes.values()) == 1
+
+
+def test_sink_committer_takes_the_sinks_settings_and_only_file_sinks_get_one() -> None:
+    from flowc.datastream import FileSink
+
+    e = env(2)
+    e.set_option("flowc.sink_committers", "true")
+    src = e.from_sequence(0, 9)
+    src.sink_to(FileSink("a.csv", "csv")).name("a").set_parallelism(3) \
+        .slot_sharing_group("g").disable_chaining().set_max_parallelism(64)
+    src.add_discarding_sink().name("d")
+    sg = e.get_stream_graph()
+    by_name = {n.name: n for n in sg.nodes.values()}
+    assert set(by_name) == {"Source: Sequence Source", "a: Writer", "a: Committer", "d: Writer"}
+    for n in (by_name["a: Writer"], by_name["a: Committer"]):
+        assert (n.parallelism, n.max_parallelism, n.slot_sharing_group, n.chaining) == (
+            3, 64, "g", ChainingStrategy.NEVER)
+    assert by_name["a: Committer"].uid is None  # the sink has no uid
+    e.set_option("flowc.sink_committers", "false")
+    assert "a: Committer" not in {n.name for n in e.get_stream_graph().nodes.values()}
+
+
 # ------------------------------------------------------------------ §3 hashes
 
 

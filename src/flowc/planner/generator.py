@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from flowc._util import paused_gc
 from flowc.errors import InternalError, PlanError
 from flowc.operators import WindowOp
+from flowc.planner.sink_topology import SinkCommitterOp, committers_enabled, has_committer
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
 from flowc.transformations import (
     ChainingStrategy,
@@ -41,6 +42,8 @@ class _Virtual:
     original: int
     partitioner: Partitioner | None = None
     tag: OutputTag | None = None
+    # Flink's StreamExchangeMode of a partition ("BATCH" only for a sink's failover region).
+    exchange_mode: str | None = None
 
 
 @dataclass
@@ -105,11 +108,13 @@ class _Builder:
     def add_edge(self, upstream: int, downstream: int, type_number: int) -> None:
         partitioner: Partitioner | None = None
         tag: OutputTag | None = None
+        exchange_mode: str | None = None
         # Resolve virtual nodes; the partitioner / tag nearest the consumer wins.
         while upstream in self.virtual:
             v = self.virtual[upstream]
             if v.partitioner is not None and partitioner is None:
                 partitioner = v.partitioner
+                exchange_mode = v.exchange_mode
             if v.tag is not None and tag is None:
                 tag = v.tag
             upstream = v.original
@@ -127,7 +132,8 @@ class _Builder:
         pair = (upstream, downstream)
         n = self.pair_counts.get(pair, 0)
         self.pair_counts[pair] = n + 1
-        edge = StreamEdge(upstream, downstream, type_number, partitioner, tag, "UNDEFINED", n)
+        edge = StreamEdge(upstream, downstream, type_number, partitioner, tag,
+                          exchange_mode or "UNDEFINED", n)
         self.edges.append(edge)
         self.out_edges[upstream].append(edge)
         self.in_edges[downstream].append(edge)
@@ -195,9 +201,16 @@ def _translate(b: _Builder, t: Transformation, inputs: list[list[int]]) -> list[
             # Flink 2.x expands a v2 sink into a writer transformation created (so drawing a
             # new id) while translating the sink.
             node_id, name = b.draw_id(), t.name + ": Writer"
+        committer = (not t.legacy and has_committer(t.sink)
+                     and committers_enabled(b.program.config))
+        if committer:
+            b.draw_id()  # the failover-region partition transformation
+            committer_id = b.draw_id()
         b.add_node(_node(b, t, NodeKind.SINK, name, t.sink, (None,), ids, node_id=node_id))
         for iid in ids:
             b.add_edge(iid, node_id, 0)
+        if committer:
+            _add_committer(b, t, node_id, committer_id)
         return [node_id]
     if isinstance(t, UnionTransformation):
         return [iid for ids in inputs for iid in ids]
@@ -206,6 +219,20 @@ def _translate(b: _Builder, t: Transformation, inputs: list[list[int]]) -> list[
     if isinstance(t, SideOutputTransformation):
         return [b.add_virtual(_Virtual(iid, tag=t.tag)) for iid in inputs[0]]
     raise InternalError(f"unknown transformation kind {type(t).__name__}")
+
+
+def _add_committer(b: _Builder, t: SinkTransformation, writer_id: int, node_id: int) -> None:
+    """``<name>: Committer`` behind the writer (flowc.planner.sink_topology): FORWARD, with
+    exchange mode BATCH in BATCH mode (Flink resets it to UNDEFINED in STREAMING), through a
+    virtual partition node whose id is drawn now, as Flink's translator draws it."""
+    batch = b.program.config.mode is RuntimeExecutionMode.BATCH
+    virtual = b.add_virtual(_Virtual(writer_id, partitioner=_FORWARD,
+                                     exchange_mode="BATCH" if batch else None))
+    node = _node(b, t, NodeKind.OPERATOR, t.name + ": Committer", SinkCommitterOp(t.sink),
+                 (None,), [virtual], node_id=node_id)
+    uid = None if t.uid is None else f"Sink Committer: {t.uid}"
+    b.add_node(dataclasses.replace(node, uid=uid, uid_hash=None))
+    b.add_edge(virtual, node_id, 0)
 
 
 def _check_side_outputs(b: _Builder) -> None:

@@ -7,6 +7,7 @@
 #   ext/x_NNNN.plan.json          Flink's env.getExecutionPlan() for each of them
 #   specs/NAME.batch.expected     every specs/NAME.json run in BATCH mode
 #   filesink/fs_*.expected        the hand-written file-sink programs (Writer + Committer)
+#   filesink/fs_*.plan.json       and Flink's env.getExecutionPlan() for each
 #
 # Both formats are the JobGraph dump of shared/testdata/flink-2.3/README.md plus three lines:
 # "groups ..." (slot sharing groups) and "regions ..." (logical pipelined regions), one number
@@ -80,5 +81,8 @@ for p in $(find specs -maxdepth 1 -name '*.json' ! -name '*.*.json' | sort); do
 done
 oracle "$tmp"/batch/*.json | split specs .batch.expected > "$tmp/rejected"
 while read -r p; do oracle "$p" | split specs .batch.expected > /dev/null; done < "$tmp/rejected"
-oracle filesink/fs_*.json | split filesink .expected > /dev/null
+oracle $(ls filesink/fs_*.json | grep -v '\.plan\.json$') | split filesink .expected > /dev/null
+ls filesink/fs_*.json | grep -v '\.plan\.json$' | xargs -I{} sh -c \
+  'java -cp "$1:$2/*" ExtOracle --plan "$3" 2>/dev/null | tail -n +2 > "${3%.json}.plan.json"' \
+  _ "$classes" "$lib" {}
 echo "wrote $(ls ext/*.expected | wc -l) ext goldens, $(ls ext/*.plan.json | wc -l) plans and $(ls specs/*.batch.expected | wc -l) BATCH goldens"
