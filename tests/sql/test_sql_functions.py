@@ -106,3 +106,14 @@ CREATE TABLE t (user_id STRING, n BIGINT, ts TIMESTAMP(3),
         assert names == ["user_id", "window_start", "total"]
         t0 = 1714557600000
         assert sorted(out) == [("u1", t0, 3), ("u1", t0 + 5000, 5), ("u2", t0, 4)], fmt
+
+
+def test_avg_keeps_the_integer_type(tmp_path: Path) -> None:
+    # Flink: AVG of a BIGINT is a BIGINT (sum / count, truncated toward zero); of a DOUBLE,
+    # a DOUBLE. -7 and 2 average to -2 (not -2.5, nor the floor -3)
+    csv = NUMS_CSV + "2,1,2.0,xyz,2024-05-01T23:59:59.5Z\n"
+    rows = run_nums(tmp_path, "SELECT s, AVG(a) AS ia, AVG(x) AS da, AVG(a) * 10 AS e, "
+                              "CAST(AVG(a) AS DOUBLE) AS f FROM nums WHERE s = 'xyz' "
+                              "GROUP BY s;", csv)
+    assert rows[-1] == ("xyz", -2, -2.75, -20, -2.0)
+    assert isinstance(rows[-1][1], int) and isinstance(rows[-1][2], float)

@@ -27,6 +27,7 @@ from flowc.sql.changelog import (
 )
 from flowc.sql.exprs import ExprTranslator
 from flowc.sql.query import _LEGACY, WINDOW_COLUMNS, Piece, _unalias, is_aggregate, uniquify
+from flowc.types import INT
 
 if TYPE_CHECKING:
     from flowc.sql.query import QueryTranslator
@@ -210,6 +211,10 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                 raise FlowSyntaxError("SELECT * cannot be combined with GROUP BY", spans(sub))
             stack.extend(sub.iter_expressions())
 
+    int_avgs = _integer_averages(qt, piece, agg_items)
+    for k, v in list(overrides.items()):
+        if isinstance(v, A.FieldRef) and v.name in int_avgs:
+            overrides[k] = A.Cast(v, INT, v.span)
     window = piece.window
     if legacy is not None:
         window = A.WindowStep(legacy[1], None, None, legacy[1].span)
@@ -236,8 +241,11 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         span = spans(item)
         if i in direct:
             name = uniquify(alias or direct[i], used)
-            items.append(A.SelectItem(A.FieldRef(direct[i], None, span),
-                                      None if name == direct[i] else name, span))
+            ref: A.Expr = A.FieldRef(direct[i], None, span)
+            if direct[i] in int_avgs:
+                ref = A.Cast(ref, INT, span)
+            items.append(A.SelectItem(ref, None if name == direct[i] and
+                                      isinstance(ref, A.FieldRef) else name, span))
         else:
             translated = post(e)
             name = uniquify(alias or (
@@ -269,6 +277,24 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     piece.names = names
     piece.span = spans(node)
     return piece
+
+
+def _integer_averages(qt: QueryTranslator, piece: Piece,
+                      agg_items: list[A.SelectItem]) -> set[str]:
+    """The AVG outputs whose argument is an integer: Flink's AVG keeps its argument's type
+    (the sum divided by the count in long arithmetic, truncated), while .flow's avg is a
+    double, so these are cast back in the final map. The argument types come from a probe
+    of the input pipeline."""
+    avgs = [it for it in agg_items if isinstance(it.expr, A.Call) and it.expr.name == "avg"
+            and len(it.expr.args) == 1]
+    if not avgs:
+        return set()
+    probe = A.MapStep(tuple(A.SelectItem(it.expr.args[0], f"_avg{i}", it.span)  # type: ignore[union-attr]
+                            for i, it in enumerate(avgs)), avgs[0].span)
+    span = piece.span
+    schema = qt.catalog.define_let(A.LetStmt(qt.catalog.fresh_name(), A.Pipeline(
+        piece.head, tuple(piece.steps) + (probe,), span, piece.head_is_union), span, span))
+    return {str(it.alias) for it, t in zip(avgs, schema.types) if t == INT}
 
 
 def _aux_hint(aux: str, fn: str, group_fn: str | None, group_text: str | None) -> str:
