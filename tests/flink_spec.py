@@ -77,6 +77,8 @@ def build(spec: dict[str, Any]) -> StreamExecutionEnvironment:
     if not spec.get("chaining", True):
         env.disable_operator_chaining()
     env.set_runtime_mode(RuntimeExecutionMode[spec.get("mode", "STREAMING")])
+    if spec.get("sink_committers"):
+        env.set_option("flowc.sink_committers", "true")
     streams: dict[str, DataStream] = {}
     for n in spec["nodes"]:
         nid, op = n["id"], n["op"]
@@ -169,6 +171,7 @@ T = TypeVar("T")
 
 ONE_INPUT = ["map", "filter", "flat_map"]
 KEYED = ["reduce", "process", "window_reduce"]
+SINKS = ("sink", "file_sink")
 PARTS: list[str | None] = [None, None, None, "forward", "rebalance", "rescale", "shuffle",
                            "broadcast", "global", "custom"]
 
@@ -248,6 +251,8 @@ def random_program(c: Choices, size: int = 14, two_input: bool = False) -> dict[
                             "mode": "BATCH" if c.chance(30) else "STREAMING"}
     if c.chance(20):
         spec["max_parallelism"] = c.pick([4, 16, 128, 1024])
+    if c.chance(50):
+        spec["sink_committers"] = True  # file sinks plan Flink's Committer too
     streams: list[str] = []
     operators: list[str] = []  # may give side outputs (sources and operators)
     parallelism: dict[str, int] = {}
@@ -279,6 +284,8 @@ def random_program(c: Choices, size: int = 14, two_input: bool = False) -> dict[
                 node["partition"] = c.pick(["rebalance", "shuffle", "broadcast", "custom"])
         else:
             node["op"] = c.pick(ONE_INPUT * 2 + KEYED + ["sink"])
+            if node["op"] == "sink" and c.chance(30):
+                node["op"] = "file_sink"  # a sink with a committer
             node["inputs"] = [c.pick(streams[-4:])]
             if node["op"] not in KEYED:
                 part = c.pick(PARTS)
@@ -292,7 +299,7 @@ def random_program(c: Choices, size: int = 14, two_input: bool = False) -> dict[
             hint = c.integer(0, 99)
             if hint >= 92:
                 node["chain"] = "disable"
-            elif hint >= 84 and node["op"] != "sink":
+            elif hint >= 84 and node["op"] not in SINKS:
                 node["chain"] = "new_chain"
             if c.chance(15):
                 node["uid"] = True
@@ -300,7 +307,7 @@ def random_program(c: Choices, size: int = 14, two_input: bool = False) -> dict[
         if node.get("partition") == "forward" and not c.chance(10):
             node["parallelism"] = parallelism[node["inputs"][0]]
         spec["nodes"].append(node)
-        if node["op"] != "sink":
+        if node["op"] not in SINKS:
             streams.append(nid)
             if node["op"] in ("union", "side"):
                 parallelism[nid] = parallelism[node["inputs"][0]]

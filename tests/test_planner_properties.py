@@ -55,8 +55,8 @@ def plan(spec: dict[str, Any]) -> JobGraph | None:
 def test_random_programs_exercise_every_feature() -> None:
     """The strategy is not degenerate: over 200 drawn programs (derandomized, so the check
     is stable) the planned ones include every partitioner, both modes, both chaining
-    settings, two-input operators, side outputs, uids, slot groups, every chaining hint, and
-    chained as well as cut edges."""
+    settings, two-input operators, side outputs, sink committers, uids, slot groups, every
+    chaining hint, and chained as well as cut edges."""
     seen: Counter[str] = Counter()
     planned = 0
 
@@ -77,6 +77,7 @@ def test_random_programs_exercise_every_feature() -> None:
             seen["side output" if e.output_tag else "main output"] += 1
         for n in sg.nodes.values():
             seen["two-input" if n.two_input else n.kind.value] += 1
+            seen["committer" if n.name.endswith(": Committer") else "no committer"] += 1
             seen[n.chaining.value] += 1
             seen["uid" if n.uid else "no uid"] += 1
             seen[f"group {n.slot_sharing_group}"] += 1
@@ -88,7 +89,8 @@ def test_random_programs_exercise_every_feature() -> None:
     assert planned >= 160
     for feature in ("STREAMING", "BATCH", "chaining=True", "chaining=False", "FORWARD",
                     "REBALANCE", "RESCALE", "SHUFFLE", "BROADCAST", "GLOBAL", "HASH", "CUSTOM",
-                    "side output", "two-input", "source", "sink", "NEVER", "HEAD", "uid",
+                    "side output", "two-input", "source", "sink", "committer", "NEVER", "HEAD",
+                    "uid",
                     "group a", "group default", "chained", "alone", PIPELINED_BOUNDED,
                     BLOCKING):
         assert seen[feature] >= 5, (feature, seen)
@@ -402,7 +404,7 @@ def test_adding_downstream_operator_keeps_uid_ids(spec: dict[str, Any], pick: in
     if all_uids:
         for n in ops:
             n["uid"] = True
-    streams = [n for n in ops if n["op"] != "sink"]
+    streams = [n for n in ops if n["op"] not in flink_spec.SINKS]
     target = streams[pick % len(streams)]
     target["uid"] = True
     before = plan(spec)
