@@ -116,3 +116,29 @@ def test_window_with_process_function_may_emit_any_side_output() -> None:
     plain.get_side_output(OutputTag("typo")).add_discarding_sink()
     with pytest.raises(PlanError, match="its late data goes to 'late'"):
         e.get_job_graph()
+
+
+def test_stream_classes_keep_their_import_paths() -> None:
+    """flowc.api.stream re-exports the classes split into data_stream / keyed / connected;
+    flowc.datastream exports the same objects."""
+    import flowc.api.stream as stream
+    import flowc.datastream as ds
+    from flowc.api.connected import ConnectedStreams, JoinedStreams
+    from flowc.api.data_stream import DataStream, DataStreamSink
+    from flowc.api.keyed import KeyedStream, WindowedStream
+
+    assert set(stream.__all__) >= {"DataStream", "DataStreamSink", "KeyedStream",
+                                   "WindowedStream", "ConnectedStreams", "JoinedStreams",
+                                   "IntervalJoin", "IntervalJoined", "CoGroupWindowFunction"}
+    for cls in (DataStream, DataStreamSink, KeyedStream, WindowedStream, ConnectedStreams,
+                JoinedStreams):
+        assert getattr(stream, cls.__name__) is cls
+    for name in ("DataStream", "DataStreamSink", "KeyedStream", "WindowedStream",
+                 "ConnectedStreams"):
+        assert getattr(ds, name) is getattr(stream, name)
+    e = env()
+    s = e.from_sequence(0, 9)
+    assert type(s.key_by(key)) is KeyedStream
+    assert type(s.key_by(key).window(
+        ds.TumblingEventTimeWindows.of(1000))) is WindowedStream
+    assert type(s.connect(s)) is ConnectedStreams and type(s.join(s)) is JoinedStreams
