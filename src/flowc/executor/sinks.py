@@ -284,7 +284,11 @@ def commit(tmp: str, final: str) -> None:
     if os.path.exists(final):
         old = temp_path(final) + "-old"
         os.rename(final, old)
-        os.rename(tmp, final)
+        try:
+            os.rename(tmp, final)
+        except BaseException:
+            os.rename(old, final)  # the earlier output stays in place
+            raise
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(tmp, final)
@@ -296,7 +300,9 @@ def abort(tmp: str) -> None:
 
 class Staged:
     """Outputs written to temp dirs during a job and renamed into place only once the
-    whole job succeeded (every sink and dead-letter file), else removed."""
+    whole job succeeded (every sink and dead-letter file), else removed. The renames happen
+    one output after another: if one fails, the outputs renamed before it keep their new
+    contents, it and the later ones their earlier contents (not atomic across sinks)."""
 
     def __init__(self) -> None:
         self.items: list[tuple[str, str]] = []  # (temp dir, final path)
