@@ -3,8 +3,12 @@
 Both executors share the operator runtime, the channel-merge rule and the file reader with
 its split rule, so STREAMING results must be identical lists per sink (stronger than
 multiset equality); BATCH results equal as multisets. Pipelines read a collection or csv
-files (several files: several splits over the subtasks, a bad row to a dead letter), and
-may end in a union, connect, window join or interval join."""
+files (several files: several splits over the subtasks, a bad row to a dead letter), key
+by str / int / float / bool / tuple / mixed keys, end in a rolling, process or window
+terminal (reduce, AggregateFunction with and without merge, ProcessWindowFunction alone or
+after either), vary the max parallelism, and may end in a union, connect, window join or
+interval join. test_differential_matrix.py covers every partitioner x window kind x
+chaining explicitly."""
 
 from __future__ import annotations
 
@@ -18,11 +22,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowc.datastream import (
+    AggregateFunction,
     CoMapFunction,
     EventTimeSessionWindows,
     KeyedProcessFunction,
     OutputTag,
     ProcessJoinFunction,
+    ProcessWindowFunction,
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
     ValueStateDescriptor,
@@ -35,9 +41,23 @@ from .helpers import collect, env_for, timestamped, ts_of
 
 pytestmark = pytest.mark.spark
 
-records = st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", 7, 11]),
-                             st.integers(0, 12_000), st.integers(-50, 50)),
-                   max_size=25)
+# Keys of every type Flink hashes differently (String, Long, Double, Boolean, Tuple); one
+# kind per pipeline (Python's 1 == 1.0 == True would merge mixed numeric keys, see
+# docs/flink-differences.md), plus strings mixed with ints.
+KEY_POOLS: dict[str, list[Any]] = {
+    "str": ["a", "b", "c", "d"],
+    "int": [7, 11, -3, 2**40],
+    "float": [0.5, -1.25, 3.0, 1e10],
+    "bool": [True, False],
+    "tuple": [("a", 1), ("b", 2), ("a", 2)],
+    "mixed": ["a", "b", 7, 11],
+}
+records = st.sampled_from(sorted(KEY_POOLS)).flatmap(
+    lambda kind: st.lists(st.tuples(st.sampled_from(KEY_POOLS[kind]),
+                                    st.integers(0, 12_000), st.integers(-50, 50)),
+                          max_size=25))
+WINDOW_FNS = ["reduce", "aggregate", "aggregate_nomerge", "process", "reduce_process",
+              "aggregate_process"]
 
 STEPS = ["map", "filter", "flat_map", "rebalance", "rescale", "shuffle", "broadcast",
          "global", "forward", "par", "custom"]
@@ -100,12 +120,57 @@ def _sum_window(a: Any, b: Any) -> Any:
     return (a[0], max(a[1], b[1]), a[2] + b[2])
 
 
+class _SumAggBase:
+    """(key, count, sum of field 2, max timestamp) per window."""
+
+    def create_accumulator(self) -> Any:
+        return (None, 0, 0, -1)
+
+    def add(self, value: Any, acc: Any) -> Any:
+        return (value[0], acc[1] + 1, acc[2] + value[2], max(acc[3], value[1]))
+
+    def get_result(self, acc: Any) -> Any:
+        return (acc[0], "agg", acc[1], acc[2], acc[3])
+
+
+class SumAgg(_SumAggBase, AggregateFunction):
+    """Implements merge: combinable map-side in BATCH, usable by session windows."""
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return (a[0] if a[1] else b[0], a[1] + b[1], a[2] + b[2], max(a[3], b[3]))
+
+
+class NoMergeAgg(_SumAggBase, AggregateFunction):
+    """No merge: never combined map-side."""
+
+
+class Describe(ProcessWindowFunction):
+    def process(self, key: Any, context: Any, elements: Any) -> Any:
+        els = list(elements)
+        w = context.window()
+        yield (key, "win", w.start, w.end, len(els), els[-1] if els else None)
+
+
+def _window(w: Any, window_fn: str, session: bool) -> Any:
+    if window_fn == "reduce":
+        return w.reduce(_sum_window)
+    if window_fn == "reduce_process":
+        return w.reduce(_sum_window, Describe())
+    if window_fn == "process":
+        return w.process(Describe())
+    if window_fn == "aggregate_nomerge" and not session:  # merging windows need merge
+        return w.aggregate(NoMergeAgg())
+    if window_fn == "aggregate_process":
+        return w.aggregate(SumAgg(), Describe())
+    return w.aggregate(SumAgg())
+
+
 def _file_source(env: Any, data: list[Any], files: int, delay: int, where: Path) -> Any:
     """The records as csv files (round robin over ``files`` files, a bad row in the first
     one, dead letters beside them), read with the source's own watermark strategy."""
     parts: list[list[str]] = [[] for _ in range(files)]
     for i, (k, ts, v) in enumerate(data):
-        parts[i % files].append(f"{k},{ts},{v}")
+        parts[i % files].append(f"{str(k).replace(',', ';')},{ts},{v}")  # keys read as str
     parts[0].insert(len(parts[0]) // 2, "bad,not-a-number,1")
     for i, lines in enumerate(parts):
         (where / f"part-{i}.csv").write_text("".join(x + "\n" for x in lines))
@@ -119,13 +184,24 @@ def _file_source(env: Any, data: list[Any], files: int, delay: int, where: Path)
 
 def build(data: list[Any], p: int, batch: bool, chaining: bool, delay: int,
           steps: list[tuple[str, int]], terminal: str, lateness: int, two: str,
-          files: int = 0, where: Path | None = None) -> Any:
+          files: int = 0, where: Path | None = None, window_fn: str = "reduce",
+          max_par: int | None = None) -> Any:
     env = env_for(p, batch=batch, chaining=chaining)
+    if max_par is not None:
+        env.set_max_parallelism(max_par)
     if files:
         assert where is not None
         s = _file_source(env, data, files, delay, where)
     else:
         s = timestamped(env, data, delay)
+    add_pipeline(s, steps, terminal, lateness, two, window_fn)
+    return env.get_job_graph()
+
+
+def add_pipeline(s: Any, steps: list[tuple[str, int]], terminal: str, lateness: int,
+                 two: str, window_fn: str = "reduce", suffix: str = "") -> None:
+    """The steps, a keyed terminal and an optional two-input step after ``s``, into the
+    collect sinks ``out<suffix>`` (and ``late<suffix>`` for windows)."""
     for step, n in steps:
         if step == "map":
             s = s.map(_map)
@@ -143,7 +219,7 @@ def build(data: list[Any], p: int, batch: bool, chaining: bool, delay: int,
         else:
             s = getattr(s, step)() if step != "global" else s.global_()
             s = s.map(_map)
-    late = OutputTag("late")
+    late = OutputTag("late" + suffix)
     keyed = s.key_by(_key)
     if terminal == "reduce":
         out = keyed.reduce(lambda a, b: (a[0], max(a[1], b[1]), a[2] + b[2]))
@@ -158,8 +234,8 @@ def build(data: list[Any], p: int, batch: bool, chaining: bool, delay: int,
                     "sliding": SlidingEventTimeWindows.of(3000, 1000),
                     "session": EventTimeSessionWindows.with_gap(700)}[terminal]
         w = keyed.window(assigner).allowed_lateness(lateness).side_output_late_data(late)
-        out = w.reduce(_sum_window)
-        collect(out.get_side_output(late), "late")
+        out = _window(w, window_fn, terminal == "session")
+        collect(out.get_side_output(late), "late" + suffix)
     if two == "union":
         out = out.union(s.map(_map))
     elif two == "connect":
@@ -172,8 +248,7 @@ def build(data: list[Any], p: int, batch: bool, chaining: bool, delay: int,
         if lateness:
             joined = joined.lower_bound_exclusive()
         out = joined.process(Pairs())
-    collect(out)
-    return env.get_job_graph()
+    collect(out, "out" + suffix)
 
 
 pipelines = st.fixed_dictionaries({
@@ -187,6 +262,8 @@ pipelines = st.fixed_dictionaries({
     "lateness": st.sampled_from([0, 1000]),
     "two": st.sampled_from(["", "", "union", "connect", "window_join", "interval_join"]),
     "files": st.sampled_from([0, 0, 1, 3]),
+    "window_fn": st.sampled_from(WINDOW_FNS),
+    "max_par": st.sampled_from([None, None, 3, 7, 4096]),
 })
 
 
@@ -208,9 +285,13 @@ def test_spark_matches_reference(spark: Any, pipeline: dict[str, Any]) -> None:
             assert _dead_letters(where) == dead and len(dead) == 1
     finally:
         shutil.rmtree(where, ignore_errors=True)
+    assert_same_results(actual, expected, pipeline["batch"])
+
+
+def assert_same_results(actual: Any, expected: Any, batch: bool) -> None:
     assert actual.collected.keys() == expected.collected.keys()
     for name in expected.collected:
-        if pipeline["batch"]:
+        if batch:
             # BATCH combines windows map-side; windows ending together may fire in another
             # order (Flink leaves that order unspecified), so compare multisets.
             assert sorted(map(repr, actual.collected[name])) == \
@@ -218,5 +299,6 @@ def test_spark_matches_reference(spark: Any, pipeline: dict[str, Any]) -> None:
         else:
             assert actual.collected[name] == expected.collected[name], name
     assert actual.late_records_dropped == expected.late_records_dropped
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert [(v.name, v.records_in, v.records_out, v.records_written)
+            for v in actual.vertices] == \
+        [(v.name, v.records_in, v.records_out, v.records_written) for v in expected.vertices]
