@@ -14,6 +14,7 @@ from flowc.datastream import DiscardingSink
 from flowc.executor import JobResult, VertexMetrics, run_job_graph, run_reference
 from flowc.executor.spark.progress import (
     CLEAR,
+    Note,
     ProgressLine,
     StageProgress,
     describe,
@@ -59,6 +60,8 @@ def test_describe_stage_line() -> None:
     assert describe("clicks", stages, 1.44) == \
         "clicks: stage 3: 5/8 tasks (2 running) | stage 4: 0/2 tasks (1 failed) [1.4 s]"
     assert describe("clicks", [], 0.0) == "clicks: starting [0.0 s]"
+    assert describe("clicks", [], 2.0, done=1) == "clicks: 1 stage done [2.0 s]"
+    assert describe("clicks", [], 2.0, done=3) == "clicks: 3 stages done [2.0 s]"
     cut = describe("clicks", stages, 1.44, width=20)
     assert len(cut) == 20 and cut.endswith("…")
 
@@ -73,6 +76,20 @@ def test_progress_line_draws_and_erases_on_a_tty() -> None:
     assert text.endswith(CLEAR)  # transient: nothing left on the line
 
 
+def test_progress_line_counts_finished_stages() -> None:
+    tracker = FakeTracker({0: (2, 1, 1, 0)})
+    stream = Tty()
+    line = ProgressLine(tracker, stream, "job")
+    line.render()
+    tracker.stages = {}
+    line.render()
+    tracker.stages = {1: (2, 0, 0, 0)}
+    line.render()
+    frames = stream.getvalue().split(CLEAR)[1:]
+    assert [f.split(" [")[0] for f in frames] == [
+        "job: stage 0: 1/2 tasks (1 running)", "job: 1 stage done", "job: stage 1: 0/2 tasks"]
+
+
 def test_no_progress_when_not_a_tty() -> None:
     stream = io.StringIO()
     fake_sc = SimpleNamespace(statusTracker=lambda: FakeTracker({1: (1, 0, 1, 0)}))
@@ -82,6 +99,17 @@ def test_no_progress_when_not_a_tty() -> None:
     display = start_progress(fake_sc, tty, "job")
     assert display is not None
     display.stop()
+
+
+def test_start_up_note_is_transient_and_tty_only() -> None:
+    tty = Tty()
+    note = Note(tty, "job: starting Spark ...")
+    note.erase()
+    note.erase()  # once only
+    assert tty.getvalue() == CLEAR + "job: starting Spark ..." + CLEAR
+    plain = io.StringIO()
+    Note(plain, "job: starting Spark ...").erase()
+    assert plain.getvalue() == ""
 
 
 def test_summary_reports_written_records_and_start_up() -> None:

@@ -48,9 +48,10 @@ def poll(tracker: Any) -> list[StageProgress]:
 
 
 def describe(job_name: str, stages: list[StageProgress], elapsed: float,
-             width: int = 0) -> str:
+             width: int = 0, done: int = 0) -> str:
     """One status line: ``<job>: stage 3: 5/8 tasks (2 running) | stage 4: 0/2 tasks
-    [1.4 s]``; cut to ``width`` characters when given."""
+    [1.4 s]``; between stages ``<done> stages done``; cut to ``width`` characters when
+    given."""
     if stages:
         parts = []
         for s in stages:
@@ -64,6 +65,8 @@ def describe(job_name: str, stages: list[StageProgress], elapsed: float,
                 text += f" ({', '.join(extra)})"
             parts.append(text)
         body = " | ".join(parts)
+    elif done:
+        body = f"{done} stage{'s' if done > 1 else ''} done"
     else:
         body = "starting"
     line = f"{job_name}: {body} [{elapsed:.1f} s]"
@@ -85,14 +88,20 @@ class ProgressLine:
         self._thread: threading.Thread | None = None
         self._start = 0.0
         self._shown = False
+        self._seen: set[int] = set()
+        self._done: set[int] = set()
 
     def render(self) -> None:
         try:
             stages = poll(self.tracker)
         except Exception:  # noqa: BLE001 - the display must never fail the job
             return
+        active = {st.stage_id for st in stages}
+        self._done |= self._seen - active
+        self._seen |= active
         width = shutil.get_terminal_size((100, 20)).columns - 1
-        line = describe(self.job_name, stages, time.perf_counter() - self._start, width)
+        line = describe(self.job_name, stages, time.perf_counter() - self._start, width,
+                        len(self._done))
         self.stream.write(CLEAR + line)
         self.stream.flush()
         self._shown = True
@@ -116,12 +125,33 @@ class ProgressLine:
             self.stream.flush()
 
 
+def is_tty(stream: _Stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class Note:
+    """A static transient line (``starting Spark ...`` while the session starts) on a
+    terminal; nothing otherwise."""
+
+    def __init__(self, stream: _Stream, text: str) -> None:
+        self.stream = stream
+        self.shown = is_tty(stream)
+        if self.shown:
+            stream.write(CLEAR + text)
+            stream.flush()
+
+    def erase(self) -> None:
+        if self.shown:
+            self.stream.write(CLEAR)
+            self.stream.flush()
+            self.shown = False
+
+
 def start_progress(sc: Any, stream: _Stream, job_name: str) -> ProgressLine | None:
     """A running display on ``stream``, or None when it is not a terminal."""
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    if not tty:
+    if not is_tty(stream):
         return None
     return ProgressLine(sc.statusTracker(), stream, job_name).start()

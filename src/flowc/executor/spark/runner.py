@@ -27,7 +27,7 @@ from flowc.executor.sinks import Staged, check_sink, print_prefix, sink_path, st
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
 from flowc.executor.spark.combine import combinable
-from flowc.executor.spark.progress import start_progress
+from flowc.executor.spark.progress import Note, start_progress
 from flowc.executor.spark.session import get_spark, spark_running
 from flowc.executor.wiring import Wiring
 from flowc.operators import CollectSink, FileSink, FileSource, PrintSink
@@ -48,7 +48,14 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
     _check_operators(job_graph)
     began = time.perf_counter()
     started = spark_running()
-    spark = get_spark(master, verbose)
+    # (Not with verbose: the JVM's own start-up lines go to the terminal then.)
+    note = Note(sys.stderr, f"{name}: starting Spark ...") \
+        if progress and not started and not verbose else None
+    try:
+        spark = get_spark(master, verbose)
+    finally:
+        if note is not None:
+            note.erase()
     startup = 0.0 if started else time.perf_counter() - began
     start += startup  # the job's wall time excludes starting Spark (reported separately)
     job = _SparkJob(spark, job_graph, wiring, name)
