@@ -115,3 +115,20 @@ def test_set_mode() -> None:
         .endswith("STREAMING")
     assert str(plan("set mode = batch;" + SOURCE + "t | print;").env.program().config.mode) \
         .endswith("BATCH")
+
+
+def test_flat_map_of_any_array_expression_with_nulls() -> None:
+    # Expressions whose code needs null-check temporaries (nested calls on a nullable field,
+    # arithmetic, if/coalesce) used to fail with "too complex to compile".
+    # s is null on row c: a null array emits no rows.
+    assert run("t | flat_map split(lower(s), '_') as w | map k, w | print;") == [
+        ("a", "it's"), ("b", "a"), ("b", "c")]
+    assert run("t | flat_map split(upper(coalesce(s, k || '-x')), '-') as w "
+               "| map k, w | print;") == [("a", "IT'S"), ("b", "A_C"), ("c", "C"), ("c", "X")]
+    # null elements are rows of their own; a null array (the 'if' on row b) is none
+    assert run("t | flat_map if(n = 2, null, [n * 10, null, length(s)]) as v "
+               "| map k, coalesce(v, -1) as v | print;") == [
+        ("a", -1), ("a", 4), ("a", 10), ("c", -1), ("c", -1), ("c", 30)]
+    # exploding into an existing name replaces that column in place
+    assert run("t | flat_map split(s || '_' || k, '_') as s | map k, s | print;") == [
+        ("a", "a"), ("a", "it's"), ("b", "a"), ("b", "b"), ("b", "c")]

@@ -264,7 +264,11 @@ class PipelineBuilder:
             fields[pos] = Field(step.alias, element)
             cols[pos] = "_e"
         schema = Schema(tuple(fields))
-        source = f"[({''.join(col + ', ' for col in cols)}) for _e in ({typed.code} or ())]"
+        # The array goes into a temporary first: its code may bind walrus temporaries, which
+        # Python forbids inside a comprehension's iterable. A null array emits nothing.
+        arr = c.temp()
+        source = (f"(({arr} := {typed.code}), "
+                  f"[({''.join(col + ', ' for col in cols)}) for _e in ({arr} or ())])[1]")
         stream = self.materialized(flow).flat_map(c.code_fn(source, ("r",), step.span),
                                                   output_type=schema)
         apply_hints(stream, step.hints)

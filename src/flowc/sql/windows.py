@@ -57,12 +57,7 @@ def window_rows(piece: Piece) -> None:
         count = -(-spec.size // spec.slide)
         starts = tuple(as_ts(A.Binary("-", last, lit(i * spec.slide), span))
                        for i in range(count))
-        # the array is a column first: flat_map's own expression must stay a plain one
-        steps.append(A.MapStep((A.SelectItem(None, None, span, star=True),
-                                A.SelectItem(A.ArrayLit(starts, span), "_window_starts",
-                                             span)), span))
-        steps.append(A.FlatMapStep(A.FieldRef("_window_starts", None, span), "window_start",
-                                   span))
+        steps.append(A.FlatMapStep(A.ArrayLit(starts, span), "window_start", span))
         start = A.FieldRef("window_start", None, span)
         late = A.Binary("-", ts, A.DurationLit(spec.size, span), span)
         steps.append(A.FilterStep(A.Binary(">", start, late, span), span))
