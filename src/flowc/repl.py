@@ -27,7 +27,7 @@ from flowc.errors import (
     did_you_mean,
 )
 from flowc.parser import ast as A
-from flowc.parser import parse_source
+from flowc.parser import parse_source, read_script
 from flowc.sql import Unit, collect_query, explain_env
 from flowc.sql.changelog import Updating, changelog
 from flowc.sql.source import MAIN_STATEMENTS, SqlChunk, split_sql
@@ -552,9 +552,14 @@ def prompt_loop(session: Session, *, history: str | None = None, input: Any = No
 
 def run_init(session: Session, path: str) -> None:
     """Run an init file: diagnostics name the file, and its relative data paths are
-    relative to the file (as for ``flowc run``), not to the working directory."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+    relative to the file (as for ``flowc run``), not to the working directory. A file that
+    cannot be read (or is not UTF-8 text) is reported as any other error; the session goes
+    on without it."""
+    try:
+        text = read_script(path)
+    except FlowcError as e:
+        session.report(e)
+        return
     unit = session.unit
     base, unit.path_base = unit.scratch.base_dir, os.path.dirname(os.path.abspath(path))
     unit.scratch.base_dir = unit.path_base  # `import udf` finds modules next to the file

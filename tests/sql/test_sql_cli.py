@@ -75,6 +75,53 @@ def test_bad_sql_file_exit_code(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr
 
 
+def test_sql_file_that_is_not_utf8_is_a_positioned_error(tmp_path: Path) -> None:
+    # the same wording as for a .flow file, never Python's codec text
+    (tmp_path / "latin1.sql").write_bytes("SELECT * FROM t WHERE a = 'café';\n"
+                                          .encode("latin-1"))
+    (tmp_path / "wide.sql").write_text("SELECT * FROM t;\n", encoding="utf-16")
+    (tmp_path / "binary.sql").write_bytes(b"\x00\x97binary\xff")
+    cases = {"latin1.sql": "latin1.sql:1:31: error: this file is not UTF-8 text (byte 0xe9",
+             "wide.sql": "wide.sql:1:1: error: this file is UTF-16 text",
+             "binary.sql": "binary.sql:1:2: error: this file is not UTF-8 text (byte 0x97); "
+                           "it looks like a binary file"}
+    for name, start in cases.items():
+        done = flowc("check", name, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.startswith(start), done.stderr
+        assert "codec" not in done.stderr and "Traceback" not in done.stderr
+    assert "   1 | SELECT * FROM t WHERE a = 'caf" in flowc("check", "latin1.sql",
+                                                         cwd=tmp_path).stderr
+
+
+def test_sql_file_with_a_utf8_byte_order_mark(tmp_path: Path) -> None:
+    # an editor's byte order mark is not text: the file checks, and columns on line 1 are
+    # the ones the editor shows
+    (tmp_path / "bom.sql").write_bytes(
+        b"\xef\xbb\xbfCREATE TABLE t (a INT) WITH ('connector' = 'datagen', "
+        b"'number-of-rows' = '3');\nSELECT a FROM t;\n")
+    done = flowc("check", "bom.sql", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "bad.sql").write_bytes(b"\xef\xbb\xbfSELECT a FROM nowhere;\n")
+    done = flowc("check", "bad.sql", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("bad.sql:1:15: error: unknown table 'nowhere'"), done.stderr
+    assert "   1 | SELECT a FROM nowhere;" in done.stderr
+
+
+def test_repl_init_file_that_is_not_utf8(tmp_path: Path) -> None:
+    # reported like any error in the init file (file:line:col, the line, a caret); the
+    # session starts without it
+    (tmp_path / "init.sql").write_bytes(b"-- caf\xe9\nSELECT 1;\n")
+    done = flowc("repl", "-i", "init.sql", "--history", str(tmp_path / "history"),
+                 cwd=tmp_path, stdin="quit\n")
+    assert done.returncode == 0, done.stderr
+    assert "init.sql:1:7: error: this file is not UTF-8 text (byte 0xe9" in done.stdout
+    assert "   1 | -- caf" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "internal error" not in done.stdout + done.stderr
+
+
 def test_empty_or_definitions_only_sql_file(tmp_path: Path) -> None:
     cases = {"empty.sql": "", "comments.sql": "-- nothing yet\n/* still nothing */\n",
              "ddl.sql": "CREATE TABLE t (a INT) WITH ('connector' = 'print');\n"}

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from flowc.api.environment import StreamExecutionEnvironment
-from flowc.errors import ConfigError, FlowcError, InternalError, PlanError, Span
-from flowc.parser import COMMAND_LINE, CompiledScript, _raise, parse_source
+from flowc.errors import FlowcError, InternalError, PlanError, Span
+from flowc.parser import COMMAND_LINE, CompiledScript, _raise, parse_source, read_script
 from flowc.parser import ast as A
 from flowc.sql.source import split_sql
 from flowc.sql.unit import Entry, Explain, Unit
@@ -105,11 +105,9 @@ def collect_query(unit: Unit, pipeline: A.Pipeline, lets: list[A.LetStmt] | None
 
 def compile_sql_file(path: str, *, env: StreamExecutionEnvironment | None = None,
                      options: Mapping[str, str] | None = None) -> SqlScript:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read {path}: {e}") from None
+    """Compile a .sql file (UTF-8 text, read as a .flow file is); paths in it are relative
+    to the file's directory."""
+    text = read_script(path)
     script = compile_sql(text, path, base_dir=os.path.dirname(path) or None, env=env,
                          options=options)
     if not script.sinks and not script.explains:

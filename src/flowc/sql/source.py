@@ -29,6 +29,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from flowc.errors import FlowSyntaxError, Span, UnsupportedError
+from flowc.parser.syntax import BOM
 
 
 class _NoCommandFallback(logging.Filter):
@@ -80,12 +81,16 @@ def span_at(text: str, filename: str, start: int, end: int) -> Span:
     col = start - (text.rfind("\n", 0, start) + 1) + 1
     end_line = line + text.count("\n", start, end)
     end_col = end - (text.rfind("\n", 0, end) + 1) + 1
+    if text.startswith(BOM):  # a UTF-8 byte order mark takes no column (as in .flow files)
+        col -= line == 1 and start > 0
+        end_col -= end_line == 1 and end > 0
     return Span(filename, line, col, end_line, end_col, text)
 
 
 def tokenize(text: str, chunk: SqlChunk | None = None, filename: str = "<input>") -> list[Token]:
     try:
-        return FlowcSQL().tokenize(text)
+        # a byte order mark is read as a space: every other character keeps its offset
+        return FlowcSQL().tokenize(" " + text[1:] if text.startswith(BOM) else text)
     except TokenError:
         # sqlglot's message carries no position; find the usual culprit ourselves
         start = _unterminated(text)
@@ -142,7 +147,8 @@ def _offset_of(text: str, line: int, col: int) -> int:
 
 
 def split_sql(text: str, filename: str) -> list[SqlChunk]:
-    """Split at top-level semicolons; empty statements are dropped."""
+    """Split at top-level semicolons; empty statements are dropped. A UTF-8 byte order mark
+    at the start is not part of the first statement."""
     tokens = tokenize(text, None, filename)
     chunks: list[SqlChunk] = []
     start: int | None = None
