@@ -175,3 +175,22 @@ def test_progress_line_from_the_real_status_tracker(spark: Any) -> None:
     text = stream.getvalue()
     assert "slow: stage " in text and " tasks" in text
     assert text.endswith(CLEAR)
+
+
+@pytest.mark.spark
+def test_progress_is_erased_before_printed_lines(spark: Any,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """print_to_err writes to the same stream as the progress line: the line is erased
+    before any printed record appears, and no record is drawn over."""
+    env = env_for(2)
+    env.from_collection(list(range(8))).map(_slow).rebalance().map(lambda v: v * 10) \
+        .print_to_err()
+    stderr = Tty()
+    monkeypatch.setattr("sys.stderr", stderr)
+    result = run_job_graph(env.get_job_graph(), progress=True)
+    text = stderr.getvalue()
+    assert CLEAR in text  # the job takes > 1 s: the line was drawn
+    lines = "".join(line + "\n" for line in result.printed)
+    assert text.split(CLEAR)[-1] == lines
+    assert sorted(int(x.split("> ")[1]) for x in result.printed) == \
+        [v * 10 for v in range(8)]
