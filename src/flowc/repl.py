@@ -409,7 +409,7 @@ class Session:
 
     def words(self) -> list[str]:
         from flowc.lexer import FLOW_KEYWORDS, SQL_KEYWORDS
-        from flowc.parser.functions import AGGREGATES, FUNCTIONS
+        from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 
         names = set(self.unit.names())
         fields = {f for i in self.unit.scratch.streams.values() for f in i.schema.names}
@@ -417,7 +417,7 @@ class Session:
         sql_upper = [k.upper() for k in SQL_KEYWORDS] + ["SELECT", "FROM", "WHERE", "GROUP BY",
                                                          "UNION ALL", "INTERVAL", "JOIN"]
         return sorted({n for n in names if not n.startswith("_")} | fields |
-                      set(FLOW_KEYWORDS) | set(sql_upper) | set(FUNCTIONS) | set(AGGREGATES)
+                      set(FLOW_KEYWORDS) | set(sql_upper) | set(PUBLIC_FUNCTIONS) | set(AGGREGATES)
                       | {"window_start", "window_end"})
 
 

@@ -16,10 +16,10 @@ import pytest
 
 from flowc.errors import FlowcError, Span
 from flowc.parser import ast as A
-from flowc.parser import parse_source
+from flowc.parser import compile_source, parse_source
 from flowc.parser.aggregates import AggSpec, RowAggregate
 from flowc.parser.exprs import MAX_DEPTH, Column, ExprCompiler, Scope, Udf, row_columns
-from flowc.parser.functions import FUNCTIONS
+from flowc.parser.functions import FUNCTIONS, PUBLIC_FUNCTIONS
 from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Type, array_of
 
 LONG_MAX = 2**63 - 1
@@ -259,8 +259,10 @@ def test_predicate(expr: str, type_: Type, value: Any) -> None:
 def test_every_library_function_is_covered() -> None:
     called = {expr.split("(", 1)[0] for expr, _, _ in CASES}
     called |= {"random_int", "random_double", "random_choice"}  # below
-    # Names starting with '_' are the SQL translator's own (SQL's integer '/' and '%').
-    assert called == {name for name in FUNCTIONS if not name.startswith("_")}
+    # Internal functions are the SQL translator's own (SQL's integer '/' and '%'), each
+    # named with a leading '_'.
+    assert called == set(PUBLIC_FUNCTIONS)
+    assert set(FUNCTIONS) - set(PUBLIC_FUNCTIONS) == {n for n in FUNCTIONS if n[0] == "_"}
 
 
 def test_random_functions_are_deterministic_and_in_range() -> None:
@@ -381,3 +383,26 @@ def test_only_true_nesting_has_a_limit() -> None:
         "expression is nested too deeply to compile (the limit is about 48 levels of "
         "parentheses, function calls, 'not', '-' or 'case' inside one another)")
     assert info.value.hint == "compute inner parts in an earlier 'map' step"
+
+
+
+def test_internal_functions_are_hidden_from_scripts() -> None:
+    # _sql_div/_sql_mod are what the SQL translator emits for '/' and '%'; a script cannot
+    # call them, and no hint offers them
+    for name in ("_sql_div", "_sql_mod"):
+        with pytest.raises(FlowcError, match=f"unknown function '{name}'") as info:
+            evaluate(f"{name}(i, 2)")
+        assert "_sql" not in (info.value.hint or "")
+    with pytest.raises(FlowcError, match="unknown function 'sql_div'") as info:
+        evaluate("sql_div(i, 2)")
+    assert "_sql_div" not in (info.value.hint or "")
+    with pytest.raises(FlowcError, match="unknown aggregate function '_sql_mod'"):
+        compile_source("source s (i int) values (1);\n"
+                       "s | key by i | aggregate _sql_mod(i, 2) as m | print;", "a.flow")
+    # the translator's own calls still compile
+    span = Span("q.sql", 1, 1)
+    node = A.Call("_sql_div", (A.Literal(7, INT, span), A.Literal(2, INT, span)), span, span,
+                  internal=True)
+    compiler = ExprCompiler(Scope([]))
+    typed = compiler.compile(node)
+    assert typed.type == INT and compiler.code_fn(typed.code, ("r",), span)(()) == 3

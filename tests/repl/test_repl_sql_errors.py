@@ -179,3 +179,26 @@ def test_udfs_and_special_functions_are_not_unknown(tmp_path: Path,
     s.execute("SELECT user_id, shoot(action) AS a FROM clicks;")
     assert "unknown function 'shoot'" in out.getvalue()
     assert "did you mean 'shout'?" in out.getvalue()
+
+
+def test_internal_functions_are_not_offered_nor_shadowed(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from flowc.executor import run_reference
+    from flowc.sql import collect_query
+    from flowc.sql.source import split_sql
+
+    (tmp_path / "div_udfs.py").write_text("def first(a, b):\n    return a\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    s = Session(out=io.StringIO())
+    s.execute(NUMS)
+    assert not [w for w in s.words() if w.startswith("_sql")]
+    assert "lower" in s.words()
+    # _sql_div is not a name a session knows: a function imported under it is the user's
+    # own, and SQL's '/' still divides
+    s.execute("import udf div_udfs.first(int, int) -> int as _sql_div;")
+    assert "error" not in s.console.file.getvalue()  # type: ignore[attr-defined]
+    chunk = split_sql("SELECT n / 2 AS q, _sql_div(n, 2) AS f FROM nums;", "<q>")[0]
+    lets, pipeline = s.unit.query(chunk)
+    script, _, _ = collect_query(s.unit, pipeline, lets)
+    rows = run_reference(script.env.get_job_graph())["result"]
+    assert sorted(tuple(r) for r in rows) == [(-3, -7), (0, 0), (3, 7)]

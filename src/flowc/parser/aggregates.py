@@ -24,7 +24,7 @@ from flowc.errors import (
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
 from flowc.parser.exprs import ExprCompiler
-from flowc.parser.functions import AGGREGATES, FUNCTIONS
+from flowc.parser.functions import AGGREGATES, lookup
 from flowc.parser.runtime import wrap64
 from flowc.types import DOUBLE, INT, Type
 
@@ -65,7 +65,8 @@ def compile_aggregates(items: tuple[A.SelectItem, ...], compiler: ExprCompiler,
 
 def _item(item: A.SelectItem, compiler: ExprCompiler, key_names: tuple[str, ...]) -> AggSpec:
     e = item.expr
-    if isinstance(e, A.Call) and e.name not in AGGREGATES and e.name not in FUNCTIONS \
+    if isinstance(e, A.Call) and e.name not in AGGREGATES \
+            and lookup(e.name, e.internal) is None \
             and e.name not in compiler.scope.udfs \
             and e.name not in compiler.scope.broken_functions:
         raise FlowNameError(f"unknown aggregate function '{e.name}'", e.name_span,

@@ -40,7 +40,9 @@ class FieldRef:
 
 @dataclass(frozen=True)
 class Call:
-    """``name(args)``; ``star`` for ``count(*)``, ``distinct`` for ``count(distinct x)``."""
+    """``name(args)``; ``star`` for ``count(*)``, ``distinct`` for ``count(distinct x)``;
+    ``internal`` for a call the SQL translator made to an internal function (``_sql_div``),
+    which a script cannot name and no imported function can shadow."""
 
     name: str
     args: tuple[Expr, ...]
@@ -48,6 +50,7 @@ class Call:
     name_span: Span
     star: bool = False
     distinct: bool = False
+    internal: bool = False
 
 
 @dataclass(frozen=True)

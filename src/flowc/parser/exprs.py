@@ -18,7 +18,7 @@ from typing import Any
 from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
-from flowc.parser.functions import AGGREGATES, FUNCTIONS
+from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS, lookup
 from flowc.parser.optypes import CASTS, arith_type, conversion_hint
 from flowc.parser.runtime import HELPERS
 from flowc.types import (
@@ -459,14 +459,14 @@ class ExprCompiler:
         if e.star or e.distinct:
             raise FlowSyntaxError(f"'{'*' if e.star else 'distinct'}' is only allowed in "
                                   "count(...) inside 'aggregate'", e.span)
-        udf = self.scope.udfs.get(name)
+        udf = None if e.internal else self.scope.udfs.get(name)
         if udf is not None:
             return self._udf_call(e, udf, depth)
-        fn = FUNCTIONS.get(name)
+        fn = lookup(name, e.internal)
         if fn is None and name in self.scope.broken_functions:
             raise BrokenName(name)
         if fn is None or (fn.datagen_only and self.scope.index_code is None):
-            pool = [n for n, f in FUNCTIONS.items()
+            pool = [n for n, f in PUBLIC_FUNCTIONS.items()
                     if not f.datagen_only or self.scope.index_code is not None]
             hint = did_you_mean(name, pool + list(self.scope.udfs))
             if fn is not None:

@@ -26,6 +26,9 @@ class Function:
     template: str | None = None
     helper: str | None = None
     datagen_only: bool = False
+    # Only the SQL translator calls it (``A.Call(..., internal=True)``): scripts cannot name
+    # it, and no hint or completion offers it.
+    internal: bool = False
 
 
 AGGREGATES = ("count", "sum", "min", "max", "avg", "first", "last")
@@ -225,10 +228,10 @@ _FUNCTIONS = [
     # SQL's '/' and '%' (the SQL translator emits these; .flow's '/' always gives double)
     Function("_sql_div", 2, 2, _sql_arith("/"),
              "int / int is integer division (truncated toward zero); with a double, double",
-             helper="sql_div"),
+             helper="sql_div", internal=True),
     Function("_sql_mod", 2, 2, _sql_arith("%"),
              "int % int is the remainder with the sign of the dividend; with a double, double",
-             helper="sql_mod"),
+             helper="sql_mod", internal=True),
     Function("random_int", 2, 2, _random_int, "random_int(low int, high int) -> int",
              helper="random_int", datagen_only=True),
     Function("random_double", 0, 0, lambda args: DOUBLE, "random_double() -> double",
@@ -238,3 +241,12 @@ _FUNCTIONS = [
 ]
 
 FUNCTIONS: dict[str, Function] = {f.name: f for f in _FUNCTIONS}
+# The functions a user may call (and be offered in hints and completion).
+PUBLIC_FUNCTIONS: dict[str, Function] = {f.name: f for f in _FUNCTIONS if not f.internal}
+
+
+def lookup(name: str, internal: bool = False) -> Function | None:
+    """The built-in function ``name``; an internal one only for a call the SQL translator
+    made (``internal``)."""
+    fn = FUNCTIONS.get(name)
+    return fn if fn is not None and (internal or not fn.internal) else None

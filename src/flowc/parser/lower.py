@@ -39,7 +39,7 @@ from flowc.parser.exprs import (
     make_code_fn,
     row_columns,
 )
-from flowc.parser.functions import AGGREGATES, FUNCTIONS
+from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.parser.settings import apply_hints, apply_set
 from flowc.parser.steps import FILE_FORMATS, PipelineBuilder, check_storable
 from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Field, Schema, Type, assignable
@@ -249,7 +249,7 @@ class Lowerer:
 
     def import_udf(self, stmt: A.ImportUdf) -> None:
         name = stmt.name
-        if name in FUNCTIONS or name in AGGREGATES:
+        if name in PUBLIC_FUNCTIONS or name in AGGREGATES:
             raise FlowNameError(f"'{name}' is a built-in function", stmt.path_span,
                                 hint=f"import it under another name: ... as my_{name}")
         if name in self.udfs:

@@ -22,7 +22,7 @@ from flowc.errors import (
 )
 from flowc.parser import ast as A
 from flowc.parser.build import parse_timestamp
-from flowc.parser.functions import AGGREGATES, FUNCTIONS
+from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.sql.source import SqlChunk
 from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, Type, array_of
 
@@ -313,7 +313,8 @@ class ExprTranslator:
             # Flink: INT / INT is integer division and a zero divisor fails the job (.flow's
             # '/' is always double, and x / 0 is null there), so SQL has its own operators
             fn = "_sql_div" if isinstance(node, exp.Div) else "_sql_mod"
-            return A.Call(fn, (self.expr(node.this), self.expr(node.expression)), span, span)
+            return A.Call(fn, (self.expr(node.this), self.expr(node.expression)), span, span,
+                          internal=True)
         if t in _COMPARE or t in _ARITH:
             op = _COMPARE.get(t) or _ARITH[t]
             return A.Binary(op, self.expr(node.this), self.expr(node.expression), span)
@@ -535,14 +536,14 @@ class ExprTranslator:
             raw = str(node.this).lower() if isinstance(node, exp.Anonymous) else \
                 node.key.lower()
             name = FUNCTION_NAMES.get(raw, raw) or raw
-        if name in FUNCTIONS and not FUNCTIONS[name].datagen_only or name in AGGREGATES or \
+        if name in PUBLIC_FUNCTIONS and not PUBLIC_FUNCTIONS[name].datagen_only or \
+                name in AGGREGATES or \
                 name in self.udfs or name in SPECIAL_FUNCTIONS or name in UNSUPPORTED_FUNCTIONS:
             return
         if written is None:
             written = self.spans.call_name(node)
         spelt, at = written if written is not None else (name, self.spans(node))
-        pool = sorted({n for n, f in FUNCTIONS.items()
-                       if not f.datagen_only and not n.startswith("_")} |
+        pool = sorted({n for n, f in PUBLIC_FUNCTIONS.items() if not f.datagen_only} |
                       set(SQL_AGGREGATES) | set(SQL_SPELLINGS) | {"timestampdiff",
                                                                   "timestampadd"})
         hint = did_you_mean(spelt.lower(), pool)
