@@ -28,6 +28,7 @@ from flowc.errors import (
 )
 from flowc.parser import ast as A
 from flowc.parser import parse_source, read_script
+from flowc.parser.plan_help import plan_help
 from flowc.sql import Unit, collect_query, explain_env
 from flowc.sql.changelog import Updating, changelog
 from flowc.sql.source import MAIN_STATEMENTS, SqlChunk, split_sql
@@ -294,7 +295,9 @@ class Session:
             if script is None:
                 return
             env = script.env
-        self.console.print(render(env.get_job_graph(), "text"), markup=False, end="")
+        with plan_help(env):  # planner errors get script-level help, as in `flowc explain`
+            graph = env.get_job_graph()
+        self.console.print(render(graph, "text"), markup=False, end="")
 
     # ------------------------------------------------------------------ statements
 
@@ -370,8 +373,9 @@ class Session:
         from flowc.executor import run_job_graph
 
         start = time.perf_counter()
-        result = run_job_graph(script.env.get_job_graph(), master=self.master,
-                               job_name="flowc repl")
+        with plan_help(script.env):  # planner errors get script-level help, as in `flowc run`
+            job_graph = script.env.get_job_graph()
+        result = run_job_graph(job_graph, master=self.master, job_name="flowc repl")
         self.last_time = time.perf_counter() - start
         for line in result.printed[: self.max_rows]:
             self.console.print(line, markup=False)

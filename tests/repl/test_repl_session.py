@@ -244,3 +244,25 @@ def test_statement_set_is_one_job(spark: object) -> None:
                          "INSERT INTO o SELECT n * 10 FROM nums;\nEND;"])
     assert text.count("done in") == 1, text
     assert "30" in text and "Traceback" not in text
+
+
+def test_planner_errors_get_script_help() -> None:
+    # the same help `flowc check/explain/run` gives: which 'forward' joins which steps
+    out = io.StringIO()
+    s = Session(out=out, width=400)
+    for line in [SOURCE, "set parallelism = 1;",
+                 "nums\n  | filter n > 0 with (parallelism = 2)\n  | forward\n"
+                 "  | map n with (parallelism = 3);",
+                 "explain nums | filter n > 0 with (parallelism = 2) | forward | map n;",
+                 "nums | map k with (parallelism = 2) | forward | print;"]:
+        assert s.execute(line)
+    text = out.getvalue()
+    assert text.count("error: Forward partitioning does not allow change of parallelism") == 3
+    assert ("help: 'forward' (line 3) connects the 'filter' on line 2 (parallelism 2) to the "
+            "'map' on line 4 (parallelism 3): use 'rebalance' or 'rescale' instead of "
+            "'forward', or give both the same parallelism") in text
+    assert "<repl:3>:2:5: note: the upstream operator (parallelism 2) is here" in text
+    assert "<repl:4>:1:" in text and "<repl:5>:1:" in text
+    assert text.count("help: 'forward' (line 1) connects the ") == 2
+    assert "connects the 'map' on line 1 (parallelism 2) to the 'print' on line 1" in text
+    assert "Traceback" not in text and "internal error" not in text

@@ -50,7 +50,8 @@ def add_plan_help(err: PlanError, env: StreamExecutionEnvironment) -> PlanError:
     m = _FORWARD.match(err.message)
     if m is not None:
         up = transformations.get(int(m.group(2)))
-        down = transformations.get(int(m.group(5)))
+        down = transformations.get(int(m.group(5))) or _sink_of(transformations,
+                                                                 m.group(4), up)
         if up is None or down is None:
             return err
         up_p, down_p = m.group(3), m.group(6)
@@ -64,6 +65,21 @@ def add_plan_help(err: PlanError, env: StreamExecutionEnvironment) -> PlanError:
         if up.span is not None:
             err.related = ((f"the upstream operator (parallelism {up_p}) is here", up.span),)
     return err
+
+
+def _sink_of(transformations: dict[int, Any], name: str, up: Any) -> Any:
+    """The sink transformation behind a sink's ``<name>: Writer`` (or ``: Committer``)
+    operator, which has an id of its own: the sink of that name that ``up`` feeds."""
+    base = re.sub(r": (Writer|Committer)$", "", name)
+    if up is None or base == name:
+        return None
+    for t in transformations.values():
+        if t.name != base:
+            continue
+        for i in getattr(t, "inputs", ()):
+            if i == up.id or up.id in getattr(transformations.get(i), "inputs", ()):
+                return t
+    return None
 
 
 def _describe(t: Any, name: str) -> str:
