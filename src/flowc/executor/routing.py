@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowc.errors import ExecutionError
+from flowc.executor.runtime.core import unwrap
 from flowc.keygroups import assign_key_to_parallel_operator
 from flowc.transformations import Partitioner, PartitionerKind
 
@@ -31,6 +32,7 @@ def cached_key_router(key: Callable[[Any], Any] | None, max_par: int,
     """``value -> subtask`` by key group, memoised per key: Java-hashCode + murmur in pure
     Python costs microseconds, a dict hit tens of nanoseconds, and keys repeat."""
     cache: dict[Any, int] = {}
+    key = unwrap(key) if key is not None else None
 
     def route(v: Any) -> int:
         k = key(v) if key is not None else v

@@ -64,6 +64,17 @@ def method_of(fn: Any, cls: type, name: str) -> Callable[..., Any]:
     raise UnsupportedError(f"{type(fn).__name__} is neither callable nor a {cls.__name__}")
 
 
+def unwrap(fn: Any) -> Any:
+    """The plain function behind a KeySelector / CodeFn (their ``__call__`` only forwards:
+    calling the function itself saves a Python call per record)."""
+    from flowc.operators import CodeFn
+    from flowc.transformations import KeySelector
+
+    while isinstance(fn, (KeySelector, CodeFn)):
+        fn = fn.fn
+    return fn
+
+
 def results(r: Any) -> Iterable[Any]:
     """What a process-style function produced: an iterable (often a generator) or None."""
     return () if r is None else r

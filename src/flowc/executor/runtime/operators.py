@@ -29,6 +29,7 @@ from flowc.executor.runtime.core import (
     TaskInfo,
     method_of,
     results,
+    unwrap,
 )
 
 _MISSING = object()
@@ -155,7 +156,7 @@ class KeyedOperator(Operator):
         key = self.keys[0] if self.keys else None
         if key is None:
             raise ExecutionError(f"{type(self.spec).__name__} needs a keyed input (key_by)")
-        self.key_fn = key
+        self.key_fn = unwrap(key)
 
 
 class KeyedProcessOperator(KeyedOperator):
