@@ -22,8 +22,11 @@ def spark() -> object:
     # tests/executor included). Defined here, not in a conftest, because tests/language
     # imports its own `conftest` module by name.
     from flowc.executor import get_spark
+    from flowc.executor.spark.session import spark_running
 
-    return get_spark("local[2]")
+    # A REPL session in an earlier test may have started it already (with the default
+    # master): then that one is the session.
+    return get_spark(None if spark_running() else "local[2]")
 
 
 def drive(lines: list[str], session: Session, tmp_path: Path) -> int:
