@@ -4,23 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from flowc.datastream import OutputTag, StreamExecutionEnvironment
+from flowc.datastream import OutputTag
 from flowc.errors import ApiError, PlanError
-
-
-def env(p: int = 2) -> StreamExecutionEnvironment:
-    e = StreamExecutionEnvironment.get_execution_environment()
-    e.set_parallelism(p)
-    return e
-
-
-def inc(v: int) -> int:
-    return v + 1
-
-
-def key(v: int) -> int:
-    return v % 7
-
+from planner_helpers import env, inc, key
 
 # ------------------------------------------------------------------ API validation
 

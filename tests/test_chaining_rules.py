@@ -7,21 +7,7 @@ import pytest
 from flowc.chaining import ChainBreak, chain_breaks
 from flowc.datastream import RuntimeExecutionMode, StreamExecutionEnvironment
 from flowc.transformations import ChainingStrategy
-
-
-def env(p: int = 2) -> StreamExecutionEnvironment:
-    e = StreamExecutionEnvironment.get_execution_environment()
-    e.set_parallelism(p)
-    return e
-
-
-def inc(v: int) -> int:
-    return v + 1
-
-
-def key(v: int) -> int:
-    return v % 7
-
+from planner_helpers import env, inc, key
 
 # ------------------------------------------------------------------ §2 chaining
 

@@ -8,21 +8,7 @@ import pytest
 from flowc.chaining import build_execution_graph
 from flowc.datastream import OutputTag, RuntimeExecutionMode, StreamExecutionEnvironment
 from flowc.errors import PlanError
-
-
-def env(p: int = 2) -> StreamExecutionEnvironment:
-    e = StreamExecutionEnvironment.get_execution_environment()
-    e.set_parallelism(p)
-    return e
-
-
-def inc(v: int) -> int:
-    return v + 1
-
-
-def key(v: int) -> int:
-    return v % 7
-
+from planner_helpers import env, inc, key
 
 # ------------------------------------------------------------------ §5 ExecutionGraph
 

@@ -17,21 +17,7 @@ from flowc.datastream import (
 from flowc.errors import ApiError, PlanError
 from flowc.planner.stream_graph import NodeKind
 from flowc.transformations import ChainingStrategy, PartitionerKind
-
-
-def env(p: int = 2) -> StreamExecutionEnvironment:
-    e = StreamExecutionEnvironment.get_execution_environment()
-    e.set_parallelism(p)
-    return e
-
-
-def inc(v: int) -> int:
-    return v + 1
-
-
-def key(v: int) -> int:
-    return v % 7
-
+from planner_helpers import env, inc, key
 
 # ------------------------------------------------------------------ §1 StreamGraph
 
