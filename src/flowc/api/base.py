@@ -70,8 +70,13 @@ def type_name(key_type: Any) -> str:
 class OperatorSettings:
     """Per-operator settings shared by DataStream (operators) and DataStreamSink."""
 
-    _env: StreamExecutionEnvironment
-    _id: int
+    def __init__(self, env: StreamExecutionEnvironment, tid: int) -> None:
+        self._env = env
+        self._id = tid
+
+    @property
+    def transformation_id(self) -> int:
+        return self._id
 
     def _require_operator(self, what: str) -> Transformation:
         t = self._env._get(self._id)

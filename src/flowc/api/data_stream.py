@@ -53,14 +53,6 @@ if TYPE_CHECKING:
 
 
 class DataStream(OperatorSettings):
-    def __init__(self, env: StreamExecutionEnvironment, tid: int) -> None:
-        self._env = env
-        self._id = tid
-
-    @property
-    def transformation_id(self) -> int:
-        return self._id
-
     def get_execution_environment(self) -> StreamExecutionEnvironment:
         return self._env
 
@@ -243,10 +235,4 @@ class DataStream(OperatorSettings):
 
 
 class DataStreamSink(OperatorSettings):
-    def __init__(self, env: StreamExecutionEnvironment, tid: int) -> None:
-        self._env = env
-        self._id = tid
-
-    @property
-    def transformation_id(self) -> int:
-        return self._id
+    """The result of a sink: its per-operator settings (name, uid, parallelism, ...)."""
