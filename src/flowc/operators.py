@@ -22,12 +22,15 @@ if TYPE_CHECKING:
 class CodeFn:
     """A function given both as a callable and as Python source over named variables, so a
     code-generating executor can inline it: ``source`` is an expression in ``params`` that may
-    use the names in ``env``. ``fn`` must compute the same thing."""
+    use the names in ``env``. ``fn`` must compute the same thing. ``vector``: the same
+    computation over whole columns (``flowc.vector``) when the front end knows one - a VExpr,
+    or a tuple of them for a function returning a record."""
 
     fn: Callable[..., Any]
     source: str
     params: tuple[str, ...]
     env: dict[str, Any] = field(default_factory=dict)
+    vector: Any = None
 
     def __call__(self, *args: Any) -> Any:
         return self.fn(*args)

@@ -27,6 +27,7 @@ from flowc.parser.exprs import ExprCompiler
 from flowc.parser.functions import AGGREGATES, lookup
 from flowc.parser.runtime import wrap64
 from flowc.types import DOUBLE, INT, Type
+from flowc.vector import VAggregate, VWindowRow
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def _one(e: A.Call, name: str, compiler: ExprCompiler) -> AggSpec:
                               f"{e.name}", e.span)
     typed = compiler.compile(e.args[0])
     t = typed.type
-    arg = compiler.code_fn(typed.code, ("r",), e.span)
+    arg = compiler.code_fn(typed.code, ("r",), e.span, typed.vec)
     if e.name == "count":
         return AggSpec("count_distinct" if e.distinct else "count", arg, name, INT)
     if t.is_null:
@@ -260,12 +261,21 @@ class RowAggregate(AggregateFunction):
     def __init__(self, specs: list[AggSpec]) -> None:
         self.kinds = tuple(s.kind for s in specs)
         self.args = tuple(s.arg for s in specs)
+        self.types = tuple(s.type for s in specs)
         self.__dict__.update(_specialised(self.kinds, self.args))
         # Accumulators are immutable (tuples, frozensets, numbers): one initial value serves.
         self._initial = tuple(_init(k) for k in self.kinds)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"kinds": self.kinds, "args": self.args}
+        return {"kinds": self.kinds, "args": self.args, "types": self.types}
+
+    @property
+    def vector(self) -> VAggregate | None:
+        """The declarative form, when every argument has a vector form."""
+        args = tuple(None if a is None else a.vector for a in self.args)
+        if any(a is None and k != "count_star" for a, k in zip(args, self.kinds)):
+            return None
+        return VAggregate(self.kinds, args, self.types)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -292,6 +302,10 @@ class WindowRow(ProcessWindowFunction):
 
     def __init__(self, key_count: int) -> None:
         self.key_count = key_count
+
+    @property
+    def vector(self) -> VWindowRow:
+        return VWindowRow(self.key_count)
 
     def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
         # a SQL row key is a tuple even for one field; a DataStream one-field key is not

@@ -18,6 +18,7 @@ from typing import Any
 from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
+from flowc.parser import vectorize as V
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS, lookup
 from flowc.parser.optypes import CASTS, arith_type, conversion_hint
 from flowc.parser.runtime import HELPERS
@@ -112,10 +113,12 @@ class Typed:
     nonnull: bool = False  # known never to be null (a literal), so no None check is needed
     const: bool = False
     value: Any = None
+    vec: Any = None  # the vector form (flowc.vector), None when there is none
 
 
 def _lit(value: Any, type_: Type) -> Typed:
-    return Typed(type_, repr(value), nonnull=value is not None, const=True, value=value)
+    return Typed(type_, repr(value), nonnull=value is not None, const=True, value=value,
+                 vec=V.literal(value, type_))
 
 
 class ExprCompiler:
@@ -148,8 +151,9 @@ class ExprCompiler:
             raise FlowTypeError(f"{what} must be {want}, but this is {t.type}", e.span)
         return t
 
-    def code_fn(self, source: str, params: tuple[str, ...], span: Span) -> CodeFn:
-        return make_code_fn(source, params, self.env, span)
+    def code_fn(self, source: str, params: tuple[str, ...], span: Span,
+                vector: Any = None) -> CodeFn:
+        return make_code_fn(source, params, self.env, span, vector)
 
     # ------------------------------------------------------------------ helpers
 
@@ -194,7 +198,8 @@ class ExprCompiler:
         return _lit(e.value, e.type)
 
     def _DurationLit(self, e: A.DurationLit, depth: int) -> Typed:
-        return Typed(DURATION, repr(e.millis), nonnull=True, const=True, value=e.millis)
+        return Typed(DURATION, repr(e.millis), nonnull=True, const=True, value=e.millis,
+                     vec=V.literal(e.millis, DURATION))
 
     def _FieldRef(self, e: A.FieldRef, depth: int) -> Typed:
         name = e.name if e.qualifier is None else self._qualified(e)
@@ -205,7 +210,7 @@ class ExprCompiler:
             fields = ", ".join(names) if len(names) <= 12 else ", ".join(names[:12]) + ", ..."
             raise FlowNameError(f"unknown field '{name}'{self._where()}", e.span,
                                 hint=hint or (f"the fields here are: {fields}" if names else None))
-        return Typed(col.type, col.code)
+        return Typed(col.type, col.code, vec=V.column(col.code, col.type))
 
     def _where(self) -> str:
         return f" {self.scope.where}" if self.scope.where else ""
@@ -255,12 +260,13 @@ class ExprCompiler:
         x = self.compile(e.operand, depth)
         if e.op == "not":
             self._want_bool(x, e.operand, "the operand of 'not'")
-            return Typed(BOOL, self.null_safe([x], lambda a: f"not {a[0]}"))
+            return Typed(BOOL, self.null_safe([x], lambda a: f"not {a[0]}"),
+                         vec=V.call("not", BOOL, x))
         if not (x.type.is_numeric or x.type in (DURATION, NULL)):
             raise FlowTypeError(f"cannot negate a {x.type}", e.span)
         result = x.type if not x.type.is_null else INT
         return Typed(result, self.null_safe([x], lambda a: self.long_op(result, f"-{a[0]}")),
-                     x.nonnull)
+                     x.nonnull, vec=V.call("neg", result, x))
 
     def _want_bool(self, t: Typed, node: A.Expr, what: str) -> None:
         if t.type not in (BOOL, NULL):
@@ -289,7 +295,7 @@ class ExprCompiler:
                 # limits) and evaluates exactly what the nested form would, in its order.
                 t = self.temp()
                 steps.append(f"({t} := {acc.code})")
-                acc = Typed(acc.type, t, acc.nonnull)
+                acc = Typed(acc.type, t, acc.nonnull, vec=acc.vec)
         if flat:
             return Typed(acc.type, f"({', '.join(steps)})[-1]", acc.nonnull)
         return acc
@@ -305,14 +311,15 @@ class ExprCompiler:
                     raise FlowTypeError(f"'||' joins strings, but this is {t.type}", node.span,
                                         hint="convert it with cast(... as string)")
             return Typed(STRING, self.null_safe([left, right], lambda a: f"{a[0]} + {a[1]}"),
-                         left.nonnull and right.nonnull)
+                         left.nonnull and right.nonnull, vec=V.call("concat", STRING, left, right))
         return self._arith(e, left, right)
 
     def _logic(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
         self._want_bool(left, e.left, f"the left side of '{e.op}'")
         self._want_bool(right, e.right, f"the right side of '{e.op}'")
         if left.nonnull and right.nonnull:
-            return Typed(BOOL, f"({left.code} {e.op} {right.code})", nonnull=True)
+            return Typed(BOOL, f"({left.code} {e.op} {right.code})", nonnull=True,
+                         vec=V.call(e.op, BOOL, left, right))
         a, b = self.temp(), self.temp()
         # Three-valued logic, short-circuiting like Python when the left side decides.
         if e.op == "and":
@@ -323,7 +330,7 @@ class ExprCompiler:
             code = (f"(True if ({a} := {left.code}) is True else "
                     f"(True if ({b} := {right.code}) is True else "
                     f"(None if {a} is None or {b} is None else False)))")
-        return Typed(BOOL, code)
+        return Typed(BOOL, code, vec=V.call(e.op, BOOL, left, right))
 
     def _compare(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
         c = common_type(left.type, right.type)
@@ -337,7 +344,8 @@ class ExprCompiler:
             raise FlowTypeError(f"bools can only be compared with '=' or '!=', not '{e.op}'",
                                 e.span)
         op = "==" if e.op == "=" else e.op
-        return Typed(BOOL, self.null_safe([left, right], lambda a: f"{a[0]} {op} {a[1]}"))
+        return Typed(BOOL, self.null_safe([left, right], lambda a: f"{a[0]} {op} {a[1]}"),
+                     vec=V.compare(e.op, left, right))
 
     def _arith(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
         result = arith_type(e.op, left.type, right.type)
@@ -348,16 +356,18 @@ class ExprCompiler:
                                 hint=hint)
         if e.op in ("/", "%"):
             fn = self.helper("div" if e.op == "/" else "mod")
-            return Typed(result, f"{fn}({left.code}, {right.code})")
+            return Typed(result, f"{fn}({left.code}, {right.code})",
+                         vec=V.arith(e.op, result, left, right))
         return Typed(result, self.null_safe(
             [left, right], lambda a: self.long_op(result, f"{a[0]} {e.op} {a[1]}")),
-            left.nonnull and right.nonnull)
+            left.nonnull and right.nonnull, vec=V.arith(e.op, result, left, right))
 
     # ------------------------------------------------------------------ predicates
 
     def _IsNull(self, e: A.IsNull, depth: int) -> Typed:
         x = self.compile(e.operand, depth)
-        return Typed(BOOL, f"({x.code} is {'not ' if e.negated else ''}None)", nonnull=True)
+        return Typed(BOOL, f"({x.code} is {'not ' if e.negated else ''}None)", nonnull=True,
+                     vec=V.call("is_not_null" if e.negated else "is_null", BOOL, x))
 
     def _InList(self, e: A.InList, depth: int) -> Typed:
         x = self.compile(e.operand, depth)
@@ -366,14 +376,17 @@ class ExprCompiler:
             if common_type(x.type, item.type) is None:
                 raise FlowTypeError(f"cannot look for a {x.type} among {item.type} values",
                                     node.span)
+        vec = None
         if all(i.const and i.value is not None for i in items):
             values = self.const(frozenset(i.value for i in items))
             code = self.null_safe([x], lambda a: f"{a[0]} in {values}")
+            vec = V.in_list(x, [i.value for i in items])
         else:
             code = f"{self.helper('in_list')}({x.code}, ({', '.join(i.code for i in items)},))"
         if e.negated:
             code = self.null_safe([Typed(BOOL, code)], lambda a: f"not {a[0]}")
-        return Typed(BOOL, code)
+            vec = V.call("not", BOOL, Typed(BOOL, "", vec=vec))
+        return Typed(BOOL, code, vec=vec)
 
     def _Between(self, e: A.Between, depth: int) -> Typed:
         # x between lo and hi == x >= lo and x <= hi (x is evaluated twice; it has no effects).
@@ -390,14 +403,17 @@ class ExprCompiler:
         for t, node in ((x, e.operand), (p, e.pattern)):
             if t.type not in (STRING, NULL):
                 raise FlowTypeError(f"'like' works on strings, but this is {t.type}", node.span)
+        vec = None
         if p.const and p.value is not None:
             rx = self.const(HELPERS["like_regex"](p.value))
             code = self.null_safe([x], lambda a: f"{rx}.fullmatch({a[0]}) is not None")
+            vec = V.like(x, p.value)
         else:
             code = f"{self.helper('like')}({x.code}, {p.code})"
         if e.negated:
             code = self.null_safe([Typed(BOOL, code)], lambda a: f"not {a[0]}")
-        return Typed(BOOL, code)
+            vec = V.call("not", BOOL, Typed(BOOL, "", vec=vec))
+        return Typed(BOOL, code, vec=vec)
 
     def _Case(self, e: A.Case, depth: int) -> Typed:
         conds: list[Typed] = []
@@ -429,23 +445,24 @@ class ExprCompiler:
             tests = [f"({c.code} and (({t} := {r.code}), True)[1])"
                      for c, r in zip(conds, results)]
             return Typed(result_type, f"({' or '.join(tests)} or (({t} := {default.code}), "
-                                      f"True)[1], {t})[-1]")
+                                      f"True)[1], {t})[-1]",
+                         vec=V.case(result_type, conds, results, default))
         code = default.code
         for c, r in zip(reversed(conds), reversed(results)):
             code = f"({r.code} if {c.code} else {code})"
-        return Typed(result_type, code)
+        return Typed(result_type, code, vec=V.case(result_type, conds, results, default))
 
     def _Cast(self, e: A.Cast, depth: int) -> Typed:
         x = self.compile(e.operand, depth)
         src, dst = x.type, e.target
         if src == dst or src.is_null:
-            return Typed(dst, x.code, x.nonnull)
+            return Typed(dst, x.code, x.nonnull, vec=V.cast(x, dst, ""))
         helper = CASTS.get((src.kind, dst.kind))
         if helper is None:
             raise FlowTypeError(f"cannot cast {src} to {dst}", e.span)
         if helper == "":
-            return Typed(dst, x.code, x.nonnull)
-        return Typed(dst, f"{self.helper(helper)}({x.code})")
+            return Typed(dst, x.code, x.nonnull, vec=V.cast(x, dst, ""))
+        return Typed(dst, f"{self.helper(helper)}({x.code})", vec=V.cast(x, dst, helper))
 
     # ------------------------------------------------------------------ calls
 
@@ -485,7 +502,8 @@ class ExprCompiler:
         if isinstance(result, str):
             raise FlowTypeError(f"{name}(): {result}", e.span, hint=fn.signature)
         return Typed(result, self._call_code(fn.name, fn.template, fn.helper, args, e),
-                     nonnull=name == "coalesce" and any(a.nonnull for a in args))
+                     nonnull=name == "coalesce" and any(a.nonnull for a in args),
+                     vec=V.function(fn.name, result, args))
 
     def _call_code(self, name: str, template: str | None, helper: str | None,
                    args: list[Typed], e: A.Call) -> str:
@@ -546,7 +564,8 @@ def _arity(lo: int, hi: int | None) -> str:
     return f"{lo} to {hi} arguments"
 
 
-def make_code_fn(source: str, params: tuple[str, ...], env: dict[str, Any], span: Span) -> CodeFn:
+def make_code_fn(source: str, params: tuple[str, ...], env: dict[str, Any], span: Span,
+                 vector: Any = None) -> CodeFn:
     """Compile ``lambda params: source`` once; the CodeFn keeps both for the executors."""
     try:
         code = compile(f"lambda {', '.join(params)}: {source}", f"<{span}>", "eval")
@@ -554,7 +573,7 @@ def make_code_fn(source: str, params: tuple[str, ...], env: dict[str, Any], span
     except (SyntaxError, RecursionError, MemoryError) as exc:
         raise FlowSyntaxError("expression is too complex to compile", span,
                               hint="split it over several 'map' steps") from exc
-    return CodeFn(fn, source, params, dict(env))
+    return CodeFn(fn, source, params, dict(env), vector)
 
 
 def row_columns(names: Sequence[str], types: Sequence[Type], var: str = "r") -> list[Column]:

@@ -347,7 +347,7 @@ class Lowerer:
         if typed.type != TIMESTAMP:
             raise FlowTypeError(f"the watermark needs a timestamp, but this is {typed.type}",
                                 wm.expr.span, hint="write: watermark <timestamp field> - 2s")
-        assigner = c.code_fn(typed.code, ("r", "record_ts"), wm.span)
+        assigner = c.code_fn(typed.code, ("r", "record_ts"), wm.span, typed.vec)
         return WatermarkStrategy.for_bounded_out_of_orderness(
             wm.out_of_orderness).with_timestamp_assigner(assigner)
 

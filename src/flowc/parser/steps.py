@@ -38,6 +38,7 @@ from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
 from flowc.parser.settings import apply_hints
 from flowc.transformations import KeySelector, OutputTag
 from flowc.types import NULL, TIMESTAMP, Field, Schema, Type
+from flowc.vector import VCol
 from flowc.windowing import (
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
@@ -82,7 +83,8 @@ def key_selector(schema: Schema, names: tuple[str, ...], row: bool = False) -> K
     else:
         source = "(" + ", ".join(f"r[{p}]" for p in pos) + ",)"
     fn = eval(f"lambda r: {source}")  # noqa: S307 - built from field positions only
-    return KeySelector(CodeFn(fn, source, ("r",)), names, ", ".join(names))
+    vector = tuple(VCol(p, schema.fields[p].type) for p in pos)
+    return KeySelector(CodeFn(fn, source, ("r",), {}, vector), names, ", ".join(names))
 
 
 def check_storable(schema_types: list[tuple[str, Type, Span]]) -> None:
@@ -195,6 +197,7 @@ class PipelineBuilder:
     def _MapStep(self, flow: Flow, step: A.MapStep) -> Flow:
         c = self.compiler(flow, "in 'map'")
         codes: list[str] = []
+        vecs: list[Any] = []
         out: list[tuple[str, Type, Span]] = []
         # The columns are independent: each bad one is reported, not just the first.
         errors: list[FlowcError] = []
@@ -202,6 +205,7 @@ class PipelineBuilder:
             if item.star:
                 for i, f in enumerate(flow.schema.fields):
                     codes.append(f"r[{i}]")
+                    vecs.append(VCol(i, f.type))
                     out.append((f.name, f.type, item.span))
                 continue
             assert item.expr is not None
@@ -218,6 +222,7 @@ class PipelineBuilder:
                     continue
                 name = item.expr.name
             codes.append(typed.code)
+            vecs.append(typed.vec)
             out.append((name, typed.type, item.span))
         if errors:
             raise errors[0] if len(errors) == 1 else MultipleErrors(errors)
@@ -229,7 +234,9 @@ class PipelineBuilder:
             seen[name] = span
         check_storable(out)
         schema = Schema(tuple(Field(n, t) for n, t, _ in out))
-        fn = c.code_fn("(" + "".join(code + ", " for code in codes) + ")", ("r",), step.span)
+        vector = None if any(v is None for v in vecs) else tuple(vecs)
+        fn = c.code_fn("(" + "".join(code + ", " for code in codes) + ")", ("r",), step.span,
+                       vector)
         stream = self.materialized(flow).map(fn, output_type=schema)
         apply_hints(stream, step.hints)
         return self._next(flow, stream, schema)
@@ -241,7 +248,8 @@ class PipelineBuilder:
             raise FlowTypeError(f"the condition of 'filter' must be bool, but this is "
                                 f"{typed.type}", step.condition.span,
                                 hint="compare it with something, e.g. ... > 0 or ... is not null")
-        stream = self.materialized(flow).filter(c.code_fn(typed.code, ("r",), step.span))
+        stream = self.materialized(flow).filter(c.code_fn(typed.code, ("r",), step.span,
+                                                          typed.vec))
         apply_hints(stream, step.hints)
         return self._next(flow, stream)
 

@@ -1,0 +1,247 @@
+"""One JobVertex's OperatorChain over Arrow batches.
+
+The driver describes the chain (``plan_chain``: picklable members in head-first order);
+each Spark task compiles it (``ChainProgram``) and pushes chunks of records through it.
+Declarative members (a map / filter / timestamp assigner with a vector form) run as
+pyarrow kernels; any other map, filter or flat_map runs row by row on the chunk's records
+and the result returns to columns (the member's declared output schema), so one Python
+member never turns the whole chain row-wise. BATCH window aggregates are grouped with
+pyarrow (``windows.py``). Outputs leave through slots: an edge to another vertex (routed
+as Flink routes, see ``route.py``) or a sink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from flowc.api.functions import FilterFunction, FlatMapFunction, Function, MapFunction
+from flowc.executor.arrow import convert
+from flowc.executor.arrow.convert import Chunk
+from flowc.executor.arrow.kernels import Kernel, as_array, compile_expr
+from flowc.executor.runtime.core import method_of, unwrap
+from flowc.executor.runtime.state import RuntimeContext
+from flowc.operators import FilterOp, FlatMapOp, MapOp, TimestampsAndWatermarksOp
+from flowc.types import Schema
+
+Emit = Callable[[int, Chunk], None]  # (slot index, chunk)
+
+
+@dataclass
+class Member:
+    """One chain member as the task needs it: ``kind`` is map, filter, flat_map,
+    timestamps, window or sink; ``outputs`` are ('node', id) / ('slot', index) pairs."""
+
+    nid: int
+    kind: str
+    spec: Any
+    in_schema: Schema
+    out_schema: Schema
+    outputs: list[tuple[str, int]] = field(default_factory=list)
+    key: Any = None  # window: the KeySelector
+
+
+class TaskFailure(Exception):
+    """A member failed: carries its node id to the driver (see ``tasks.task_error``)."""
+
+    def __init__(self, nid: int, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.nid = nid
+        self.error = error
+
+
+class ChainProgram:
+    """The compiled chain of one subtask."""
+
+    def __init__(self, members: list[Member], subtask: int, parallelism: int,
+                 max_parallelism: int, name: str, emit: Emit) -> None:
+        from flowc.executor.arrow.windows import BatchWindow
+
+        self.members = {m.nid: m for m in members}
+        self.order = [m.nid for m in members]
+        self.emit = emit
+        self.steps: dict[int, Callable[[Chunk], Chunk | None]] = {}
+        self.windows: dict[int, BatchWindow] = {}
+        self.functions: list[Function] = []
+        self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
+        ctx = RuntimeContext(name, subtask, parallelism, max_parallelism, None)
+        for m in members:
+            try:
+                self.steps[m.nid] = self._compile(m)
+            except Exception as e:
+                raise TaskFailure(m.nid, e) from None
+        # Open tail -> head (Flink's operator order), as the row executors do.
+        for m in reversed(members):
+            fn = getattr(m.spec, "fn", None)
+            if isinstance(fn, Function):
+                try:
+                    fn.open(ctx)
+                except Exception as e:
+                    self.close()
+                    raise TaskFailure(m.nid, e) from None
+                self.functions.append(fn)
+
+    # -- compiling -------------------------------------------------------------------
+
+    def _compile(self, m: Member) -> Callable[[Chunk], Chunk | None]:
+        out_schema = self.schemas[m.nid]
+        if m.kind == "map":
+            kernels = _kernels(m.spec.fn, m.in_schema)
+            if kernels is not None:
+                return lambda c: Chunk(pa.RecordBatch.from_arrays(
+                    [as_array(k(c.batch), c.num_rows) for k in kernels], schema=out_schema),
+                    c.ts)
+            fn = unwrap(method_of(m.spec.fn, MapFunction, "map"))
+            return lambda c: convert.from_rows([fn(r) for r in c.rows()], c.ts, out_schema)
+        if m.kind == "filter":
+            kernel = _kernel(m.spec.fn, m.in_schema)
+            if kernel is not None:
+                return lambda c: c.filter(pc.fill_null(as_array(kernel(c.batch), c.num_rows),
+                                                       False))
+            fn = unwrap(method_of(m.spec.fn, FilterFunction, "filter"))
+            return lambda c: c.filter(pa.array([bool(fn(r)) for r in c.rows()], pa.bool_()))
+        if m.kind == "flat_map":
+            fn = unwrap(method_of(m.spec.fn, FlatMapFunction, "flat_map"))
+
+            def flat_map(c: Chunk) -> Chunk:
+                rows: list[Any] = []
+                ts: list[Any] = []
+                for r, t in zip(c.rows(), c.timestamps()):
+                    for out in fn(r) or ():
+                        rows.append(out)
+                        ts.append(t)
+                return convert.from_rows(rows, ts, out_schema)
+            return flat_map
+        if m.kind == "timestamps":
+            return self._timestamps(m)
+        if m.kind == "window":
+            from flowc.executor.arrow.windows import BatchWindow
+
+            self.windows[m.nid] = BatchWindow(m.spec, m.key, m.in_schema, out_schema)
+            return self.windows[m.nid].add
+        if m.kind in ("sink", "source"):
+            return lambda c: c
+        raise AssertionError(m.kind)
+
+    def _timestamps(self, m: Member) -> Callable[[Chunk], Chunk | None]:
+        """BATCH: assign timestamps only (no watermarks in BATCH)."""
+        assigner = m.spec.strategy.timestamp_assigner
+        if assigner is None:
+            return lambda c: c
+        kernel = _kernel(assigner, m.in_schema)
+        if kernel is not None:
+            def assign(c: Chunk) -> Chunk:
+                ts = as_array(kernel(c.batch), c.num_rows)
+                if ts.null_count:
+                    from flowc.executor.runtime.core import require_timestamp
+
+                    require_timestamp(None, "a record")
+                return Chunk(c.batch, pc.cast(ts, pa.int64()))
+            return assign
+        fn = unwrap(assigner)
+        low = -(1 << 63)
+        return lambda c: Chunk(c.batch, pa.array(
+            [int(fn(r, low if t is None else t)) for r, t in zip(c.rows(), c.timestamps())],
+            pa.int64()))
+
+    # -- running ---------------------------------------------------------------------
+
+    def push(self, nid: int, chunk: Chunk) -> None:
+        """Run ``chunk`` through member ``nid`` and everything after it (depth first, in
+        output order: a record's results reach the first output before the second)."""
+        stack = [(nid, chunk)]
+        while stack:
+            at, c = stack.pop()
+            m = self.members[at]
+            try:
+                out = self.steps[at](c)
+            except TaskFailure:
+                raise
+            except Exception as e:
+                raise TaskFailure(at, e) from None
+            if out is None:
+                continue
+            self._forward(m, out, stack)
+
+    def _forward(self, m: Member, out: Chunk, stack: list[tuple[int, Chunk]]) -> None:
+        follow: list[tuple[int, Chunk]] = []
+        for kind, target in m.outputs:
+            if kind == "slot":
+                try:
+                    self.emit(target, out)
+                except TaskFailure:
+                    raise
+                except Exception as e:
+                    raise TaskFailure(m.nid, e) from None
+            else:
+                follow.append((target, out))
+        stack.extend(reversed(follow))
+
+    def finish(self) -> None:
+        """End of input: windows fire head-first (each may feed the ones after it)."""
+        for nid in self.order:
+            w = self.windows.get(nid)
+            if w is None:
+                continue
+            try:
+                result = w.fire()
+            except Exception as e:
+                raise TaskFailure(nid, e) from None
+            if result is not None and result.num_rows:
+                stack: list[tuple[int, Chunk]] = []
+                self._forward(self.members[nid], result, stack)
+                while stack:
+                    self.push(*stack.pop())
+
+    def close(self) -> None:
+        """Close head -> tail (the reverse of opening); the first error is raised."""
+        first: BaseException | None = None
+        while self.functions:
+            try:
+                self.functions.pop().close()
+            except Exception as e:  # noqa: BLE001
+                first = first or e
+        if first is not None:
+            raise first
+
+
+def _kernels(fn: Any, schema: Schema) -> list[Kernel] | None:
+    vector = getattr(fn, "vector", None)
+    if not isinstance(vector, tuple):
+        return None
+    kernels = [_checked(compile_expr(v), schema) for v in vector]
+    return None if any(k is None for k in kernels) else kernels  # type: ignore[misc]
+
+
+def _kernel(fn: Any, schema: Schema) -> Kernel | None:
+    vector = getattr(fn, "vector", None)
+    if vector is None or isinstance(vector, tuple):
+        return None
+    return _checked(compile_expr(vector), schema)
+
+
+def _checked(kernel: Kernel | None, schema: Schema) -> Kernel | None:
+    """The kernel if it runs on an empty batch of the input schema (types line up)."""
+    if kernel is None:
+        return None
+    try:
+        kernel(convert.empty(convert.arrow_schema(schema)).batch)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    return kernel
+
+
+def member_kind(spec: Any) -> str | None:
+    if isinstance(spec, MapOp):
+        return "map"
+    if isinstance(spec, FilterOp):
+        return "filter"
+    if isinstance(spec, FlatMapOp):
+        return "flat_map"
+    if isinstance(spec, TimestampsAndWatermarksOp):
+        return "timestamps"
+    return None

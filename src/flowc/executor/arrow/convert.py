@@ -1,0 +1,98 @@
+"""Records <-> Arrow batches, and Arrow IPC for shuffles.
+
+A stream with a declared schema (``flowc.types.Schema``) is a record batch whose column *i*
+is field *i* (named ``_i``: field names need not be unique), plus the records' timestamps
+as a separate int64 array (null = no timestamp), exactly the ``(value, ts)`` pairs of the
+row executors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from flowc.executor.arrow.kernels import arrow_type
+from flowc.types import Schema
+
+TS = pa.int64()
+
+
+def arrow_schema(schema: Schema) -> pa.Schema:
+    return pa.schema([pa.field(f"_{i}", arrow_type(f.type)) for i, f in enumerate(schema)])
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Records as columns: ``batch`` (the values) and ``ts`` (their timestamps)."""
+
+    batch: pa.RecordBatch
+    ts: pa.Array
+
+    @property
+    def num_rows(self) -> int:
+        return self.batch.num_rows
+
+    def take(self, indices: Any) -> Chunk:
+        return Chunk(self.batch.take(indices), self.ts.take(indices))
+
+    def filter(self, mask: Any) -> Chunk:
+        return Chunk(self.batch.filter(mask), self.ts.filter(mask))
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        cols = [c.to_pylist() for c in self.batch.columns]
+        if not cols:
+            return [()] * self.batch.num_rows
+        return list(zip(*cols))
+
+    def timestamps(self) -> list[int | None]:
+        return self.ts.to_pylist()
+
+
+def from_rows(rows: list[Any], ts: list[Any], schema: pa.Schema) -> Chunk:
+    """Records (tuples in schema order) as a chunk; a value that does not fit its declared
+    type raises a TypeError naming the field."""
+    n = len(rows)
+    arrays = []
+    columns = list(zip(*rows)) if rows else [()] * len(schema)
+    for i, field in enumerate(schema):
+        try:
+            arrays.append(pa.array(columns[i] if n else [], field.type))
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
+            raise TypeError(f"field {i + 1} of a record does not fit its declared type "
+                            f"{field.type}: {e}") from None
+    return Chunk(pa.RecordBatch.from_arrays(arrays, schema=schema), pa.array(ts, TS))
+
+
+def concat(chunks: list[Chunk], schema: pa.Schema) -> Chunk:
+    if not chunks:
+        return empty(schema)
+    if len(chunks) == 1:
+        return chunks[0]
+    table = pa.Table.from_batches([c.batch for c in chunks], schema=schema).combine_chunks()
+    batches = table.to_batches()
+    batch = batches[0] if batches else pa.RecordBatch.from_pylist([], schema=schema)
+    return Chunk(batch, pa.concat_arrays([c.ts for c in chunks]))
+
+
+def empty(schema: pa.Schema) -> Chunk:
+    return Chunk(pa.RecordBatch.from_pylist([], schema=schema), pa.array([], TS))
+
+
+def to_ipc(chunk: Chunk) -> bytes:
+    """One chunk as Arrow IPC stream bytes (timestamps as the last column)."""
+    batch = chunk.batch.append_column("_ts", chunk.ts) if chunk.batch.num_columns else \
+        pa.RecordBatch.from_arrays([chunk.ts], names=["_ts"])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def from_ipc(data: bytes, schema: pa.Schema) -> Chunk:
+    reader = pa.ipc.open_stream(data)
+    batch = reader.read_next_batch()
+    ts = batch.column(batch.num_columns - 1)
+    values = pa.RecordBatch.from_arrays(batch.columns[:-1], schema=schema)
+    return Chunk(values, ts)

@@ -1,0 +1,91 @@
+"""Which jobs the columnar executor runs, and each vertex's chain description.
+
+A job runs columnar when every stream in it has a declared schema and every member is one
+the columnar chain executes (``chain.py``); the first reason it does not is reported (``flowc
+run -v`` prints it) and the job runs on the row executor. The option ``flowc.executor``
+(``columnar`` / ``row`` / ``auto``, default ``auto``) forces one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flowc.chaining.job_graph import JobGraph
+from flowc.executor.arrow.chain import Member, member_kind
+from flowc.executor.arrow.windows import supported
+from flowc.executor.runtime.sources import source_watermarks
+from flowc.operators import (
+    CollectSink,
+    DiscardingSink,
+    FileSink,
+    FileSource,
+    PrintSink,
+    WindowOp,
+)
+from flowc.planner.stream_graph import NodeKind
+from flowc.transformations import RuntimeExecutionMode
+from flowc.types import Schema
+
+OPTION = "flowc.executor"
+CHOICES = ("auto", "columnar", "row")
+
+
+def executor_choice(job_graph: JobGraph) -> str:
+    options = dict(job_graph.stream_graph.config.options)
+    return options.get(OPTION, "auto").strip().lower()
+
+
+def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
+    """Per vertex, its members head first; or why the job cannot run columnar."""
+    sg = job_graph.stream_graph
+    batch = sg.config.mode is RuntimeExecutionMode.BATCH
+    if not batch:
+        return "STREAMING jobs run on the row executor (columnar STREAMING is not built yet)"
+    out: dict[str, list[Member]] = {}
+    for v in job_graph.vertices_sorted():
+        chained = {id(e) for e in v.chained_edges}
+        members: list[Member] = []
+        for nid in reversed(v.chain):  # head first
+            node = sg.nodes[nid]
+            spec = node.operator
+            schema = node.output_type
+            if not isinstance(schema, Schema):
+                return f"'{node.name}' has no declared schema"
+            if node.two_input or len(sg.inputs(nid)) > 1 and nid != v.head:
+                return f"'{node.name}' has two inputs"
+            if node.kind is NodeKind.SOURCE:
+                if not isinstance(spec, FileSource):
+                    return f"'{node.name}' is not a file source"
+                # A source applying its own watermark strategy assigns timestamps itself.
+                wm = source_watermarks(node)
+                kind, spec = ("timestamps", wm) if wm is not None else ("source", spec)
+                in_schema = schema
+            elif node.kind is NodeKind.SINK:
+                if not isinstance(spec, (PrintSink, CollectSink, FileSink, DiscardingSink)):
+                    return f"'{node.name}' is a sink kind the columnar executor lacks"
+                kind = "sink"
+                in_schema = schema
+            else:
+                kind = member_kind(spec) or ""
+                ins = sg.inputs(nid)
+                in_schema = sg.nodes[ins[0].source_id].output_type if ins else None
+                if isinstance(spec, WindowOp) and supported(spec, node.keys[0] if node.keys
+                                                             else None, batch):
+                    kind = "window"
+                if not kind:
+                    return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
+                if not isinstance(in_schema, Schema):
+                    return f"the input of '{node.name}' has no declared schema"
+            outputs: list[tuple[str, int]] = []
+            for e in sg.outputs(nid):
+                if e.output_tag is not None:
+                    return f"'{node.name}' has a side output"
+                outputs.append(("node", e.target_id) if id(e) in chained else ("edge", id(e)))
+            members.append(Member(nid, kind, spec, in_schema, schema, outputs,
+                                  node.keys[0] if node.keys else None))
+        out[v.id] = members
+    return out
+
+
+def describe(members: dict[str, list[Member]]) -> Any:
+    return {vid: [m.kind for m in ms] for vid, ms in members.items()}
