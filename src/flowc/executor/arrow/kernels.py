@@ -73,6 +73,8 @@ class _Compiler:
             i = e.index
             return lambda b: b.column(i)
         if isinstance(e, VLit):
+            if isinstance(e.value, tuple):  # an 'in' list: its operator reads it
+                return lambda b: None
             scalar = pa.scalar(e.value, arrow_type(e.type))
             return lambda b: scalar
         return self.call(e, args)

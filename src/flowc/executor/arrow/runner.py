@@ -199,7 +199,7 @@ class _ColumnarJob:
             try:
                 program = ChainProgram(members, idx, p, maxp, name, emit)
                 try:
-                    for chunk in chunks:
+                    for chunk in _guarded(chunks, head.nid):
                         counts[0] += chunk.num_rows
                         program.push(head.nid, chunk)
                         yield from buf
@@ -318,6 +318,20 @@ class _ColumnarJob:
                 rdd.unpersist()
             except Exception:  # noqa: BLE001 - best effort after a failed job
                 pass
+
+
+def _guarded(chunks: Any, nid: int) -> Any:
+    """The input chunks; a failure to read them (a bad row, an unreadable file) is the
+    head's, as the reference executor reports it."""
+    it = iter(chunks)
+    while True:
+        try:
+            chunk = next(it)
+        except StopIteration:
+            return
+        except Exception as e:
+            raise TaskFailure(nid, e) from None
+        yield chunk
 
 
 def _chunks(rows: Any, schema: Any) -> Any:
