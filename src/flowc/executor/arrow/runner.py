@@ -16,7 +16,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ExecutionError, FlowcError
-from flowc.executor.arrow import convert
+from flowc.executor.arrow import convert, csvsource
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
 from flowc.executor.failures import operator_error, wrap
@@ -214,16 +214,22 @@ class _ColumnarJob:
 
         if head_node.operator is not None and isinstance(head_node.operator, FileSource):
             spec = head_node.operator
+            schema = convert.arrow_schema(head.out_schema)
             try:
-                base, read = io.source_input(self.spark, spec, p)
+                native = csvsource.local_reader(spec, p, schema, ROWS)
+                if native is None:
+                    base, read = io.source_input(self.spark, spec, p)
+                else:
+                    base = self.sc.parallelize(range(p), p)
             except FlowcError as e:
                 raise wrap(head_node, e) from None
-            schema = convert.arrow_schema(head.out_schema)
             dead = io.DEAD
 
             def run_source(idx: int, it: Any) -> Any:
                 bad = files.BadRows(spec)
-                yield from run_chain(idx, _chunks(read(idx, it, bad), schema))
+                chunks = native(idx, bad) if native is not None else \
+                    _chunks(read(idx, it, bad), schema)
+                yield from run_chain(idx, chunks)
                 for line in bad.lines:
                     yield dead, line
             return base.mapPartitionsWithIndex(run_source)
