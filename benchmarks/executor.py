@@ -2,18 +2,22 @@
 
 - flowc: ``examples/clicks.flow`` itself (csv source, ``lower(action)``, filter, key by user,
   5 s tumbling window, ``count(*)`` + ``count(distinct article_id)``), compiled by flowc and
-  run on the Spark executor, its result collected to the driver;
+  run by ``run_job_graph`` (the columnar executor where the job allows it, see
+  docs/executor.md), its result collected to the driver; job ``clicks-udf`` computes
+  ``lower(action)`` with a Python UDF instead (one row-wise member in the chain);
 - RDD: the same job hand-written on PySpark RDDs (one mapPartitions + reduceByKey);
 - DataFrame: the same job as a PySpark DataFrame program.
 
 Each result is collected to the driver and, in BATCH mode (no late data), the three are
 checked to be the same multiset of (user, window start, window end, clicks, articles) rows.
-Prints each wall time and the ratios flowc/RDD and flowc/DataFrame, and beside them the CPU
-seconds each contender used in the whole process tree (this driver, Spark's JVM, its Python
-workers; Linux only): on a machine shared with other work, wall times swing from run to
-run while CPU seconds stay put.
+Prints each wall time, the CPU seconds of the whole process tree (this driver, Spark's JVM,
+its Python workers, sampled from /proc every 50 ms so that workers exiting mid-run are
+counted; Linux only), the peak resident memory of the driver, the JVM and the largest
+Python worker (their high-water marks: a reused worker's includes earlier runs), the
+ratios flowc/RDD and flowc/DataFrame, and how the wall time grows with the rows.
 
-    python benchmarks/executor.py [--rows N] [--parallelism P] [--mode batch|streaming]
+    python benchmarks/executor.py [--rows 1000000,5000000] [--parallelism P]
+        [--mode batch,streaming] [--job clicks,clicks-udf] [--repeat N]
 """
 
 from __future__ import annotations
@@ -54,10 +58,16 @@ def generate(path: str, rows: int, seed: int = 7) -> None:
                      f"{stamp.strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z\n")
 
 
-def flowc_job(path: str, parallelism: int, mode: str) -> Any:
+def flowc_job(path: str, parallelism: int, mode: str, udf: bool = False) -> Any:
     """examples/clicks.flow with its data path pointed at ``path`` and its print sink
-    replaced by a collect sink (so every contender brings its result to the driver)."""
+    replaced by a collect sink (so every contender brings its result to the driver);
+    ``udf``: ``lower(action)`` is a Python UDF (bench_udfs.lower_action) instead."""
     text = EXAMPLE.read_text()
+    if udf:
+        text, n_udf = re.subn(r"lower\(action\)", "lower_action(action)", text)
+        text = "import udf bench_udfs.lower_action(string) -> string;\n" + text
+        if n_udf != 1:
+            sys.exit(f"benchmark: {EXAMPLE} no longer has the expected shape")
     text, n_path = re.subn(r"'data/clicks\.csv'", repr(path), text)
     text, n_let = re.subn(r"^clicks\n", "let result = clicks\n", text, flags=re.M)
     text, n_sink = re.subn(r"\n\s*\|\s*print;\s*$", ";\n", text)
@@ -113,91 +123,179 @@ def _schema() -> Any:
                         [T.StructField("ts", T.TimestampType())])
 
 
-def _tree_cpu() -> float | None:
-    """CPU seconds (user + system) of this process and all its descendants, the exited ones
-    included (their time is in their parents' ``cutime``/``cstime``); None off Linux."""
-    if not os.path.isdir("/proc/self/task"):
-        return None
-    tick = os.sysconf("SC_CLK_TCK")
-    children: dict[int, list[int]] = collections.defaultdict(list)
-    times: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as fh:
-                stat = fh.read()
-        except OSError:  # exited meanwhile
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        pid = int(name)
-        children[int(fields[1])].append(pid)  # ppid
-        times[pid] = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-    total, todo = 0, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        total += times.get(pid, 0)
-        todo.extend(children.get(pid, ()))
-    return total / tick
+class Sampler:
+    """CPU seconds and peak memory of this process and all its descendants, by polling
+    ``/proc`` every 50 ms in a thread: a Python worker that exits during the run keeps its
+    last sample (PySpark's daemon ignores SIGCHLD, so an exited worker's CPU never reaches
+    any parent's ``cutime``: reading the tree's totals at the end misses it and can even go
+    negative). Linux only; elsewhere ``cpu`` and ``peaks`` are None."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.ok = os.path.isdir("/proc/self/task")
+        self.tick = os.sysconf("SC_CLK_TCK") if self.ok else 1
+        self.base: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+        self.peak: dict[int, tuple[str, int]] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _tree(self) -> dict[int, tuple[int, str]]:
+        children: dict[int, list[int]] = collections.defaultdict(list)
+        info: dict[int, tuple[int, str]] = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            comm = stat[stat.index("(") + 1:stat.rindex(")")]
+            fields = stat[stat.rindex(")") + 2:].split()
+            pid = int(name)
+            children[int(fields[1])].append(pid)
+            info[pid] = (int(fields[11]) + int(fields[12]), comm)  # utime + stime
+        out, todo = {}, [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            if pid in info:
+                out[pid] = info[pid]
+            todo.extend(children.get(pid, ()))
+        return out
+
+    def _sample(self) -> None:
+        for pid, (t, comm) in self._tree().items():
+            self.last[pid] = t
+            try:
+                with open(f"/proc/{pid}/status") as fh:
+                    hwm = next((int(line.split()[1]) for line in fh
+                                if line.startswith("VmHWM:")), 0)
+            except OSError:
+                continue
+            if hwm > self.peak.get(pid, ("", 0))[1]:
+                self.peak[pid] = (comm, hwm)
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.05):
+            self._sample()
+
+    def __enter__(self) -> Sampler:
+        if self.ok:
+            self.base = {pid: t for pid, (t, _) in self._tree().items()}
+            self.last = dict(self.base)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.ok:
+            self.stop.set()
+            self.thread.join()
+            self._sample()
+
+    @property
+    def cpu(self) -> float | None:
+        if not self.ok:
+            return None
+        return sum(t - self.base.get(pid, 0) for pid, t in self.last.items()) / self.tick
+
+    @property
+    def peaks(self) -> str:
+        """Peak resident memory: the driver, the JVM, the largest Python worker."""
+        if not self.ok:
+            return ""
+        me = os.getpid()
+        driver = self.peak.get(me, ("", 0))[1]
+        jvm = max((kb for pid, (comm, kb) in self.peak.items() if comm == "java"), default=0)
+        workers = max((kb for pid, (comm, kb) in self.peak.items()
+                       if pid != me and comm.startswith("python")), default=0)
+        return (f"peak MB: driver {driver // 1024}, JVM {jvm // 1024}, "
+                f"largest Python worker {workers // 1024}")
 
 
-def timed(fn: Any) -> tuple[float, float | None, Any]:
-    """(wall seconds, CPU seconds of the process tree or None, result)."""
-    c = _tree_cpu()
-    t = time.perf_counter()
-    r = fn()
-    wall = time.perf_counter() - t
-    c2 = _tree_cpu()
-    return wall, None if c is None or c2 is None else c2 - c, r
-
-
-def _cpu(c: float | None) -> str:
-    return "" if c is None else f"   cpu {c:7.2f} s"
+def timed(fn: Any) -> tuple[float, Sampler, Any]:
+    """(wall seconds, the CPU/memory sampler, result)."""
+    with Sampler() as s:
+        t = time.perf_counter()
+        r = fn()
+        wall = time.perf_counter() - t
+    return wall, s, r
 
 
 def _same(a: list[Any], b: list[Any]) -> bool:
     return collections.Counter(map(tuple, a)) == collections.Counter(map(tuple, b))
 
 
+def _line(name: str, wall: float, s: Sampler, rows: int) -> str:
+    cpu = "" if s.cpu is None else f"   cpu {s.cpu:7.2f} s"
+    return f"  {name:<10}{wall:7.2f} s{cpu}   ({rows} windows)   {s.peaks}"
+
+
+def _ratios(what: str, a: tuple[float, Sampler], b: tuple[float, Sampler]) -> str:
+    cpu = ""
+    if a[1].cpu and b[1].cpu:
+        cpu = f", CPU {a[1].cpu / b[1].cpu:.2f}"
+    return f"{what} = {a[0] / b[0]:.2f} (wall{cpu})"
+
+
+def run_one(spark: Any, path: str, rows: int, parallelism: int, mode: str, job: str,
+            repeat: int) -> None:
+    jg = flowc_job(path, parallelism, mode, udf=job == "clicks-udf")
+    # Warm up once, every contender (Python workers and their imports, the JVM's JIT,
+    # the DataFrame's generated code): the runs below measure steady state alike.
+    run_job_graph(jg)
+    rdd_job(spark, path, parallelism)
+    dataframe_job(spark, path)
+    print(f"job={job} rows={rows} parallelism={parallelism} mode={mode}")
+    for _ in range(repeat):
+        t_flowc, s_flowc, res = timed(lambda: run_job_graph(jg))
+        t_rdd, s_rdd, rdd_rows = timed(lambda: rdd_job(spark, path, parallelism))
+        t_df, s_df, df_rows = timed(lambda: dataframe_job(spark, path))
+        flowc_rows = res["result"]
+        print(_line("flowc", t_flowc, s_flowc, len(flowc_rows)))
+        print(_line("rdd", t_rdd, s_rdd, len(rdd_rows)))
+        print(_line("dataframe", t_df, s_df, len(df_rows)))
+        print("  " + _ratios("flowc/RDD", (t_flowc, s_flowc), (t_rdd, s_rdd)) + "   "
+              + _ratios("flowc/DataFrame", (t_flowc, s_flowc), (t_df, s_df)))
+        if mode == "batch":
+            ok = _same(flowc_rows, rdd_rows) and _same(flowc_rows, df_rows)
+            print(f"  results identical: {'yes' if ok else 'NO'}")
+            if not ok:
+                sys.exit("benchmark: the three results differ")
+        else:
+            print(f"  late records dropped by flowc: {res.late_records_dropped}")
+        print("  " + res.summary().replace("\n", "\n  "))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rows", default="1000000",
+                    help="comma-separated row counts, e.g. 1000000,5000000")
     ap.add_argument("--parallelism", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--mode", choices=["batch", "streaming"], default="batch")
+    ap.add_argument("--mode", default="batch,streaming",
+                    help="batch, streaming or both (comma-separated)")
+    ap.add_argument("--job", default="clicks,clicks-udf",
+                    help="clicks (declarative) and/or clicks-udf (a Python UDF in the chain)")
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     spark = get_spark()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    walls: dict[tuple[str, str], list[tuple[int, float]]] = collections.defaultdict(list)
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "clicks.csv")
-        generate(path, args.rows)
-        jg = flowc_job(path, args.parallelism, args.mode)
-        # Warm up once, every contender (Python workers and their imports, the JVM's JIT,
-        # the DataFrame's generated code): the runs below measure steady state alike.
-        run_job_graph(jg)
-        rdd_job(spark, path, args.parallelism)
-        dataframe_job(spark, path)
-        print(f"rows={args.rows} parallelism={args.parallelism} mode={args.mode}")
-        for _ in range(args.repeat):
-            t_flowc, c_flowc, res = timed(lambda: run_job_graph(jg))
-            t_rdd, c_rdd, rdd_rows = timed(lambda: rdd_job(spark, path, args.parallelism))
-            t_df, c_df, df_rows = timed(lambda: dataframe_job(spark, path))
-            flowc_rows = res["result"]
-            print(f"  flowc     {t_flowc:7.2f} s{_cpu(c_flowc)}   ({len(flowc_rows)} windows)")
-            print(f"  rdd       {t_rdd:7.2f} s{_cpu(c_rdd)}   ({len(rdd_rows)} windows)")
-            print(f"  dataframe {t_df:7.2f} s{_cpu(c_df)}   ({len(df_rows)} windows)")
-            print(f"  flowc/RDD = {t_flowc / t_rdd:.2f}   "
-                  f"flowc/DataFrame = {t_flowc / t_df:.2f}   (wall time)")
-            if c_flowc and c_rdd and c_df:
-                print(f"  flowc/RDD = {c_flowc / c_rdd:.2f}   "
-                      f"flowc/DataFrame = {c_flowc / c_df:.2f}   (CPU seconds)")
-            if args.mode == "batch":
-                ok = _same(flowc_rows, rdd_rows) and _same(flowc_rows, df_rows)
-                print(f"  results identical: {'yes' if ok else 'NO'}")
-                if not ok:
-                    sys.exit("benchmark: the three results differ")
-            else:
-                print(f"  late records dropped by flowc: {res.late_records_dropped}")
-            print(res.summary())
+        for rows in (int(r) for r in args.rows.split(",")):
+            path = os.path.join(d, f"clicks-{rows}.csv")
+            generate(path, rows)
+            for mode in args.mode.split(","):
+                for job in args.job.split(","):
+                    t = time.perf_counter()
+                    run_one(spark, path, rows, args.parallelism, mode, job, args.repeat)
+                    walls[(mode, job)].append((rows, time.perf_counter() - t))
+    for (mode, job), points in walls.items():
+        if len(points) > 1:
+            (r0, w0), (r1, w1) = points[0], points[-1]
+            print(f"growth {job} {mode}: {r1 / r0:.0f}x rows -> {w1 / w0:.1f}x wall "
+                  "(whole section incl. baselines and warm-up)")
 
 
 if __name__ == "__main__":
