@@ -1,0 +1,417 @@
+"""``flowc explain --format html``: the page's structure, escaping, self-containment, layout
+and size without a browser; then the page in a real headless Chromium (DevTools protocol
+over a pipe, no network): drawn boxes and edges, real clicks, a screenshot."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from browser import Browser, find_chromium
+from flowc.chaining import build_execution_graph
+from flowc.chaining.job_graph import JobGraph
+from flowc.cli import main
+from flowc.datastream import DataStream, StreamExecutionEnvironment
+from flowc.explain import render
+from flowc.explain.layout import layered_layout
+from flowc.parser import compile_file
+
+ROOT = Path(__file__).parent.parent
+HOSTILE = ['</script><script>window.pwned = 1</script>', '<img src=x onerror="window.pwned=2">',
+           "a & b \"quoted\" 'single' <!-- -->", "]]> \u2028 \\u003c"]
+
+
+class Dom(HTMLParser):
+    """Elements as (tag, attrs, text) with the text directly inside each element."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict[str, str], list[str]]] = []
+        self._open: list[int] = []
+        self.feed(page)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, {k: v or "" for k, v in attrs}, []))
+        if tag not in ("meta", "path", "rect", "br", "input"):
+            self._open.append(len(self.elements) - 1)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, {k: v or "" for k, v in attrs}, []))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            i = self._open.pop()
+            if self.elements[i][0] == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            self.elements[self._open[-1]][2].append(data)
+
+    def find(self, tag: str, cls: str | None = None) -> list[tuple[dict[str, str], str]]:
+        return [(a, "".join(t)) for g, a, t in self.elements
+                if g == tag and (cls is None or cls in a.get("class", "").split())]
+
+
+def job_graph(path: str) -> JobGraph:
+    return compile_file(str(ROOT / path)).env.get_job_graph()
+
+
+def page_of(jg: JobGraph) -> str:
+    return render(jg, "html", "test")
+
+
+def translate(attrs: dict[str, str]) -> tuple[float, float]:
+    m = re.fullmatch(r"translate\(([-\d.]+),([-\d.]+)\)", attrs["transform"])
+    assert m, attrs
+    return float(m.group(1)), float(m.group(2))
+
+
+def boxes_and_edges(page: str) -> tuple[dict[str, tuple[float, float, float, float]],
+                                        list[dict[str, str]]]:
+    """Vertex id -> (x, y, w, h) from each group's transform and its rect; the edge groups,
+    each with the endpoints of its path."""
+    dom = Dom(page)
+    boxes: dict[str, tuple[float, float, float, float]] = {}
+    current = None
+    edges = []
+    for tag, a, _ in dom.elements:
+        if tag == "g" and "vertex" in a.get("class", ""):
+            current = a
+        elif tag == "rect" and current is not None and "box" in a.get("class", ""):
+            x, y = translate(current)
+            boxes[current["id"]] = (x, y, float(a["width"]), float(a["height"]))
+            current = None
+        elif tag == "g" and "edge" in a.get("class", ""):
+            edges.append(dict(a))
+        elif tag == "path" and "d" in a and edges and "d" not in edges[-1]:
+            edges[-1]["d"] = a["d"]
+    return boxes, edges
+
+
+def endpoints(d: str) -> tuple[tuple[float, float], tuple[float, float]]:
+    nums = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", d)]
+    return (nums[0], nums[1]), (nums[-2], nums[-1])
+
+
+# ---------------------------------------------------------------------------- no browser
+
+
+def test_page_draws_every_chain_operator_and_edge() -> None:
+    jg = job_graph("examples/hints.flow")
+    page = page_of(jg)
+    dom = Dom(page)
+    ordered = jg.vertices_sorted()
+    groups = dom.find("g", "vertex")
+    assert [a["data-id"] for a, _ in groups] == [v.id for v in ordered]
+    names = [t for _, t in dom.find("text", "vname")]
+    assert all(v.name.startswith(n.rstrip("\u2026")) for v, n in zip(ordered, names))
+    # Every operator id is drawn, in its chain's box, head first.
+    drawn_ops = [a["data-op-id"] for a, _ in dom.find("text", "op")]
+    assert drawn_ops == [o.id for v in ordered for o in reversed(v.operators)]
+    index = {v.id: f"v{i}" for i, v in enumerate(ordered)}
+    expected = [(index[e.source], index[v.id], e.ship_strategy, e.distribution_pattern)
+                for v in ordered for e in v.inputs]
+    edges = dom.find("g", "edge")
+    assert [(a["data-source"], a["data-target"], a["data-ship"], a["data-pattern"])
+            for a, _ in edges] == expected
+    labels = [t for _, t in dom.find("text", "elabel")]
+    assert labels == [f"{s} {p}" for _, _, s, p in expected]
+    reasons = [t for _, t in dom.find("text", "ereason")]
+    full = ["; ".join(r for _, r in e.breaks) for v in ordered for e in v.inputs]
+    assert all(f.startswith(r.rstrip("\u2026")) for r, f in zip(reasons, full))
+    assert "slot sharing group changes" in " ".join(reasons)
+    # Parallelism and slot groups in each box; the toggles name the subtask counts.
+    metas = [t for _, t in dom.find("text", "vmeta")]
+    assert metas == [f"p={v.parallelism}  maxp={v.max_parallelism}  "
+                     f"slot={v.slot_sharing_group}" for v in ordered]
+    eg = build_execution_graph(jg)
+    toggles = [t for _, t in dom.find("text", "expand")]
+    assert toggles == [f"\u25b8 {v.parallelism} subtask{'s' if v.parallelism != 1 else ''}"
+                       for v in eg.vertices]
+
+
+def test_edges_leave_and_enter_the_right_boxes() -> None:
+    for path in ("examples/hints.flow", "examples/join.flow", "examples/sessions.flow"):
+        boxes, edges = boxes_and_edges(page_of(job_graph(path)))
+        assert edges
+        for e in edges:
+            (x0, y0), (x1, y1) = endpoints(e["d"])
+            sx, sy, sw, sh = boxes[e["data-source"]]
+            tx, ty, tw, th = boxes[e["data-target"]]
+            assert abs(x0 - (sx + sw)) < 0.2 and sy < y0 < sy + sh, (path, e)
+            assert abs(x1 - tx) < 0.2 and ty < y1 < ty + th, (path, e)
+            assert x1 > x0
+
+
+def test_page_data_carries_the_execution_graph_subtasks() -> None:
+    jg = job_graph("examples/hints.flow")
+    data = json.loads(re.search(r'<script type="application/json" id="plan-data">(.*?)'
+                                r"</script>", page_of(jg), re.S).group(1))
+    eg = build_execution_graph(jg).to_dict()
+    assert len(data["vertices"]) == len(eg["vertices"])
+    for dv, ev in zip(data["vertices"], eg["vertices"]):
+        assert dv["id"] == ev["id"] and dv["p"] == ev["parallelism"]
+        assert len(dv["subtasks"]) == ev["parallelism"]
+        for st, est in zip(dv["subtasks"], ev["subtasks"]):
+            assert st == [est["region"]] + [x for c in est["inputs"]
+                                            for x in (*c["partitions"], c["subpartition"])]
+
+
+def hostile_env() -> StreamExecutionEnvironment:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    s = env.from_sequence(0, 10).name(HOSTILE[0]).uid(HOSTILE[2])
+    s = s.rebalance().map(lambda v: v).name(HOSTILE[1])
+    s.key_by(lambda v: v).reduce(lambda a, b: a).name(HOSTILE[3]).print()
+    return env
+
+
+def test_hostile_names_are_escaped() -> None:
+    page = page_of(hostile_env().get_job_graph())
+    # Only the page's own two scripts, and nothing but them runs: no name opened an element.
+    assert page.count("<script") == 2 and page.count("</script>") == 2
+    dom = Dom(page)
+    assert [tag for tag, _, _ in dom.elements].count("img") == 0
+    assert all("onerror" not in a for _, a, _ in dom.elements)
+    titles = [t for a, t in dom.find("title")]
+    for name in HOSTILE[:2]:
+        assert any(name in t for t in titles)  # the parser gets the text back, unchanged
+    island = re.search(r'id="plan-data">(.*?)</script>', page, re.S).group(1)
+    assert "<" not in island and ">" not in island and "&" not in island
+    data = json.loads(island)
+    names = [o[0] for v in data["vertices"] for o in v["ops"]]
+    assert names[:3] == [f"Source: {HOSTILE[0]}", HOSTILE[1], HOSTILE[3]]
+    assert HOSTILE[2] in [o[2] for v in data["vertices"] for o in v["ops"]]
+
+
+def self_contained(page: str) -> None:
+    assert "http://" not in page and "https://" not in page
+    dom = Dom(page)
+    for tag, attrs, _ in dom.elements:
+        assert tag not in ("link", "img", "iframe", "object", "embed", "base"), tag
+        assert not {"src", "href", "srcset", "xlink:href"} & set(attrs), (tag, attrs)
+    assert "@import" not in page and "url(" not in page.replace("url(#arrow)", "")
+
+
+@pytest.mark.parametrize("path", ["examples/clicks.flow", "examples/join.flow",
+                                  "examples/sessions.flow", "examples/hints.flow",
+                                  "examples/clicks.sql", "examples/wordcount.py"])
+def test_cli_writes_a_self_contained_page(path: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "plan.html"
+    assert main(["explain", path, "--format", "html", "-o", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
+    assert f"<title>{path}</title>" in page
+    self_contained(page)
+    assert Dom(page).find("g", "vertex")
+
+
+def test_cli_html_to_stdout_matches_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["explain", "examples/clicks.flow", "--format", "html"]) == 0
+    stdout = capsys.readouterr().out
+    out = tmp_path / "p.html"
+    assert main(["explain", "examples/clicks.flow", "--format", "html", "--level",
+                 "execution", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    assert out.read_text(encoding="utf-8") == stdout  # deterministic; both levels: one page
+
+
+def test_cli_html_errors_are_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["explain", "examples/clicks.flow", "--format", "html", "--level",
+                 "stream"]) == 1
+    assert "use --level job or --level execution" in capsys.readouterr().err
+    bad = tmp_path / "missing" / "p.html"
+    assert main(["explain", "examples/clicks.flow", "--format", "html", "-o", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot write {bad}" in err and "Traceback" not in err
+
+
+def test_cli_output_option_works_for_text_too(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "plan.txt"
+    assert main(["explain", "examples/clicks.flow", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    assert out.read_text() == (ROOT / "tests/golden/explain/clicks.job.text").read_text()
+
+
+def test_layout_rejects_edges_against_the_order() -> None:
+    with pytest.raises(ValueError, match="topological"):
+        layered_layout([(10, 10), (10, 10)], [(1, 0)], [(5, 5)])
+
+
+def big_env(vertices: int) -> StreamExecutionEnvironment:
+    """A random DAG of exactly ``vertices`` JobVertices: every map is behind a rebalance (a
+    new chain), fed by a recent stream or a union of two."""
+    import random
+
+    rng = random.Random(14)
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    streams: list[DataStream] = [env.from_sequence(0, 10)]
+    for _ in range(vertices - 1):
+        base = streams[-1 - min(len(streams) - 1, int(rng.expovariate(0.3)))]
+        if rng.random() < 0.15 and len(streams) > 2:
+            base = base.union(rng.choice(streams[-20:]))
+        s = base.rebalance().map(lambda v: v)
+        if rng.random() < 0.1:
+            s.set_parallelism(rng.choice([1, 3, 4]))
+        streams.append(s)
+    streams[-1].print()
+    return env
+
+
+def no_overlaps(boxes: list[tuple[float, float, float, float]]) -> None:
+    """No two boxes intersect (sweep over x; boxes of one column share their left edge)."""
+    by_x: dict[float, list[tuple[float, float]]] = {}
+    for x, y, _, h in boxes:
+        by_x.setdefault(x, []).append((y, y + h))
+    for spans in by_x.values():
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            assert end <= start
+    columns = sorted((x, max(w for bx, _, w, _ in boxes if bx == x)) for x in by_x)
+    for (x0, w0), (x1, _) in zip(columns, columns[1:]):
+        assert x0 + w0 <= x1
+
+
+def test_a_thousand_vertices_render_fast_and_small() -> None:
+    jg = big_env(1000).get_job_graph()
+    assert len(jg.vertices) == 1000
+    started = time.perf_counter()
+    page = page_of(jg)
+    seconds = time.perf_counter() - started
+    assert seconds < 15, seconds  # about 1 s on the 2-core CI machine
+    assert len(page.encode()) < 4_000_000, len(page)
+    boxes, edges = boxes_and_edges(page)
+    assert len(boxes) == 1000 and len(edges) == sum(len(v.inputs) for v in jg.vertices.values())
+    no_overlaps(list(boxes.values()))
+    for e in edges:
+        (x0, _), (x1, _) = endpoints(e["d"])
+        assert x0 < x1
+
+
+# ---------------------------------------------------------------------------- browser
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    return find_chromium()
+
+
+def open_page(chromium: str, tmp_path: Path, page: str, name: str = "plan") -> Browser:
+    path = tmp_path / f"{name}.html"
+    path.write_text(page, encoding="utf-8")
+    browser = Browser(chromium, tmp_path / f"{name}-profile")
+    browser.load(path.as_uri())
+    return browser
+
+
+def test_browser_draws_the_plan_and_expands_subtasks_on_click(chromium: str,
+                                                              tmp_path: Path) -> None:
+    jg = job_graph("examples/hints.flow")
+    eg = build_execution_graph(jg)
+    ordered = jg.vertices_sorted()
+    with open_page(chromium, tmp_path, page_of(jg)) as b:
+        drawn = b.eval("""Array.from(document.querySelectorAll('.vertex')).map(g => {
+            const r = g.querySelector('rect').getBoundingClientRect();
+            const texts = Array.from(g.querySelectorAll('text')).map(t => {
+              const q = t.getBoundingClientRect();
+              return [q.left, q.top, q.right, q.bottom]; });
+            return {id: g.dataset.id, name: g.querySelector('.vname').textContent,
+                    box: [r.left, r.top, r.right, r.bottom], texts: texts}; })""")
+        assert [d["id"] for d in drawn] == [v.id for v in ordered]
+        assert drawn[0]["name"] == ordered[0].name
+        for d in drawn:  # the rendered text fits its box: the width estimate holds
+            left, top, right, bottom = d["box"]
+            assert d["box"][2] - d["box"][0] > 50
+            for tl, tt, tr, tb in d["texts"]:
+                assert left <= tl and tr <= right + 0.5 and top <= tt and tb <= bottom, d
+        ends = b.eval("""Array.from(document.querySelectorAll('.edge')).map(e => {
+            const p = e.querySelector('path'), m = p.getScreenCTM(), n = p.getTotalLength();
+            const a = p.getPointAtLength(0).matrixTransform(m);
+            const z = p.getPointAtLength(n).matrixTransform(m);
+            return [e.dataset.source, e.dataset.target, a.x, a.y, z.x, z.y]; })""")
+        rect = {f"v{i}": d["box"] for i, d in enumerate(drawn)}
+        assert len(ends) == sum(len(v.inputs) for v in ordered)
+        for s, t, ax, ay, zx, zy in ends:  # drawn from the source's right to the target's left
+            assert abs(ax - rect[s][2]) < 1 and rect[s][1] < ay < rect[s][3]
+            assert abs(zx - rect[t][0]) < 1 and rect[t][1] < zy < rect[t][3]
+        assert b.eval("document.querySelectorAll('.subtask').length") == 0  # made on demand
+
+        i = next(k for k, v in enumerate(eg.vertices) if v.inputs and v.parallelism > 2)
+        b.click(f"#v{i} .expand")
+        rows = b.eval(f"""Array.from(document.querySelectorAll(
+            '#subtasks-v{i} tr.subtask')).map(r => Array.from(r.cells).map(c => c.textContent))""")
+        v = eg.vertices[i]
+        assert len(rows) == v.parallelism
+        producer = [k for k, u in enumerate(eg.vertices) if u.id == v.inputs[0].edge.source][0]
+        regions = [st["region"] for st in eg.to_dict()["vertices"][i]["subtasks"]]
+        for k, (label, region, reads) in enumerate(rows):
+            assert region == str(regions[k])
+            part = v.inputs[0].partitions(k)
+            span = str(part.start) if len(part) == 1 else f"{part.start}..{part.stop - 1}"
+            assert label == f"{k + 1}/{v.parallelism}"
+            assert reads.startswith(f"[{producer + 1}] {v.inputs[0].pattern}: partitions "
+                                    f"{span}, subpartition {v.inputs[0].subpartition(k)}")
+        assert b.eval("document.querySelector('#details h2').textContent") == \
+            f"[{i + 1}] {v.name}"
+        b.click(f"#v{i} .expand")  # the toggle closes the list again
+        assert b.eval(f"document.getElementById('subtasks-v{i}') === null")
+
+        b.click("#e0 .elabel")
+        reasons = b.eval("Array.from(document.querySelectorAll('#details .reason'))"
+                         ".map(li => li.textContent)")
+        first = ordered[1].inputs[0] if ordered[1].inputs else None
+        edge0 = next(e for v in ordered for e in v.inputs)
+        assert reasons == [r for _, r in edge0.breaks] and (first is None or reasons)
+        b.click(f"#v{i} .expand")
+        shot = tmp_path / "hints-plan.png"
+        shot.write_bytes(b.screenshot())
+        assert b.errors == []
+    width, height = png_size(shot)
+    assert (width, height) == (1400, 900)
+    print(f"screenshot: {shot}")
+
+
+def test_browser_runs_no_hostile_name(chromium: str, tmp_path: Path) -> None:
+    with open_page(chromium, tmp_path, page_of(hostile_env().get_job_graph()), "hostile") as b:
+        for i in range(b.eval("document.querySelectorAll('.vertex').length")):
+            b.click(f"#v{i} .expand")
+            b.click(f"#v{i} .box")
+        assert b.eval("window.pwned === undefined")
+        assert b.eval("document.querySelectorAll('img, script').length") == 2
+        heads = b.eval("Array.from(document.querySelectorAll('#details td'))"
+                       ".map(td => td.textContent)")
+        assert any(HOSTILE[3] in h for h in heads) or any(HOSTILE[1] in h for h in heads)
+        assert b.errors == []
+
+
+def test_browser_renders_a_thousand_vertices(chromium: str, tmp_path: Path) -> None:
+    with open_page(chromium, tmp_path, page_of(big_env(1000).get_job_graph()), "big") as b:
+        assert b.eval("document.querySelectorAll('.vertex').length") == 1000
+        b.click("#v999 .expand")
+        assert b.eval("document.querySelectorAll('#subtasks-v999 tr.subtask').length") >= 1
+        (tmp_path / "big.png").write_bytes(b.screenshot())
+        assert b.errors == []
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
