@@ -165,5 +165,9 @@ class Browser:
             self.send("Input.dispatchMouseEvent", {"type": kind, "x": where[0], "y": where[1],
                                                    "button": "left", "clickCount": 1})
 
+    def resize(self, width: int, height: int) -> None:
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+
     def screenshot(self) -> bytes:
         return base64.b64decode(self.send("Page.captureScreenshot", {"format": "png"})["data"])

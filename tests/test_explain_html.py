@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -157,10 +158,17 @@ def test_page_data_carries_the_execution_graph_subtasks() -> None:
     assert len(data["vertices"]) == len(eg["vertices"])
     for dv, ev in zip(data["vertices"], eg["vertices"]):
         assert dv["id"] == ev["id"] and dv["p"] == ev["parallelism"]
-        assert len(dv["subtasks"]) == ev["parallelism"]
-        for st, est in zip(dv["subtasks"], ev["subtasks"]):
-            assert st == [est["region"]] + [x for c in est["inputs"]
-                                            for x in (*c["partitions"], c["subpartition"])]
+        regions = [r for r, n in dv["regions"] for _ in range(n)]
+        assert regions == [st["region"] for st in ev["subtasks"]]
+        for j, (producer, pattern, producer_p, wiring) in enumerate(dv["inputs"]):
+            assert data["vertices"][producer]["id"] == ev["subtasks"][0]["inputs"][j]["producer"]
+            assert wiring is not None or pattern == "ALL_TO_ALL" or ev["parallelism"] == 1
+            for k, st in enumerate(ev["subtasks"]):
+                c = st["inputs"][j]
+                assert c["distribution_pattern"] == pattern
+                w = [0, producer_p, k] if wiring is None else wiring[k]
+                assert w == [*c["partitions"], c["subpartition"]]
+    assert sum(1 for v in data["vertices"] for i in v["inputs"] if i[3] is not None) > 0
 
 
 def hostile_env() -> StreamExecutionEnvironment:
@@ -304,6 +312,20 @@ def test_a_thousand_vertices_render_fast_and_small() -> None:
         assert x0 < x1
 
 
+def test_the_page_grows_with_vertices_not_subtasks() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(1000)
+    s: DataStream = env.from_sequence(0, 10)
+    for _ in range(49):
+        s = s.rebalance().map(lambda v: v)
+    s.print()
+    started = time.perf_counter()
+    page = page_of(env.get_job_graph())
+    assert time.perf_counter() - started < 20  # 50,000 subtasks
+    assert len(page.encode()) < 150_000, len(page)
+    assert "50000 subtasks" in page
+
+
 # ---------------------------------------------------------------------------- browser
 
 
@@ -379,12 +401,23 @@ def test_browser_draws_the_plan_and_expands_subtasks_on_click(chromium: str,
         edge0 = next(e for v in ordered for e in v.inputs)
         assert reasons == [r for _, r in edge0.breaks] and (first is None or reasons)
         b.click(f"#v{i} .expand")
+        b.eval("document.getElementById('canvas').scrollTo(0, 0)")
         shot = tmp_path / "hints-plan.png"
         shot.write_bytes(b.screenshot())
+        # The whole drawing at 1:1: a viewport as large as the picture and the panel.
+        w, h = b.eval("[document.getElementById('plan').width.baseVal.value + "
+                      "document.getElementById('panel').offsetWidth + 20, "
+                      "document.getElementById('plan').height.baseVal.value + "
+                      "document.querySelector('header').offsetHeight + 20]")
+        b.resize(int(w), int(h))
+        full = tmp_path / "hints-plan-full.png"
+        full.write_bytes(b.screenshot())
+        assert b.eval("document.getElementById('canvas').scrollWidth <= "
+                      "document.getElementById('canvas').clientWidth")
         assert b.errors == []
-    width, height = png_size(shot)
-    assert (width, height) == (1400, 900)
-    print(f"screenshot: {shot}")
+    assert png_size(shot) == (1400, 900) and png_size(full) == (int(w), int(h))
+    assert not_blank(shot) and not_blank(full)
+    print(f"screenshots: {shot} {full}")
 
 
 def test_browser_runs_no_hostile_name(chromium: str, tmp_path: Path) -> None:
@@ -407,6 +440,19 @@ def test_browser_renders_a_thousand_vertices(chromium: str, tmp_path: Path) -> N
         assert b.eval("document.querySelectorAll('#subtasks-v999 tr.subtask').length") >= 1
         (tmp_path / "big.png").write_bytes(b.screenshot())
         assert b.errors == []
+    assert not_blank(tmp_path / "big.png")
+
+
+def not_blank(path: Path) -> bool:
+    """Many distinct byte values in the inflated pixel rows: a page, not an empty frame."""
+    data = path.read_bytes()
+    pos, idat = 8, b""
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        if data[pos + 4:pos + 8] == b"IDAT":
+            idat += data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    return len(set(zlib.decompress(idat))) > 64
 
 
 def png_size(path: Path) -> tuple[int, int]:

@@ -208,22 +208,36 @@ def _edge_svg(k: int, s: int, t: int, e: Mapping[str, Any], route: Route,
 def _page_data(vertices: Sequence[Mapping[str, Any]], edges: Sequence[tuple[int, int, Any]],
                ex_vertices: Mapping[str, Mapping[str, Any]],
                index: Mapping[str, int]) -> dict[str, Any]:
-    """What the page's script needs, compactly: per vertex its details and, per subtask,
-    ``[region, start, stop, subpartition, ...]`` for each input."""
+    """What the page's script needs, compactly, so the page grows with the number of
+    vertices, not of subtasks: per vertex its details, the subtasks' regions run-length
+    encoded (``[[region, count], ...]``), and per input the producer's index, the pattern
+    and the wiring: ``null`` when subtask k reads every partition, subpartition k (ALL_TO_ALL,
+    docs/plan-format.md), else ``[start, stop, subpartition]`` per subtask."""
     out_v = []
     for v in vertices:
         ex = ex_vertices[v["id"]]
-        first = ex["subtasks"][0]["inputs"] if ex["subtasks"] else []
+        subtasks = ex["subtasks"]
+        regions: list[list[int]] = []
+        for st in subtasks:
+            if regions and regions[-1][0] == st["region"]:
+                regions[-1][1] += 1
+            else:
+                regions.append([st["region"], 1])
+        inputs = []
+        for j, c in enumerate(subtasks[0]["inputs"] if subtasks else []):
+            wiring = [[*st["inputs"][j]["partitions"], st["inputs"][j]["subpartition"]]
+                      for st in subtasks]
+            producer_p = ex_vertices[c["producer"]]["parallelism"]
+            reads_all = all(w == [0, producer_p, k] for k, w in enumerate(wiring))
+            inputs.append([index[c["producer"]], c["distribution_pattern"], producer_p,
+                           None if reads_all else wiring])
         out_v.append({
             "name": v["name"], "id": v["id"], "p": ex["parallelism"],
             "maxp": ex["max_parallelism"], "slot": v["slot_sharing_group"],
             "region": v["pipelined_region"],
             "ops": [[o["name"], o["id"], o["uid"], o["uid_hash"], o["line"]]
                     for o in reversed(v["operators"])],
-            "inputs": [[index[c["producer"]], c["distribution_pattern"]] for c in first],
-            "subtasks": [[st["region"]] + [x for c in st["inputs"]
-                                           for x in (*c["partitions"], c["subpartition"])]
-                         for st in ex["subtasks"]],
+            "inputs": inputs, "regions": regions,
         })
     out_e = [{"s": s, "t": t, "ship": e["ship_strategy"], "pattern": e["distribution_pattern"],
               "result": e["result_type"], "dataset": e["dataset"], "tag": e["output_tag"],
@@ -352,18 +366,19 @@ function expand(i) {
   sec.appendChild(el("h3", "", "Subtasks of " + vname(i) + " (" + v.p + ")"));
   var t = el("table");
   row(t, [el("th", "", "subtask"), el("th", "", "region"), el("th", "", "reads")]);
-  v.subtasks.forEach(function (st, k) {
-    var reads = v.inputs.map(function (inp, j) {
-      var a = st[1 + 3 * j], b = st[2 + 3 * j], sp = st[3 + 3 * j];
-      return "[" + (inp[0] + 1) + "] " + inp[1] + ": partitions " + range(a, b) +
-        ", subpartition " + sp;
+  var region = [];
+  v.regions.forEach(function (rc) { for (var n = 0; n < rc[1]; n++) region.push(rc[0]); });
+  for (var k = 0; k < v.p; k++) {
+    var reads = v.inputs.map(function (inp) {
+      var w = inp[3] === null ? [0, inp[2], k] : inp[3][k];
+      return "[" + (inp[0] + 1) + "] " + inp[1] + ": partitions " + range(w[0], w[1]) +
+        ", subpartition " + w[2];
     }).join("; ");
-    var tr = row(t, [(k + 1) + "/" + v.p, String(st[0]),
-                     reads || "(source)"]);
+    var tr = row(t, [(k + 1) + "/" + v.p, String(region[k]), reads || "(source)"]);
     tr.className = "subtask";
     tr.dataset.vertex = i;
     tr.dataset.index = k;
-  });
+  }
   sec.appendChild(t);
   lists.insertBefore(sec, lists.firstChild);
   g.classList.add("expanded");
