@@ -73,31 +73,70 @@ def translate(attrs: dict[str, str]) -> tuple[float, float]:
     return float(m.group(1)), float(m.group(2))
 
 
-def boxes_and_edges(page: str) -> tuple[dict[str, tuple[float, float, float, float]],
-                                        list[dict[str, str]]]:
-    """Vertex id -> (x, y, w, h) from each group's transform and its rect; the edge groups,
-    each with the endpoints of its path."""
-    dom = Dom(page)
-    boxes: dict[str, tuple[float, float, float, float]] = {}
+Rect = tuple[float, float, float, float]
+Point = tuple[float, float]
+
+
+def drawing(page: str) -> tuple[dict[str, Rect], list[dict[str, str]], dict[str, dict[str, str]]]:
+    """Vertex id -> (x, y, w, h) from each group's transform and its rect; the edge groups
+    and the trunk groups (id -> attributes), each with its path's ``d``."""
+    boxes: dict[str, Rect] = {}
     current = None
-    edges = []
-    for tag, a, _ in dom.elements:
+    groups: list[dict[str, str]] = []
+    for tag, a, _ in Dom(page).elements:
         if tag == "g" and "vertex" in a.get("class", ""):
             current = a
         elif tag == "rect" and current is not None and "box" in a.get("class", ""):
             x, y = translate(current)
             boxes[current["id"]] = (x, y, float(a["width"]), float(a["height"]))
             current = None
-        elif tag == "g" and "edge" in a.get("class", ""):
-            edges.append(dict(a))
-        elif tag == "path" and "d" in a and edges and "d" not in edges[-1]:
-            edges[-1]["d"] = a["d"]
+        elif tag == "g" and a.get("class") in ("edge", "trunk"):
+            groups.append(dict(a))
+        elif tag == "path" and "d" in a and groups and "d" not in groups[-1]:
+            groups[-1]["d"] = a["d"]
+    edges = [g for g in groups if g["class"] == "edge"]
+    return boxes, edges, {g["id"]: g for g in groups if g["class"] == "trunk"}
+
+
+def vertices_of(d: str) -> list[Point]:
+    """The points a path passes through (M and L points, the ends of C curves)."""
+    out = []
+    for args in re.findall(r"[MLC]([^MLC]*)", d):
+        nums = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", args)]
+        out.append((nums[-2], nums[-1]))
+    return out
+
+
+def on_line(p: Point, pts: list[Point]) -> bool:
+    """p is one of the points, or on a horizontal straight run between two of them."""
+    return p in set(pts) or any(y0 == y1 == p[1] and x0 <= p[0] <= x1
+                                for (x0, y0), (x1, y1) in zip(pts, pts[1:]))
+
+
+def check_edges(page: str) -> tuple[dict[str, Rect], list[dict[str, str]]]:
+    """Every edge ends on its target's left side; it starts on its source's right side, or
+    on its source's trunk, which starts there."""
+    boxes, edges, trunks = drawing(page)
+    trunk_points: dict[str, list[Point]] = {}
+
+    def leaves(p: Point, box: Rect) -> bool:
+        return abs(p[0] - (box[0] + box[2])) < 0.2 and box[1] < p[1] < box[1] + box[3]
+
+    for e in edges:
+        pts = vertices_of(e["d"])
+        source, target = boxes[e["data-source"]], boxes[e["data-target"]]
+        if "data-trunk" in e:
+            trunk = trunks[e["data-trunk"]]
+            assert trunk["data-source"] == e["data-source"], e
+            along = trunk_points.get(trunk["id"]) or vertices_of(trunk["d"])
+            trunk_points[trunk["id"]] = along
+            assert leaves(along[0], source) and on_line(pts[0], along), e
+        else:
+            assert leaves(pts[0], source), e
+        (x1, y1) = pts[-1]
+        assert abs(x1 - target[0]) < 0.2 and target[1] < y1 < target[1] + target[3], e
+        assert pts[0][0] < x1
     return boxes, edges
-
-
-def endpoints(d: str) -> tuple[tuple[float, float], tuple[float, float]]:
-    nums = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", d)]
-    return (nums[0], nums[1]), (nums[-2], nums[-1])
 
 
 # ---------------------------------------------------------------------------- no browser
@@ -139,15 +178,7 @@ def test_page_draws_every_chain_operator_and_edge() -> None:
 
 def test_edges_leave_and_enter_the_right_boxes() -> None:
     for path in ("examples/hints.flow", "examples/join.flow", "examples/sessions.flow"):
-        boxes, edges = boxes_and_edges(page_of(job_graph(path)))
-        assert edges
-        for e in edges:
-            (x0, y0), (x1, y1) = endpoints(e["d"])
-            sx, sy, sw, sh = boxes[e["data-source"]]
-            tx, ty, tw, th = boxes[e["data-target"]]
-            assert abs(x0 - (sx + sw)) < 0.2 and sy < y0 < sy + sh, (path, e)
-            assert abs(x1 - tx) < 0.2 and ty < y1 < ty + th, (path, e)
-            assert x1 > x0
+        assert check_edges(page_of(job_graph(path)))[1]
 
 
 def test_page_data_carries_the_execution_graph_subtasks() -> None:
@@ -246,6 +277,28 @@ def test_cli_html_errors_are_user_errors(tmp_path: Path, capsys: pytest.CaptureF
     assert f"cannot write {bad}" in err and "Traceback" not in err
 
 
+SQL_TABLE = """CREATE TABLE clicks (user_id STRING, action STRING, ts TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
+"""
+
+
+def test_cli_html_of_sql_explain_statements(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT / "examples")
+    one = tmp_path / "one.sql"
+    one.write_text(SQL_TABLE + "EXPLAIN SELECT user_id FROM clicks WHERE action = 'x';\n")
+    assert main(["explain", str(one), "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert f"<title>{one}: EXPLAIN at {one}:3" in page and Dom(page).find("g", "vertex")
+    two = tmp_path / "two.sql"
+    two.write_text(SQL_TABLE + "EXPLAIN SELECT user_id FROM clicks;\n"
+                   "EXPLAIN SELECT action FROM clicks;\n")
+    assert main(["explain", str(two), "--format", "html"]) == 1
+    assert "has 2 EXPLAIN statements" in capsys.readouterr().err
+    assert main(["explain", str(two)]) == 0  # the text format lists both, as before
+    assert capsys.readouterr().out.count("-- EXPLAIN at") == 2
+
+
 def test_cli_output_option_works_for_text_too(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
@@ -259,6 +312,38 @@ def test_cli_output_option_works_for_text_too(tmp_path: Path,
 def test_layout_rejects_edges_against_the_order() -> None:
     with pytest.raises(ValueError, match="topological"):
         layered_layout([(10, 10), (10, 10)], [(1, 0)], [(5, 5)])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_layout_keeps_boxes_and_labels_apart(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    n = 60
+    sizes = [(rng.uniform(80, 300), rng.uniform(40, 160)) for _ in range(n)]
+    edges = sorted({(s, t) for t in range(1, n) for s in rng.sample(range(t), min(t, 2))})
+    layout = layered_layout(sizes, edges, [(rng.uniform(60, 200), 30.0) for _ in edges])
+    assert [(b.w, b.h) for b in layout.boxes] == sizes
+    no_overlaps([(b.x, b.y, b.w, b.h) for b in layout.boxes]
+                + [(r.label.x, r.label.y, r.label.w, r.label.h) for r in layout.routes])
+    for (s, t), r in zip(edges, layout.routes):
+        assert r.label.x + r.label.w <= layout.boxes[t].x  # the label just before the target
+        assert layout.boxes[s].x + layout.boxes[s].w <= r.label.x
+        assert r.points[-1][0] == layout.boxes[t].x
+
+
+def test_layout_draws_the_longest_edges_straight_past_the_budget() -> None:
+    """A pipeline of 400 stages each also feeding the last: routing all of them around the
+    boxes would take ~160,000 dummies; the longest go straight across instead."""
+    n = 400
+    edges = [(k, k + 1) for k in range(n - 1)] + [(k, n - 1) for k in range(n - 2)]
+    started = time.perf_counter()
+    layout = layered_layout([(100.0, 50.0)] * n, edges, [(80.0, 30.0)] * len(edges))
+    assert time.perf_counter() - started < 10
+    direct = [r for r in layout.routes if r.trunk is None and len(r.points) == 4]
+    assert len(direct) > n // 2  # only their label's dummy: start, label, label, end
+    assert sum(len(r.points) for r in layout.routes) < 25_000
+    no_overlaps([(b.x, b.y, b.w, b.h) for b in layout.boxes])
 
 
 def big_env(vertices: int) -> StreamExecutionEnvironment:
@@ -283,17 +368,14 @@ def big_env(vertices: int) -> StreamExecutionEnvironment:
 
 
 def no_overlaps(boxes: list[tuple[float, float, float, float]]) -> None:
-    """No two boxes intersect (sweep over x; boxes of one column share their left edge)."""
-    by_x: dict[float, list[tuple[float, float]]] = {}
-    for x, y, _, h in boxes:
-        by_x.setdefault(x, []).append((y, y + h))
-    for spans in by_x.values():
-        spans.sort()
-        for (_, end), (start, _) in zip(spans, spans[1:]):
-            assert end <= start
-    columns = sorted((x, max(w for bx, _, w, _ in boxes if bx == x)) for x in by_x)
-    for (x0, w0), (x1, _) in zip(columns, columns[1:]):
-        assert x0 + w0 <= x1
+    """No two boxes intersect: sorted by left edge, each is compared with those that start
+    before it ends horizontally."""
+    ordered = sorted(boxes)
+    for i, (x, y, w, h) in enumerate(ordered):
+        for x2, y2, w2, h2 in ordered[i + 1:]:
+            if x2 >= x + w - 1e-6:
+                break
+            assert y2 >= y + h - 1e-6 or y >= y2 + h2 - 1e-6, ((x, y, w, h), (x2, y2, w2, h2))
 
 
 def test_a_thousand_vertices_render_fast_and_small() -> None:
@@ -304,12 +386,31 @@ def test_a_thousand_vertices_render_fast_and_small() -> None:
     seconds = time.perf_counter() - started
     assert seconds < 15, seconds  # about 1 s on the 2-core CI machine
     assert len(page.encode()) < 4_000_000, len(page)
-    boxes, edges = boxes_and_edges(page)
+    boxes, edges = check_edges(page)
     assert len(boxes) == 1000 and len(edges) == sum(len(v.inputs) for v in jg.vertices.values())
     no_overlaps(list(boxes.values()))
-    for e in edges:
-        (x0, _), (x1, _) = endpoints(e["d"])
-        assert x0 < x1
+
+
+def test_a_source_feeding_every_stage_stays_linear() -> None:
+    """Each stage also reads the source: routing every edge around the boxes it passes would
+    take ~500,000 dummies; past the budget the longest edges go straight across."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    src = env.from_sequence(0, 10)
+    s = src.map(lambda v: v)
+    for _ in range(1000):
+        s = s.union(src).rebalance().map(lambda v: v)
+    s.print()
+    jg = env.get_job_graph()
+    started = time.perf_counter()
+    page = page_of(jg)
+    assert time.perf_counter() - started < 20  # about 2 s
+    assert len(page.encode()) < 4_000_000, len(page)
+    boxes, edges = check_edges(page)
+    assert len(edges) == sum(len(v.inputs) for v in jg.vertices.values()) == 2000
+    no_overlaps(list(boxes.values()))
+    # The source's 1,000 edges run as one trunk, drawn once.
+    assert len({e["data-trunk"] for e in edges if "data-trunk" in e}) <= 2
 
 
 def test_the_page_grows_with_vertices_not_subtasks() -> None:
@@ -342,6 +443,29 @@ def open_page(chromium: str, tmp_path: Path, page: str, name: str = "plan") -> B
     return browser
 
 
+def drawn_edges_end_on_their_boxes(b: Browser) -> int:
+    """As drawn: each edge starts on its source's right side (or on its source's trunk,
+    which does) and ends on its target's left side. Returns the number of edges."""
+    ends = b.eval("""(() => {
+        const box = id => document.querySelector('#' + id + ' rect').getBoundingClientRect();
+        const at = (p, len) => p.getPointAtLength(len).matrixTransform(p.getScreenCTM());
+        return Array.from(document.querySelectorAll('.edge')).map(e => {
+          const p = e.querySelector('path'), a = at(p, 0), z = at(p, p.getTotalLength());
+          const s = box(e.dataset.source), t = box(e.dataset.target);
+          let start = a, onTrunk = true;
+          if (e.dataset.trunk) {
+            const tp = document.querySelector('#' + e.dataset.trunk + ' path');
+            start = at(tp, 0);
+            onTrunk = tp.isPointInStroke(p.getPointAtLength(0)) &&
+              document.getElementById(e.dataset.trunk).dataset.source === e.dataset.source;
+          }
+          return [Math.abs(start.x - s.right) < 1 && s.top < start.y && start.y < s.bottom,
+                  onTrunk,
+                  Math.abs(z.x - t.left) < 1 && t.top < z.y && z.y < t.bottom]; }); })()""")
+    assert all(all(e) for e in ends), [i for i, e in enumerate(ends) if not all(e)]
+    return len(ends)
+
+
 def test_browser_draws_the_plan_and_expands_subtasks_on_click(chromium: str,
                                                               tmp_path: Path) -> None:
     jg = job_graph("examples/hints.flow")
@@ -362,16 +486,7 @@ def test_browser_draws_the_plan_and_expands_subtasks_on_click(chromium: str,
             assert d["box"][2] - d["box"][0] > 50
             for tl, tt, tr, tb in d["texts"]:
                 assert left <= tl and tr <= right + 0.5 and top <= tt and tb <= bottom, d
-        ends = b.eval("""Array.from(document.querySelectorAll('.edge')).map(e => {
-            const p = e.querySelector('path'), m = p.getScreenCTM(), n = p.getTotalLength();
-            const a = p.getPointAtLength(0).matrixTransform(m);
-            const z = p.getPointAtLength(n).matrixTransform(m);
-            return [e.dataset.source, e.dataset.target, a.x, a.y, z.x, z.y]; })""")
-        rect = {f"v{i}": d["box"] for i, d in enumerate(drawn)}
-        assert len(ends) == sum(len(v.inputs) for v in ordered)
-        for s, t, ax, ay, zx, zy in ends:  # drawn from the source's right to the target's left
-            assert abs(ax - rect[s][2]) < 1 and rect[s][1] < ay < rect[s][3]
-            assert abs(zx - rect[t][0]) < 1 and rect[t][1] < zy < rect[t][3]
+        assert drawn_edges_end_on_their_boxes(b) == sum(len(v.inputs) for v in ordered)
         assert b.eval("document.querySelectorAll('.subtask').length") == 0  # made on demand
 
         i = next(k for k, v in enumerate(eg.vertices) if v.inputs and v.parallelism > 2)
@@ -444,8 +559,12 @@ def test_browser_runs_no_hostile_name(chromium: str, tmp_path: Path) -> None:
 
 
 def test_browser_renders_a_thousand_vertices(chromium: str, tmp_path: Path) -> None:
-    with open_page(chromium, tmp_path, page_of(big_env(1000).get_job_graph()), "big") as b:
+    jg = big_env(1000).get_job_graph()
+    with open_page(chromium, tmp_path, page_of(jg), "big") as b:
         assert b.eval("document.querySelectorAll('.vertex').length") == 1000
+        assert drawn_edges_end_on_their_boxes(b) == sum(len(v.inputs)
+                                                        for v in jg.vertices.values())
+        assert b.eval("document.querySelectorAll('.edge[data-trunk]').length") > 0
         b.click("#v999 .expand")
         assert b.eval("document.querySelectorAll('#subtasks-v999 tr.subtask').length") >= 1
         (tmp_path / "big.png").write_bytes(b.screenshot())

@@ -117,6 +117,9 @@ def html_page(job: Mapping[str, Any], execution: Mapping[str, Any],
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
            'markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z"/></marker>'
            '</defs>']
+    for j, trunk in enumerate(layout.trunks):
+        svg.append(f'<g class="trunk" id="t{j}" data-source="v{trunk.source}">'
+                   f'<path d="{_path(trunk.points)}"/></g>')
     for k, ((s, t, e), route) in enumerate(zip(edges, layout.routes)):
         svg.append(_edge_svg(k, s, t, e, route, vertices))
     for i, (v, box) in enumerate(zip(vertices, layout.boxes)):
@@ -179,9 +182,7 @@ def _vertex_svg(i: int, v: Mapping[str, Any], box: Box, fill: str, parallelism: 
     return "".join(out)
 
 
-def _edge_svg(k: int, s: int, t: int, e: Mapping[str, Any], route: Route,
-              vertices: Sequence[Mapping[str, Any]]) -> str:
-    pts = route.points
+def _path(pts: Sequence[tuple[float, float]]) -> str:
     d = [f"M{pts[0][0]:.1f},{pts[0][1]:.1f}"]
     for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
         if y0 == y1:
@@ -189,6 +190,11 @@ def _edge_svg(k: int, s: int, t: int, e: Mapping[str, Any], route: Route,
         else:  # horizontal tangents at both ends, as Graphviz's splines
             mx = (x0 + x1) / 2
             d.append(f"C{mx:.1f},{y0:.1f} {mx:.1f},{y1:.1f} {x1:.1f},{y1:.1f}")
+    return "".join(d)
+
+
+def _edge_svg(k: int, s: int, t: int, e: Mapping[str, Any], route: Route,
+              vertices: Sequence[Mapping[str, Any]]) -> str:
     head, reason = _edge_lines(e)
     full = "; ".join(e["not_chained_because"])
     tag = f", side output {e['output_tag']}" if e["output_tag"] else ""
@@ -197,10 +203,11 @@ def _edge_svg(k: int, s: int, t: int, e: Mapping[str, Any], route: Route,
            f"not chained: {full}")
     lb = route.label
     cx = lb.x + lb.w / 2
+    trunk = "" if route.trunk is None else f' data-trunk="t{route.trunk}"'
     return (f'<g class="edge" id="e{k}" data-index="{k}" data-source="v{s}" '
-            f'data-target="v{t}" data-ship="{_a(e["ship_strategy"])}" '
+            f'data-target="v{t}"{trunk} data-ship="{_a(e["ship_strategy"])}" '
             f'data-pattern="{_a(e["distribution_pattern"])}"><title>{_a(tip)}</title>'
-            f'<path d="{"".join(d)}" marker-end="url(#arrow)"/>'
+            f'<path d="{_path(route.points)}" marker-end="url(#arrow)"/>'
             f'<text class="elabel" x="{cx:.1f}" y="{lb.y + 12:.1f}">{_a(head)}</text>'
             f'<text class="ereason" x="{cx:.1f}" y="{lb.y + 30:.1f}">{_a(reason)}</text></g>')
 
@@ -272,7 +279,7 @@ svg text{font-family:"DejaVu Sans Mono",monospace;font-size:11px;fill:#111827}
 .more{fill:#6b7280;font-style:italic}
 .expand{fill:#1d4ed8;text-decoration:underline}
 .edge{cursor:pointer}
-.edge path{fill:none;stroke:#4b5563;stroke-width:1.4}
+.edge path,.trunk path{fill:none;stroke:#4b5563;stroke-width:1.4}
 .edge.selected path{stroke:#dc2626;stroke-width:2.5}
 .elabel{text-anchor:middle;fill:#1e3a8a}
 .ereason{text-anchor:middle;font-size:10px;font-style:italic;fill:#6b7280}

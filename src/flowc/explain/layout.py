@@ -8,6 +8,7 @@ Nodes come in topological order (edges go from a lower to a higher index), as
    order); boxes sit on even ranks, and every edge gets a chain of dummy nodes through the
    ranks it crosses, the last of which (on the odd rank just before its target) carries the
    edge's label, so labels take room in the layout like boxes and never overlap each other;
+   the edges of one source share their other dummies (see ``_direct_edges``);
 2. ordering: barycenter sweeps, down then up, a fixed number of times;
 3. coordinates: each rank's items are placed as near the mean of their neighbours as the
    order and the gaps allow (least squares, by pool-adjacent-violators);
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+DUMMY_BUDGET = 20_000  # routing dummies; past it the longest edges are drawn straight across
 SWEEPS = 4  # ordering sweeps (each one down and one up); more rarely changes the picture
 PLACEMENT_PASSES = 3
 
@@ -34,17 +36,28 @@ class Box:
 
 @dataclass(frozen=True)
 class Route:
-    """The polyline of one edge: from the source's right side to the target's left side,
-    through its dummies; ``label`` is the box reserved for the edge's label."""
+    """The polyline of one edge, to the target's left side through the box reserved for its
+    label, ``label``: from the source's right side, or from its source's trunk
+    (``trunks[trunk]``) where it leaves it."""
 
     points: tuple[tuple[float, float], ...]
     label: Box
+    trunk: int | None
+
+
+@dataclass(frozen=True)
+class Trunk:
+    """The line a source's edges share while they pass other ranks, from its right side."""
+
+    source: int
+    points: tuple[tuple[float, float], ...]
 
 
 @dataclass(frozen=True)
 class Layout:
     boxes: tuple[Box, ...]
     routes: tuple[Route, ...]
+    trunks: tuple[Trunk, ...]
     width: float
     height: float
 
@@ -74,24 +87,32 @@ def layered_layout(sizes: Sequence[tuple[float, float]], edges: Sequence[tuple[i
     rank = [2 * x for x in layer]
     width = [w for w, _ in sizes]
     height = [h for _, h in sizes]
-    chains: list[list[int]] = []  # per edge: source, dummies..., target
-    for (s, t), (lw, lh) in zip(edges, label_sizes):
+    direct = _direct_edges(edges, rank)
+    chains: list[list[int]] = []  # per edge: source, routing dummies..., label dummy, target
+    trunk: dict[tuple[int, int], int] = {}  # (source, rank) -> its edges' shared dummy
+    for k, ((s, t), (lw, lh)) in enumerate(zip(edges, label_sizes)):
         chain = [s]
-        for r in range(rank[s] + 1, rank[t]):
-            chain.append(len(rank))
-            rank.append(r)
-            last = r == rank[t] - 1
-            width.append(lw if last else 0.0)
-            height.append(lh if last else spacing.dummy_height)
+        for r in range(rank[t] - 1 if k in direct else rank[s] + 1, rank[t] - 1):
+            d = trunk.get((s, r))
+            if d is None:
+                d = trunk[(s, r)] = len(rank)
+                rank.append(r)
+                width.append(0.0)
+                height.append(spacing.dummy_height)
+            chain.append(d)
+        chain.append(len(rank))
+        rank.append(rank[t] - 1)
+        width.append(lw)
+        height.append(lh)
         chain.append(t)
         chains.append(chain)
     m = len(rank)
+    links = sorted({(a, b) for chain in chains for a, b in zip(chain, chain[1:])})
     preds: list[list[int]] = [[] for _ in range(m)]
     succs: list[list[int]] = [[] for _ in range(m)]
-    for chain in chains:
-        for a, b in zip(chain, chain[1:]):
-            succs[a].append(b)
-            preds[b].append(a)
+    for a, b in links:
+        succs[a].append(b)
+        preds[b].append(a)
 
     ranks: list[list[int]] = [[] for _ in range(max(rank, default=0) + 1)]
     for i in range(m):
@@ -117,18 +138,68 @@ def layered_layout(sizes: Sequence[tuple[float, float]], edges: Sequence[tuple[i
     col_w_of = [max((width[i] for i in items), default=0.0) for items in ranks]
     out_port = _ports(n, [c[1] for c in chains], [c[0] for c in chains], ys, height, boxes)
     in_port = _ports(n, [c[-2] for c in chains], [c[-1] for c in chains], ys, height, boxes)
-    routes = []
-    for k, chain in enumerate(chains):
-        s, t = chain[0], chain[-1]
-        pts = [(boxes[s].x + boxes[s].w, out_port[k])]
-        for d in chain[1:-1]:
+    def through(pts: list[tuple[float, float]], items: list[int]) -> list[tuple[float, float]]:
+        for d in items:
             cy = ys[d] + height[d] / 2
+            if len(pts) > 1 and pts[-1][1] == cy == pts[-2][1]:
+                pts.pop()  # a straight run through dummies is one segment
             pts.append((rank_x[rank[d]], cy))
             pts.append((rank_x[rank[d]] + col_w_of[rank[d]], cy))
+        return pts
+
+    # A source's shared dummies are drawn once, as its trunk: the route of its edge with the
+    # most of them; each edge is drawn from where it leaves the trunk.
+    longest: dict[int, int] = {}
+    for k, chain in enumerate(chains):
+        best = longest.get(chain[0])
+        if len(chain) > 3 and (best is None or len(chain) > len(chains[best])):
+            longest[chain[0]] = k
+    trunk_of: dict[int, int] = {}
+    trunks = []
+    for s_, k in sorted(longest.items()):
+        trunk_of[s_] = len(trunks)
+        start = (boxes[s_].x + boxes[s_].w, out_port[k])
+        trunks.append(Trunk(s_, tuple(through([start], chains[k][1:-2]))))
+    routes = []
+    for k, chain in enumerate(chains):
+        s_, t = chain[0], chain[-1]
+        if len(chain) > 3:
+            d = chain[-3]  # the last trunk dummy: the edge leaves the trunk at its right end
+            start = (rank_x[rank[d]] + col_w_of[rank[d]], ys[d] + height[d] / 2)
+        else:
+            start = (boxes[s_].x + boxes[s_].w, out_port[k])
+        pts = through([start], chain[-2:-1])
         pts.append((boxes[t].x, in_port[k]))
         d = chain[-2]
-        routes.append(Route(tuple(pts), Box(xs[d], ys[d], width[d], height[d])))
-    return Layout(boxes, tuple(routes), total_w, total_h)
+        routes.append(Route(tuple(pts), Box(xs[d], ys[d], width[d], height[d]),
+                            trunk_of[s_] if len(chain) > 3 else None))
+    return Layout(boxes, tuple(routes), tuple(trunks), total_w, total_h)
+
+
+def _direct_edges(edges: Sequence[tuple[int, int]], rank: list[int]) -> set[int]:
+    """Edges drawn without routing dummies (only their label's). A source's edges share one
+    dummy per rank (they run as one line, then fork to their labels), so its dummies are as
+    many as its longest edge needs; past DUMMY_BUDGET in all, the longest edges go straight
+    across, longest first (such an edge may cross boxes). Many distinct sources each feeding
+    the last stage of a long pipeline would otherwise need dummies quadratic in its length."""
+    by_source: dict[int, list[tuple[int, int]]] = {}
+    for k, (s, t) in enumerate(edges):
+        by_source.setdefault(s, []).append((max(rank[t] - rank[s] - 2, 0), k))
+    for spans in by_source.values():
+        spans.sort(reverse=True)
+    total = sum(spans[0][0] for spans in by_source.values())
+    out: set[int] = set()
+    longest = sorted(((spans[0][0], s) for s, spans in by_source.items()), reverse=True)
+    while total > DUMMY_BUDGET and longest:
+        _, s = longest.pop(0)  # the source whose trunk is longest drops its longest edge
+        spans = by_source[s]
+        span, k = spans.pop(0)
+        out.add(k)
+        total -= span - (spans[0][0] if spans else 0)
+        if spans:
+            longest.append((spans[0][0], s))
+            longest.sort(reverse=True)
+    return out
 
 
 def _order(ranks: list[list[int]], preds: list[list[int]], succs: list[list[int]]) -> None:
@@ -206,15 +277,17 @@ def _pav(heights: list[float], desired: list[float], gap: float) -> list[float]:
 
 def _ports(n: int, others: list[int], ends: list[int], ys: list[float],
            height: list[float], boxes: tuple[Box, ...]) -> list[float]:
-    """For each edge k, the y where it meets node ``ends[k]``: a node's edges are spread
-    evenly over its height, ordered by the height of the item at their other end."""
-    by_node: list[list[int]] = [[] for _ in range(n)]
+    """For each edge k, the y where it meets node ``ends[k]``: a node's ports are spread
+    evenly over its height, one per item at the edges' other ends (edges sharing a trunk
+    share a port), ordered by that item's height."""
+    by_node: list[dict[int, list[int]]] = [{} for _ in range(n)]
     for k, e in enumerate(ends):
-        by_node[e].append(k)
+        by_node[e].setdefault(others[k], []).append(k)
     port = [0.0] * len(ends)
-    for node, ks in enumerate(by_node):
-        ks.sort(key=lambda k: ys[others[k]] + height[others[k]] / 2)
+    for node, groups in enumerate(by_node):
         b = boxes[node]
-        for j, k in enumerate(ks):
-            port[k] = b.y + b.h * (j + 1) / (len(ks) + 1)
+        ordered = sorted(groups, key=lambda o: (ys[o] + height[o] / 2, o))
+        for j, o in enumerate(ordered):
+            for k in groups[o]:
+                port[k] = b.y + b.h * (j + 1) / (len(ordered) + 1)
     return port
