@@ -10,6 +10,7 @@ import time
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -309,6 +310,16 @@ def test_cli_output_option_works_for_text_too(tmp_path: Path,
     assert out.read_text() == (ROOT / "tests/golden/explain/clicks.job.text").read_text()
 
 
+def test_wide_characters_take_two_cells() -> None:
+    """CJK characters are about twice as wide as a monospace cell (the browser test checks
+    it as rendered, where a CJK font is installed)."""
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.from_sequence(0, 10).name("汇" * 40).print()
+    boxes, _, _ = drawing(page_of(env.get_job_graph()))
+    (_, _, width, _), = boxes.values()
+    assert width >= (len("Source: ") + 80) * 7.2
+
+
 def test_layout_rejects_edges_against_the_order() -> None:
     with pytest.raises(ValueError, match="topological"):
         layered_layout([(10, 10), (10, 10)], [(1, 0)], [(5, 5)])
@@ -443,6 +454,22 @@ def open_page(chromium: str, tmp_path: Path, page: str, name: str = "plan") -> B
     return browser
 
 
+def texts_fit_their_boxes(b: Browser) -> list[dict[str, Any]]:
+    """As rendered, every text of a chain's box lies inside the box (the width estimate in
+    Python holds for the browser's font); and the edge labels inside their reserved room."""
+    drawn = b.eval("""Array.from(document.querySelectorAll('.vertex')).map(g => {
+        const r = g.querySelector('rect').getBoundingClientRect();
+        const texts = Array.from(g.querySelectorAll('text')).map(t => {
+          const q = t.getBoundingClientRect(); return [q.left, q.top, q.right, q.bottom]; });
+        return {id: g.dataset.id, name: g.querySelector('.vname').textContent,
+                box: [r.left, r.top, r.right, r.bottom], texts: texts}; })""")
+    for d in drawn:
+        left, top, right, bottom = d["box"]
+        for tl, tt, tr, tb in d["texts"]:
+            assert left <= tl and tr <= right + 0.5 and top <= tt and tb <= bottom, d
+    return drawn
+
+
 def drawn_edges_end_on_their_boxes(b: Browser) -> int:
     """As drawn: each edge starts on its source's right side (or on its source's trunk,
     which does) and ends on its target's left side. Returns the number of edges."""
@@ -472,20 +499,9 @@ def test_browser_draws_the_plan_and_expands_subtasks_on_click(chromium: str,
     eg = build_execution_graph(jg)
     ordered = jg.vertices_sorted()
     with open_page(chromium, tmp_path, page_of(jg)) as b:
-        drawn = b.eval("""Array.from(document.querySelectorAll('.vertex')).map(g => {
-            const r = g.querySelector('rect').getBoundingClientRect();
-            const texts = Array.from(g.querySelectorAll('text')).map(t => {
-              const q = t.getBoundingClientRect();
-              return [q.left, q.top, q.right, q.bottom]; });
-            return {id: g.dataset.id, name: g.querySelector('.vname').textContent,
-                    box: [r.left, r.top, r.right, r.bottom], texts: texts}; })""")
+        drawn = texts_fit_their_boxes(b)
         assert [d["id"] for d in drawn] == [v.id for v in ordered]
         assert drawn[0]["name"] == ordered[0].name
-        for d in drawn:  # the rendered text fits its box: the width estimate holds
-            left, top, right, bottom = d["box"]
-            assert d["box"][2] - d["box"][0] > 50
-            for tl, tt, tr, tb in d["texts"]:
-                assert left <= tl and tr <= right + 0.5 and top <= tt and tb <= bottom, d
         assert drawn_edges_end_on_their_boxes(b) == sum(len(v.inputs) for v in ordered)
         assert b.eval("document.querySelectorAll('.subtask').length") == 0  # made on demand
 
@@ -555,6 +571,18 @@ def test_browser_runs_no_hostile_name(chromium: str, tmp_path: Path) -> None:
         assert b.eval("window.pwned === undefined")
         assert b.eval("document.querySelectorAll('img').length") == 0
         assert b.eval("document.querySelectorAll('script').length") == 2
+        assert b.errors == []
+
+
+def test_browser_fits_wide_and_long_names(chromium: str, tmp_path: Path) -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    s = env.from_sequence(0, 10).name("点击流 数据源 \u00e9t\u00e9 " + "x" * 80)
+    s = s.map(lambda v: v).name("清洗和过滤用户行为")
+    s = s.rebalance().map(lambda v: v).name("W" * 200).uid("u")
+    s.key_by(lambda v: v).reduce(lambda a, b: a).name("汇总").print()
+    with open_page(chromium, tmp_path, page_of(env.get_job_graph()), "wide") as b:
+        assert len(texts_fit_their_boxes(b)) == 3
         assert b.errors == []
 
 

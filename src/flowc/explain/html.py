@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
+from unicodedata import east_asian_width
 
 from flowc.explain.layout import Box, Route, layered_layout
 
@@ -29,6 +30,11 @@ MAX_OPS = 10  # operators listed in a box; the details panel lists all of them
 REASON_CHARS = 34
 PALETTE = ("#dbeafe", "#dcfce7", "#fef3c7", "#fce7f3", "#ede9fe", "#ccfbf1", "#fee2e2",
            "#e0e7ff", "#f3e8ff", "#ecfccb")
+
+
+def _cells(s: str) -> int:
+    """Monospace cells a string takes: wide (CJK) characters take two."""
+    return len(s) + sum(1 for c in s if east_asian_width(c) in "WF")
 
 
 def _cut(s: str, n: int) -> str:
@@ -61,17 +67,17 @@ def _ops_shown(ops: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]
 def _name_chars(v: Mapping[str, Any]) -> int:
     """The chained name may use the width the other lines take anyway."""
     shown, _ = _ops_shown(v["operators"])
-    rest = max([len(_meta(v)) * SMALL_W, 16 * SMALL_W]
-               + [(len(_cut(o["name"], OP_NAME_CHARS)) + 2 + len(o["id"])) * SMALL_W
+    rest = max([_cells(_meta(v)) * SMALL_W, 16 * SMALL_W]
+               + [(_cells(_cut(o["name"], OP_NAME_CHARS)) + 2 + len(o["id"])) * SMALL_W
                   for o in shown])
     return max(NAME_CHARS, int(rest / CHAR_W))
 
 
 def _box_size(v: Mapping[str, Any]) -> tuple[float, float]:
     shown, more = _ops_shown(v["operators"])
-    w = max(len(_cut(v["name"], _name_chars(v))) * CHAR_W,
-            len(_meta(v)) * SMALL_W,
-            max((len(_cut(o["name"], OP_NAME_CHARS)) + 2 + len(o["id"]) for o in shown),
+    w = max(_cells(_cut(v["name"], _name_chars(v))) * CHAR_W,
+            _cells(_meta(v)) * SMALL_W,
+            max((_cells(_cut(o["name"], OP_NAME_CHARS)) + 2 + len(o["id"]) for o in shown),
                 default=0) * SMALL_W,
             16 * SMALL_W)
     lines = 2 + len(shown) + (1 if more else 0) + 1  # name, meta, operators, "more", toggle
@@ -93,7 +99,7 @@ def _edge_lines(e: Mapping[str, Any]) -> tuple[str, str]:
 
 def _label_size(e: Mapping[str, Any]) -> tuple[float, float]:
     head, reason = _edge_lines(e)
-    return round(max(len(head) * SMALL_W, len(reason) * TINY_W) + 2 * PAD, 1), 34.0
+    return round(max(_cells(head) * SMALL_W, _cells(reason) * TINY_W) + 2 * PAD, 1), 34.0
 
 
 def html_page(job: Mapping[str, Any], execution: Mapping[str, Any],
