@@ -22,6 +22,7 @@ from flowc.datastream import DataStream, StreamExecutionEnvironment
 from flowc.explain import render
 from flowc.explain.layout import layered_layout
 from flowc.parser import compile_file
+from flowc.sql import compile_sql_file
 
 ROOT = Path(__file__).parent.parent
 HOSTILE = ['</script><script>window.pwned = 1</script>', '<img src=x onerror="window.pwned=2">',
@@ -298,6 +299,15 @@ def test_cli_html_of_sql_explain_statements(tmp_path: Path, capsys: pytest.Captu
     assert "has 2 EXPLAIN statements" in capsys.readouterr().err
     assert main(["explain", str(two)]) == 0  # the text format lists both, as before
     assert capsys.readouterr().out.count("-- EXPLAIN at") == 2
+    job = tmp_path / "job.sql"
+    job.write_text((ROOT / "examples/clicks.sql").read_text() + "EXPLAIN SELECT action FROM "
+                   "clicks;\n")
+    assert main(["explain", str(job), "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert f"<title>{job}</title>" in page and "EXPLAIN" not in page  # the job, one page
+    expected = compile_sql_file(str(job)).env.get_job_graph()
+    assert [a["data-id"] for a, _ in Dom(page).find("g", "vertex")] == \
+        [v.id for v in expected.vertices_sorted()]
 
 
 def test_cli_output_option_works_for_text_too(tmp_path: Path,
