@@ -260,6 +260,21 @@ def test_cli_output_option_works_for_text_too(tmp_path: Path,
     assert out.read_text() == (ROOT / "tests/golden/explain/clicks.job.text").read_text()
 
 
+def test_a_long_chain_lists_its_first_operators_and_counts_the_rest() -> None:
+    env = StreamExecutionEnvironment.get_execution_environment()
+    s: DataStream = env.from_sequence(0, 10)
+    for k in range(30):
+        s = s.map(lambda v: v).name(f"m{k}")
+    s.print()
+    page = page_of(env.get_job_graph())
+    dom = Dom(page)
+    assert [t.split()[0] for _, t in dom.find("text", "op")] == \
+        ["Source:"] + [f"m{k}" for k in range(8)]
+    assert [t for _, t in dom.find("text", "more")] == ["\u2026 and 23 more operators"]
+    data = json.loads(re.search(r'id="plan-data">(.*?)</script>', page, re.S).group(1))
+    assert [o[0] for o in data["vertices"][0]["ops"]][1:31] == [f"m{k}" for k in range(30)]
+
+
 def test_wide_characters_take_two_cells() -> None:
     """CJK characters are about twice as wide as a monospace cell (the browser test checks
     it as rendered, where a CJK font is installed)."""
