@@ -107,6 +107,17 @@ def test_browser_draws_the_plan_and_expands_subtasks_on_click(chromium: str,
         edge0 = next(e for v in ordered for e in v.inputs)
         assert reasons == [r for _, r in edge0.breaks] and (first is None or reasons)
         b.click(f"#v{i} .expand")
+        # Zoom: "fit" shows the whole drawing in the canvas, "1:1" restores it.
+        size = "[+document.getElementById('plan').getAttribute('width'), " \
+               "document.getElementById('canvas').clientWidth]"
+        natural, canvas = b.eval(size)
+        assert natural > canvas
+        b.click("[data-zoom=fit]")
+        assert b.eval(size)[0] <= canvas
+        assert b.eval("document.getElementById('canvas').scrollWidth <= "
+                      "document.getElementById('canvas').clientWidth")
+        b.click("[data-zoom='0']")
+        assert b.eval(size)[0] == natural
         b.eval("document.getElementById('canvas').scrollTo(0, 0)")
         shot = tmp_path / "hints-plan.png"
         shot.write_bytes(b.screenshot())
