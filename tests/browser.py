@@ -68,13 +68,16 @@ class Browser:
         self._next = 0
         self._session: str | None = None
         self.errors: list[str] = []  # uncaught exceptions and console errors of the page
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self._session = self.send("Target.attachToTarget",
-                                  {"targetId": target, "flatten": True})["sessionId"]
-        self.send("Runtime.enable")
-        self.send("Page.enable")
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": False})
+        try:
+            target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+            self._session = self.send("Target.attachToTarget",
+                                      {"targetId": target, "flatten": True})["sessionId"]
+            self.send("Runtime.enable")
+            self.send("Page.enable")
+            self.resize(WIDTH, HEIGHT)
+        except BaseException:
+            self.close()  # never leave a browser behind
+            raise
 
     def __enter__(self) -> Browser:
         return self

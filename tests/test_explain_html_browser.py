@@ -25,7 +25,11 @@ def open_page(chromium: str, tmp_path: Path, page: str, name: str = "plan") -> B
     path = tmp_path / f"{name}.html"
     path.write_text(page, encoding="utf-8")
     browser = Browser(chromium, tmp_path / f"{name}-profile")
-    browser.load(path.as_uri())
+    try:
+        browser.load(path.as_uri())
+    except BaseException:
+        browser.close()
+        raise
     return browser
 
 
