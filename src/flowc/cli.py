@@ -53,7 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="show the plans")
     script_args(explain)
     explain.add_argument("--level", choices=LEVELS, default="job")
-    explain.add_argument("--format", choices=FORMATS, default="text")
+    explain.add_argument("--format", choices=FORMATS, default="text",
+                         help="html: one self-contained page drawing the JobGraph")
+    explain.add_argument("--output", "-o", default=None, metavar="FILE",
+                         help="write to FILE instead of standard output")
 
     check = sub.add_parser("check", help="parse, type-check and plan without running")
     script_args(check)
@@ -182,16 +185,38 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _sql_explains(script: Any, fmt: str = "text") -> None:
-    for x, env in getattr(script, "explains", []):
-        print(f"-- EXPLAIN at {x.span}")
-        sys.stdout.write(render(env.get_job_graph(), fmt))
+    sys.stdout.write(_explains_text(script, fmt))
+
+
+def _explains_text(script: Any, fmt: str) -> str:
+    return "".join(f"-- EXPLAIN at {x.span}\n" + render(env.get_job_graph(), fmt)
+                   for x, env in getattr(script, "explains", []))
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    script = _compile(args)
-    if getattr(script, "explains", None) and not script.sinks:
-        _sql_explains(script, args.format)  # a file of EXPLAIN statements only
+    text = _explain_text(args)
+    if args.output is None:
+        sys.stdout.write(text)
         return EXIT_OK
+    try:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise ConfigError(f"cannot write {args.output}: {e.strerror}") from None
+    return EXIT_OK
+
+
+def _explain_text(args: argparse.Namespace) -> str:
+    script = _compile(args)
+    explains = getattr(script, "explains", None)
+    if explains and not script.sinks:  # a file of EXPLAIN statements only
+        if args.format != "html":
+            return _explains_text(script, args.format)
+        if len(explains) > 1:  # one page draws one job
+            raise ConfigError(f"--format html draws one job, and {args.file} has "
+                              f"{len(explains)} EXPLAIN statements (and nothing else)")
+        x, only = explains[0]
+        return render(only.get_job_graph(), "html", f"{args.file}: EXPLAIN at {x.span}")
     env = script.env
     graph: Any
     from flowc.parser.plan_help import plan_help
@@ -203,9 +228,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
             graph = env.get_job_graph()
         else:
             graph = env.get_execution_graph()
-    sys.stdout.write(render(graph, args.format))
-    _sql_explains(script, args.format)  # and the file's EXPLAIN statements, as `run` does
-    return EXIT_OK
+    if args.format == "html":  # the page draws the job, not the file's EXPLAIN statements
+        return render(graph, "html", args.file)
+    # and the file's EXPLAIN statements, as `run` does
+    return render(graph, args.format) + _explains_text(script, args.format)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

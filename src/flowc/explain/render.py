@@ -1,18 +1,19 @@
-"""Text, JSON, DOT and Mermaid renderings of the three graphs (deterministic)."""
+"""Text, JSON, DOT, Mermaid and HTML renderings of the three graphs (deterministic)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from flowc.chaining.execution_graph import ExecutionGraph
+from flowc.chaining.execution_graph import ExecutionGraph, build_execution_graph
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ConfigError
+from flowc.explain.html import html_page
 from flowc.explain.plan_json import execution_plan_json
 from flowc.planner.stream_graph import StreamGraph, StreamNode
 
 LEVELS = ("stream", "job", "execution")
-FORMATS = ("text", "json", "dot", "mermaid")
+FORMATS = ("text", "json", "dot", "mermaid", "html")
 
 Graph = StreamGraph | JobGraph | ExecutionGraph
 
@@ -205,11 +206,15 @@ def execution_mermaid(g: ExecutionGraph) -> str:
 # ---------------------------------------------------------------------------- dispatch
 
 
-def render(graph: Graph, fmt: str = "text") -> str:
+def render(graph: Graph, fmt: str = "text", title: str = "flowc plan") -> str:
     """Render any of the three graphs. ``json`` of a StreamGraph is Flink's execution plan
-    JSON (loads in Flink's plan visualizer); of the others, their ``to_dict()``."""
+    JSON (loads in Flink's plan visualizer); of the others, their ``to_dict()``. ``html`` is
+    one page drawing the JobGraph with its ExecutionGraph's subtasks (of a JobGraph: built
+    with default parallelism 1, as ``env.get_execution_graph()``); ``title`` is its title."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown format '{fmt}' (choose one of: {', '.join(FORMATS)})")
+    if fmt == "html":
+        return _html(graph, title)
     table: dict[type, dict[str, Any]] = {
         StreamGraph: {"text": stream_text, "json": execution_plan_json, "dot": stream_dot,
                       "mermaid": stream_mermaid},
@@ -219,6 +224,14 @@ def render(graph: Graph, fmt: str = "text") -> str:
                          "dot": execution_dot, "mermaid": execution_mermaid},
     }
     return table[type(graph)][fmt](graph)
+
+
+def _html(graph: Graph, title: str) -> str:
+    if isinstance(graph, StreamGraph):
+        raise ConfigError("the html format draws the JobGraph and its ExecutionGraph: use "
+                          "--level job or --level execution (both give the same page)")
+    eg = graph if isinstance(graph, ExecutionGraph) else build_execution_graph(graph)
+    return html_page(eg.job_graph.to_dict(), eg.to_dict(), title)
 
 
 def _json(d: dict[str, Any]) -> str:
