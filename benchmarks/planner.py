@@ -6,8 +6,10 @@ and the growth of the total per 10x more operators.
 
 Each size is timed ``--repeat`` times (best kept; sizes above 10k at most twice) after a full garbage
 collection, so one run's garbage does not bill the next. Graphs have exactly the stated
-number of StreamGraph nodes. Target: linear growth (x10 per 10x) and 100k operators in under
-10 s on the CI machine (2 cores). Exit status 1 if the 100k target is missed.
+number of StreamGraph nodes. Each row shows wall seconds per stage and the CPU seconds of the
+whole (``cpu``). Target: linear growth (x10 per 10x) and 100k operators in under 10 CPU
+seconds on the CI machine (2 cores). Exit status 1 if the 100k target is missed (judged on
+CPU time, so a loaded machine does not fail it).
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ def random_dag(n: int, seed: int) -> StreamExecutionEnvironment:
 def measure(env: StreamExecutionEnvironment) -> dict[str, float | int]:
     program = env.program()
     gc.collect()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     sg = generate_stream_graph(program)
     t1 = time.perf_counter()
@@ -103,9 +106,10 @@ def measure(env: StreamExecutionEnvironment) -> dict[str, float | int]:
     t3 = time.perf_counter()
     text = render(jg, "text")
     t4 = time.perf_counter()
+    cpu = time.process_time() - c0
     assert text and len(eg.vertices) == len(jg.vertices)
     return {"plan": t1 - t0, "chain": t2 - t1, "exec": t3 - t2, "explain": t4 - t3,
-            "total": t4 - t0, "nodes": len(sg.nodes), "vertices": len(jg.vertices)}
+            "total": t4 - t0, "cpu": cpu, "nodes": len(sg.nodes), "vertices": len(jg.vertices)}
 
 
 def main() -> int:
@@ -115,9 +119,9 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    cols = ("plan", "chain", "exec", "explain", "total")
+    cols = ("plan", "chain", "exec", "explain", "total", "cpu")
     print(f"{'graph':<7}{'operators':>10}{'vertices':>9}{'build':>8}"
-          + "".join(f"{c:>8}" for c in cols) + f"{'x per 10x':>11}   (seconds)")
+          + "".join(f"{c:>8}" for c in cols) + f"{'x per 10x':>11}   (seconds; growth of cpu)")
     worst = 0.0
     for kind in ("linear", "random"):
         prev: tuple[int, float] | None = None
@@ -136,16 +140,17 @@ def main() -> int:
             growth = ""
             if prev is not None:
                 # Normalised to a factor per 10x more operators.
-                growth = f"{(total / prev[1]) ** (1 / math.log10(n / prev[0])):.1f}"
+                growth = f"{(m['cpu'] / prev[1]) ** (1 / math.log10(n / prev[0])):.1f}"
             print(f"{kind:<7}{n:>10}{m['vertices']:>9}{build:>8.2f}"
                   + "".join(f"{m[c]:>8.2f}" for c in cols) + f"{growth:>11}")
             sys.stdout.flush()
-            prev = (n, total)
+            prev = (n, float(m["cpu"]))
             if n >= 100_000:
-                worst = max(worst, total)
+                worst = max(worst, m["cpu"])
     if worst:
+        # Judged on CPU seconds: wall time swings with whatever else the machine runs.
         verdict = "ok" if worst < TARGET_SECONDS else "MISSED"
-        print(f"100k operators: {worst:.2f} s to plan, chain, build and explain "
+        print(f"100k operators: {worst:.2f} CPU s to plan, chain, build and explain "
               f"(target < {TARGET_SECONDS:.0f} s): {verdict}")
     return 0 if worst < TARGET_SECONDS else 1
 
