@@ -405,4 +405,8 @@ def generate_chain(sg: StreamGraph, plan: VertexPlan) -> tuple[str, Callable[...
     ns["_fTaskInfoCtx"] = lambda st: RuntimeContext(name, st, p, m, None)
     code = compile(src, filename, "exec")
     exec(code, ns)
-    return src, ns["_fchain"]
+    fchain = ns["_fchain"]
+
+    def chain(subtask: int, items: Any, on_end: Callable[[list[int]], None]) -> Any:
+        return tasks.gc_relaxed(fchain(subtask, items, on_end))
+    return src, chain
