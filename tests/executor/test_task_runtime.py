@@ -55,3 +55,41 @@ def test_spark_tasks_run_their_chain_with_relaxed_gc(spark: Any) -> None:
     collect(env.from_sequence(1, 4).map(_threshold))
     r = run_job_graph(env.get_job_graph())
     assert r["out"] == [tasks.TASK_GC_THRESHOLD[0]] * 4
+
+
+def _source_failure(tmp_path: Any, fmt: str, data: bytes) -> tuple[str, str]:
+    """The error of a file source chained to a filter and a map, on Spark and on the
+    reference executor."""
+    from flowc.errors import ExecutionError
+    from flowc.executor import run_reference
+    from flowc.parser import compile_source
+
+    path = tmp_path / f"in.{fmt}"
+    path.write_bytes(data)
+    script = compile_source(
+        f"source s (u string, n int) from {fmt} '{path}'"
+        f"{' options (header = false)' if fmt == 'csv' else ''};\n"
+        "s\n  | filter n > 0\n  | map u, n + 1 as m\n  | print;\n", "j.flow")
+    jg = script.env.get_job_graph()
+    messages = []
+    for run in (run_job_graph, run_reference):
+        with pytest.raises(ExecutionError) as info:
+            run(jg)
+        assert info.value.span is not None and info.value.span.line == 1
+        messages.append(info.value.message)
+    return messages[0], messages[1]
+
+
+@pytest.mark.spark
+def test_a_bad_row_is_blamed_on_the_source_not_the_chained_filter(spark: Any,
+                                                                  tmp_path: Any) -> None:
+    on_spark, reference = _source_failure(tmp_path, "csv", b"a,1\nb,x\n")
+    assert on_spark == reference
+    assert on_spark.startswith("operator 'Source: s' (defined at j.flow:1) failed: bad row in ")
+
+
+@pytest.mark.spark
+def test_an_unreadable_file_is_blamed_on_the_source(spark: Any, tmp_path: Any) -> None:
+    on_spark, reference = _source_failure(tmp_path, "parquet", b"not parquet at all")
+    assert on_spark == reference
+    assert on_spark.startswith("operator 'Source: s' (defined at j.flow:1) failed: cannot read ")

@@ -315,7 +315,8 @@ class _Gen:
         open_at = len(self.lines)  # the lifecycle block (below) goes here
         # Main loop.
         self.emit(ind, "while True:")
-        self.emit(ind + 1, f"_fchunk = list(_fislice(_fin, {CHUNK}))")
+        # Reading the input (a file source's parser, a bad row) fails as the head.
+        self.emit(ind + 1, f"_fchunk = list(_fislice(_fin, {CHUNK}))", head)
         self.emit(ind + 1, "if not _fchunk:")
         self.emit(ind + 2, "break")
         self.emit(ind + 1, "_fnin += len(_fchunk)")
