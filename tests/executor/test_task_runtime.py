@@ -93,3 +93,27 @@ def test_an_unreadable_file_is_blamed_on_the_source(spark: Any, tmp_path: Any) -
     on_spark, reference = _source_failure(tmp_path, "parquet", b"not parquet at all")
     assert on_spark == reference
     assert on_spark.startswith("operator 'Source: s' (defined at j.flow:1) failed: cannot read ")
+
+
+@pytest.mark.spark
+def test_a_null_key_blames_the_keyed_operator_with_a_hint(spark: Any, tmp_path: Any) -> None:
+    from flowc.errors import ExecutionError
+    from flowc.executor import run_reference
+    from flowc.parser import compile_source
+
+    path = tmp_path / "in.csv"
+    path.write_text("a,2024-01-01 00:00:01\n,2024-01-01 00:00:02\n")
+    script = compile_source(
+        f"source s (u string, ts timestamp) from csv '{path}' options (header = false)\n"
+        "  watermark ts - 1s;\n"
+        "s\n  | map u, ts\n  | key by u\n  | window tumbling 5s\n"
+        "  | aggregate count(*) as n\n  | print;\n", "j.flow")
+    jg = script.env.get_job_graph()
+    for run in (run_job_graph, run_reference):
+        with pytest.raises(ExecutionError) as info:
+            run(jg)
+        e = info.value
+        assert e.message == ("operator 'TumblingEventTimeWindows' (defined at j.flow:7) failed: "
+                             "Assigned key must not be null! (key by u: a record from 'Map' "
+                             "has a null key)")
+        assert e.hint == "drop those records before the key by, e.g. `| filter u is not null`"

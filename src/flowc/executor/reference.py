@@ -152,9 +152,9 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
             except BaseException as exc:
                 chains.close_all()
                 if isinstance(exc, FlowcError):
-                    raise wrap(chains.failed_node or node, exc) from None
+                    raise wrap(chains.failed_node or node, exc, sg) from None
                 if isinstance(exc, Exception):
-                    raise wrap(chains.failed_node or node, exc) from exc
+                    raise wrap(chains.failed_node or node, exc, sg) from exc
                 raise
             node_in[nid] = node_in.get(nid, 0) + n_in
             for k, c in emitter.counts.items():

@@ -17,7 +17,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ExecutionError, FlowcError
-from flowc.executor.failures import operator_error, wrap
+from flowc.executor.failures import blame, wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
 from flowc.executor.runtime.core import TaskInfo
@@ -346,8 +346,7 @@ class _SparkJob:
         node = self.sg.nodes.get(info["node"])
         if node is None:
             return ExecutionError(f"{info['type']}: {info['message']}")
-        return operator_error(node.name, node.span, info["type"], info["message"],
-                              is_flowc=info["flowc"])
+        return blame(self.sg, node, info["type"], info["message"], is_flowc=info["flowc"])
 
     def cleanup(self) -> None:
         for rdd in self.persisted:
