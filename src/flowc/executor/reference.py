@@ -197,7 +197,10 @@ def _write_files(sg: StreamGraph, outs: _Outputs) -> None:
             if spec.dead_letter is None:
                 continue
             path = files.dead_letter_path(spec.dead_letter)
-            staged.add(stage_lines(path, outs.dead[nid].lines), path)
+            try:
+                staged.add(stage_lines(path, outs.dead[nid].lines), path)
+            except FlowcError as exc:  # named as the source, with its line
+                raise wrap(sg.nodes[nid], exc) from None
         staged.commit()
     except BaseException:
         staged.abort()

@@ -295,7 +295,10 @@ class _SparkJob:
         if dead is not None:
             lines = rdd.filter(lambda x: x[0] == io.DEAD).map(lambda x: x[1]).collect()
             path = files.dead_letter_path(dead)
-            staged.add(stage_lines(path, lines), path)
+            try:
+                staged.add(stage_lines(path, lines), path)
+            except FlowcError as e:  # named as the source, with its line
+                raise wrap(self.sg.nodes[v.head], e) from None
         if not v.produced and not shown and not any(
                 isinstance(s.sink, FileSink) for s in sink_slots) and dead is None:
             rdd.foreach(_noop)
