@@ -52,7 +52,7 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
     note = Note(sys.stderr, f"{name}: starting Spark ...") \
         if progress and not started and not verbose else None
     try:
-        spark = get_spark(master, verbose)
+        spark = get_spark(master, verbose, spark_options(sg.config.options))
     finally:
         if note is not None:
             note.erase()
@@ -73,6 +73,12 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
     for line in result.printed_err:
         print(line, file=sys.stderr)
     return result.result
+
+
+def spark_options(options: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The job's ``spark.*`` options (``set spark.x = ...``, ``--set``, ``--conf``): they
+    configure the SparkSession."""
+    return {k: v for k, v in options if k.startswith("spark.")}
 
 
 def _check_operators(job_graph: JobGraph) -> None:
