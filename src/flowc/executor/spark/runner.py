@@ -61,17 +61,16 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
     job = _SparkJob(spark, job_graph, wiring, name)
     display = start_progress(job.sc, sys.stderr, name) if progress else None
     try:
-        result = job.run()
+        try:
+            result = job.run()
+        finally:
+            if display is not None:
+                display.stop()  # erased before any output is printed
+        job.stream_prints(result)
     finally:
-        if display is not None:
-            display.stop()  # erased before any output is printed
         job.cleanup()
     result.result.wall_time = time.perf_counter() - start
     result.result.startup_time = startup
-    for line in result.printed_out:
-        print(line)
-    for line in result.printed_err:
-        print(line, file=sys.stderr)
     return result.result
 
 
@@ -97,11 +96,17 @@ def _check_operators(job_graph: JobGraph) -> None:
             raise type(e)(e.message, n.span) from None
 
 
+# Print-sink lines kept in JobResult.printed (all of them are written to stdout / stderr).
+PRINTED_KEPT = 10_000
+WRITE_BATCH = 4096  # lines per write to stdout
+
+
 class _Outcome:
     def __init__(self, result: JobResult) -> None:
         self.result = result
-        self.printed_out: list[str] = []
-        self.printed_err: list[str] = []
+        # Print sinks (slot, computed and persisted vertex RDD, parallelism), in sink order:
+        # streamed to stdout / stderr once the job succeeded, never collected as a whole.
+        self.prints: list[tuple[Slot, Any, int]] = []
 
 
 class _SparkJob:
@@ -163,8 +168,10 @@ class _SparkJob:
             for e in v.inputs:
                 uses[e.source] += 1
             slots = self.plans[v.id].slots
-            if any(isinstance(s.sink, (CollectSink, PrintSink)) for s in slots):
+            if any(isinstance(s.sink, CollectSink) for s in slots):
                 uses[v.id] += 1
+            if any(isinstance(s.sink, PrintSink) for s in slots):
+                uses[v.id] += 2  # computed with the job, then streamed from the cache
             for s in slots:
                 if isinstance(s.sink, FileSink):
                     node = self.sg.nodes[s.node]
@@ -282,7 +289,8 @@ class _SparkJob:
         plan = self.plans[v.id]
         rdd = self.rdds[v.id]
         sink_slots = [s for s in plan.slots if s.sink is not None]
-        shown = [s for s in sink_slots if isinstance(s.sink, (CollectSink, PrintSink))]
+        shown = [s for s in sink_slots if isinstance(s.sink, CollectSink)]
+        prints = [s for s in sink_slots if isinstance(s.sink, PrintSink)]
         if shown:
             wanted = {s.index for s in shown}
             items = rdd.mapPartitionsWithIndex(
@@ -292,7 +300,13 @@ class _SparkJob:
             for idx, slot, value in items:
                 by_slot[slot].append((idx, value))
             for s in shown:
-                self._deliver(s, plan.parallelism, by_slot[s.index], outcome)
+                outcome.result.collected.setdefault(s.sink.name, []).extend(
+                    v for _, v in by_slot[s.index])
+        if prints:
+            # Computed (and persisted) now, with the job's other actions and its progress
+            # display; the lines are streamed out by stream_prints.
+            rdd.foreach(_noop)
+            outcome.prints.extend((s, rdd, plan.parallelism) for s in prints)
         for s in sink_slots:
             if isinstance(s.sink, FileSink):
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).map(lambda x: x[1])
@@ -305,7 +319,7 @@ class _SparkJob:
                 staged.add(stage_lines(path, lines), path)
             except FlowcError as e:  # named as the source, with its line
                 raise wrap(self.sg.nodes[v.head], e) from None
-        if not v.produced and not shown and not any(
+        if not v.produced and not shown and not prints and not any(
                 isinstance(s.sink, FileSink) for s in sink_slots) and dead is None:
             rdd.foreach(_noop)
 
@@ -327,15 +341,36 @@ class _SparkJob:
         head = self.sg.nodes[v.head].operator
         return head.dead_letter if isinstance(head, FileSource) else None
 
-    def _deliver(self, slot: Slot, p: int, items: list[tuple[int, Any]],
-                 outcome: _Outcome) -> None:
-        spec = slot.sink
-        if isinstance(spec, CollectSink):
-            outcome.result.collected.setdefault(spec.name, []).extend(v for _, v in items)
-        else:
-            lines = [f"{print_prefix(spec, idx, p)}{v}" for idx, v in items]
-            outcome.result.printed.extend(lines)
-            (outcome.printed_err if spec.stderr else outcome.printed_out).extend(lines)
+    def stream_prints(self, outcome: _Outcome) -> None:
+        """Write the print sinks' lines (sink, subtask, arrival order; formatted in the
+        workers) to stdout / stderr a partition at a time from the persisted RDDs: the
+        driver never holds a whole print result. The first PRINTED_KEPT lines are kept in
+        ``JobResult.printed``."""
+        kept = outcome.result.printed
+        try:
+            # Sink-node order, as the reference executor prints (not vertex order).
+            for slot, rdd, p in sorted(outcome.prints, key=lambda t: t[0].node):
+                spec = slot.sink
+                prefixes = [print_prefix(spec, idx, p) for idx in range(p)]
+                lines = rdd.mapPartitionsWithIndex(
+                    lambda idx, it, i=slot.index, pre=prefixes:
+                    (f"{pre[idx]}{x[1]}" for x in it if x[0] == i))
+                stream = sys.stderr if spec.stderr else sys.stdout
+                batch: list[str] = []
+                for line in lines.toLocalIterator():
+                    if len(kept) < PRINTED_KEPT:
+                        kept.append(line)
+                    batch.append(line)
+                    if len(batch) >= WRITE_BATCH:
+                        stream.write("\n".join(batch) + "\n")
+                        batch = []
+                if batch:
+                    stream.write("\n".join(batch) + "\n")
+                stream.flush()
+        except FlowcError:
+            raise
+        except Exception as e:  # a partition evicted and recomputed may fail again
+            raise self._translate(e) from None
 
     def _metrics(self, order: list[JobVertex], result: JobResult) -> None:
         stats = self.stats.value
