@@ -59,7 +59,10 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
     startup = 0.0 if started else time.perf_counter() - began
     start += startup  # the job's wall time excludes starting Spark (reported separately)
     job = _SparkJob(spark, job_graph, wiring, name)
-    display = start_progress(job.sc, sys.stderr, name) if progress else None
+    display = start_progress(job.sc, sys.stderr, name, job.source_names()) \
+        if progress else None
+    if display is not None and display.feed is not None:
+        job.report_to = display.feed.address
     try:
         try:
             result = job.run()
@@ -122,6 +125,15 @@ class _SparkJob:
         self.rdds: dict[str, Any] = {}
         self.persisted: list[Any] = []
         self.stats = self.sc.accumulator({}, tasks.DictSum())
+        # Where source tasks send their row counts (a progress display runs), or None.
+        self.report_to: tuple[str, int] | None = None
+        self.sources = {v.id: k for k, v in enumerate(job_graph.vertices_sorted())
+                        if self.sg.nodes[v.head].kind is NodeKind.SOURCE}
+
+    def source_names(self) -> dict[int, str]:
+        """The source vertices by the number their tasks report rows under."""
+        return {k: self.sg.nodes[self.jg.vertex(vid).head].name
+                for vid, k in self.sources.items()}
 
     # -- planning ---------------------------------------------------------------
 
@@ -203,6 +215,12 @@ class _SparkJob:
 
         def on_end(s: list[int]) -> None:
             stats.add({vid: s})
+        report = (self.report_to, self.sources[vid]) \
+            if self.report_to is not None and vid in self.sources else None
+
+        def counted(idx: int, items: Any) -> Any:
+            return items if report is None else tasks.reporting(items, report[0], report[1],
+                                                                idx)
 
         head = self.sg.nodes[v.head]
         p = plan.parallelism
@@ -210,12 +228,13 @@ class _SparkJob:
             spec = head.operator
             if isinstance(spec, FileSource):
                 try:
-                    return self._file_source_rdd(spec, plan, chain, on_end)
+                    return self._file_source_rdd(spec, plan, chain, on_end, counted)
                 except FlowcError as e:  # listing failed: name the source, as the reference
                     raise wrap(head, e) from None
 
             def run_source(idx: int, _it: Any) -> Any:
-                return chain(idx, source_values(spec, idx, p), on_end)
+                return chain(idx, counted(idx, source_values(spec, idx, p)),
+                             tasks.timed(on_end))
             return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
         batch = self.batch
         head_inputs = list(self.sg.inputs(v.head))
@@ -251,11 +270,12 @@ class _SparkJob:
 
         def run_consumer(idx: int, it: Any) -> Any:
             expected, inputs = channels[idx]
-            return chain(idx, tasks.merged_input(it, expected, inputs, batch), on_end)
+            return chain(idx, tasks.merged_input(it, expected, inputs, batch),
+                         tasks.timed(on_end))
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     def _file_source_rdd(self, spec: FileSource, plan: VertexPlan, chain: Any,
-                         on_end: Any) -> Any:
+                         on_end: Any, counted: Any) -> Any:
         """Subtask i reads its splits (``runtime.files``: split k to subtask k % p) and
         runs the chain on the records; its rows that do not parse follow the chain's
         output as ``(DEAD, json line)`` items - data, so a retried task cannot duplicate
@@ -265,7 +285,7 @@ class _SparkJob:
 
         def run(idx: int, it: Any) -> Any:
             bad = files.BadRows(spec)
-            yield from chain(idx, read(idx, it, bad), on_end)
+            yield from chain(idx, counted(idx, read(idx, it, bad)), tasks.timed(on_end))
             for line in bad.lines:
                 yield dead, line
         return base.mapPartitionsWithIndex(run)
@@ -375,10 +395,11 @@ class _SparkJob:
     def _metrics(self, order: list[JobVertex], result: JobResult) -> None:
         stats = self.stats.value
         for v in order:
-            s = stats.get(v.id, [0, 0, 0, 0])
+            s = stats.get(v.id, [0, 0, 0, 0, 0.0])
             has_sink = any(slot.sink is not None for slot in self.plans[v.id].slots)
             result.vertices.append(VertexMetrics(v.name, self.plans[v.id].parallelism,
-                                                 s[0], s[1], s[3] if has_sink else None))
+                                                 s[0], s[1], s[3] if has_sink else None,
+                                                 seconds=s[4]))
             result.late_records_dropped += s[2]
 
     def _translate(self, e: Exception) -> FlowcError:

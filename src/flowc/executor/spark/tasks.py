@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import json
 import re
+import socket
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -85,9 +87,56 @@ def gc_relaxed(items: Iterator[Any]) -> Iterator[Any]:
         gc.set_threshold(*saved)
 
 
+REPORT_EVERY = 0.25  # seconds between a source task's row-count datagrams
+
+
+def reporting(items: Iterator[Any], address: tuple[str, int], source: int,
+              subtask: int) -> Iterator[Any]:
+    """``items`` (a source subtask's records), sending ``<source> <subtask> <rows read>``
+    to the driver's progress display (``progress.RowFeed``) every REPORT_EVERY seconds and
+    at the end. UDP: never blocks or fails the task; a lost datagram only delays the
+    display. Used only while a progress display runs (it costs a generator step per
+    record)."""
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    except OSError:
+        yield from items
+        return
+
+    def send(n: int) -> None:
+        try:
+            sock.sendto(f"{source} {subtask} {n}".encode(), address)
+        except OSError:
+            pass
+
+    n = 0
+    last = time.monotonic()
+    try:
+        for n, item in enumerate(items, 1):
+            yield item
+            if not n & 1023:
+                now = time.monotonic()
+                if now - last >= REPORT_EVERY:
+                    send(n)
+                    last = now
+        send(n)
+    finally:
+        sock.close()
+
+
+def timed(on_end: Callable[[list[Any]], None]) -> Callable[[list[Any]], None]:
+    """``on_end`` of a task that also reports the seconds since the task started (called
+    when Spark starts computing the partition)."""
+    start = time.perf_counter()
+
+    def ended(stats: list[Any]) -> None:
+        on_end([*stats, time.perf_counter() - start])
+    return ended
+
+
 class DictSum:
-    """AccumulatorParam: {vertex: [records in, records out, late dropped, records written]}
-    summed."""
+    """AccumulatorParam: {vertex: [records in, records out, late dropped, records written,
+    task seconds]} summed over the vertex's subtasks."""
 
     def zero(self, value: dict[str, list[int]]) -> dict[str, list[int]]:
         return {}
