@@ -49,6 +49,17 @@ def _parser() -> argparse.ArgumentParser:
                      help="Spark master URL (default: an embedded local[*] Spark)")
     run.add_argument("--verbose", "-v", action="store_true", help="show Spark's log output")
     run.add_argument("--no-progress", action="store_true", help="no progress display")
+    run.add_argument("--conf", dest="spark_conf", action="append", default=[],
+                     metavar="spark.KEY=VALUE",
+                     help="a Spark setting, as spark-submit's --conf (repeatable; the same as "
+                          "--set spark.KEY=VALUE)")
+    run.add_argument("--packages", default=None, metavar="GROUP:ARTIFACT:VERSION,...",
+                     help="Maven packages for Spark's classpath (spark.jars.packages)")
+    run.add_argument("--jars", default=None, metavar="JAR,...",
+                     help="jars for Spark's classpath (spark.jars)")
+    run.add_argument("--py-files", default=None, metavar="FILE,...",
+                     help=".py / .zip / .egg files for the driver's and the workers' import "
+                          "path (spark.submit.pyFiles)")
 
     explain = sub.add_parser("explain", help="show the plans")
     script_args(explain)
@@ -76,7 +87,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, str]:
         if "=" not in item:
             raise ConfigError(f"--set expects KEY=VALUE, got '{item}'")
         k, v = item.split("=", 1)
-        opts[k.strip()] = v.strip()
+        k, v = k.strip(), v.strip()
+        if k.startswith("spark.") and not (len(v) > 1 and v[0] == v[-1] == "'"):
+            # Spark's values are plain text (2g, -Dx=1, paths), as spark-submit takes them.
+            v = "'" + v.replace("'", "''") + "'"
+        opts[k] = v
     if args.parallelism is not None:
         if args.parallelism < 1:
             raise ConfigError(f"--parallelism must be at least 1, got {args.parallelism}")
@@ -234,7 +249,36 @@ def _explain_text(args: argparse.Namespace) -> str:
     return render(graph, args.format) + _explains_text(script, args.format)
 
 
+def _spark_settings(args: argparse.Namespace) -> list[str]:
+    """``--conf`` / ``--packages`` / ``--jars`` / ``--py-files`` as ``spark.*`` options
+    (``KEY=VALUE``, what ``--set`` takes): they reach the SparkSession with the job's other
+    ``spark.*`` options."""
+    items = []
+    for item in args.spark_conf:
+        key = item.split("=", 1)[0].strip()
+        if "=" not in item:
+            raise ConfigError(f"--conf expects spark.KEY=VALUE, got '{item}'")
+        if not key.startswith("spark."):
+            raise ConfigError(f"--conf takes Spark settings (spark.*), not '{key}'",
+                              hint="flowc's own settings go in --set")
+        items.append(item)
+    for value, key in ((args.packages, "spark.jars.packages"), (args.jars, "spark.jars")):
+        if value:
+            items.append(f"{key}={value}")
+    if args.py_files:
+        paths = [p.strip() for p in args.py_files.split(",") if p.strip()]
+        for p in paths:
+            if not os.path.exists(p):
+                raise ConfigError(f"--py-files: no such file: {p}")
+        # The driver imports from them too (a script's `import udf`), as spark-submit's.
+        for p in reversed(paths):
+            sys.path.insert(0, os.path.abspath(p))
+        items.append("spark.submit.pyFiles=" + ",".join(os.path.abspath(p) for p in paths))
+    return items
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    args.options = [*args.options, *_spark_settings(args)]
     if args.file.endswith(".py"):
         # A Python program runs itself: its env.execute() calls use the Spark executor.
         if not os.path.exists(args.file):

@@ -12,10 +12,13 @@ import pytest
 
 from flowc.datastream import DiscardingSink
 from flowc.executor import JobResult, VertexMetrics, run_job_graph, run_reference
+from flowc.executor.spark import tasks
 from flowc.executor.spark.progress import (
     CLEAR,
     Note,
     ProgressLine,
+    RowFeed,
+    SourceRows,
     StageProgress,
     describe,
     poll,
@@ -58,12 +61,53 @@ def test_poll_reads_active_stages_in_id_order() -> None:
 def test_describe_stage_line() -> None:
     stages = [StageProgress(3, 8, 5, 2), StageProgress(4, 2, 0, 0, failed=1)]
     assert describe("clicks", stages, 1.44) == \
-        "clicks: stage 3: 5/8 tasks (2 running) | stage 4: 0/2 tasks (1 failed) [1.4 s]"
+        "clicks: stage 3 █████░░░ 5/8 tasks (2 running) | stage 4 ░░░░░░░░ 0/2 tasks " \
+        "(1 failed) [1.4 s]"
     assert describe("clicks", [], 0.0) == "clicks: starting [0.0 s]"
     assert describe("clicks", [], 2.0, done=1) == "clicks: 1 stage done [2.0 s]"
     assert describe("clicks", [], 2.0, done=3) == "clicks: 3 stages done [2.0 s]"
     cut = describe("clicks", stages, 1.44, width=20)
     assert len(cut) == 20 and cut.endswith("…")
+
+
+def test_describe_shows_rows_read_per_source() -> None:
+    rows = [SourceRows("Source: clicks", 1_234_567, 456_000.0), SourceRows("Source: v", 900, 0)]
+    assert describe("clicks", [StageProgress(0, 2, 0, 2)], 3.0, sources=rows) == (
+        "clicks: Source: clicks 1.23M rows (456.0k/s) | Source: v 900 rows (0/s) | "
+        "stage 0 ░░░░░░░░ 0/2 tasks (2 running) [3.0 s]")
+    assert describe("j", [], 1.0, sources=rows[1:]) == "j: Source: v 900 rows (0/s) [1.0 s]"
+
+
+def test_row_feed_sums_the_subtasks_reports() -> None:
+    feed = RowFeed("127.0.0.1")
+    try:
+        list(tasks.reporting(iter(range(5000)), feed.address, 7, 0))
+        list(tasks.reporting(iter(range(300)), feed.address, 7, 1))
+        list(tasks.reporting(iter(range(10)), feed.address, 8, 0))
+        deadline = time.time() + 5
+        while feed.total(7)[0] != 5300 and time.time() < deadline:
+            time.sleep(0.01)
+        assert feed.total(7)[0] == 5300
+        assert feed.total(9) == (0, 0.0)
+    finally:
+        feed.close()
+
+
+def test_reporting_sends_while_the_task_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long task reports before it ends (the display moves), at most every
+    REPORT_EVERY seconds."""
+    monkeypatch.setattr(tasks, "REPORT_EVERY", 0.0)
+    feed = RowFeed("127.0.0.1")
+    try:
+        it = tasks.reporting(iter(range(10_000)), feed.address, 1, 0)
+        for _ in range(4096):
+            next(it)
+        deadline = time.time() + 5
+        while not feed.total(1)[0] and time.time() < deadline:
+            time.sleep(0.01)
+        assert feed.total(1)[0] in (1024, 2048, 3072, 4096)
+    finally:
+        feed.close()
 
 
 def test_progress_line_draws_and_erases_on_a_tty() -> None:
@@ -72,7 +116,7 @@ def test_progress_line_draws_and_erases_on_a_tty() -> None:
     time.sleep(0.1)
     line.stop()
     text = stream.getvalue()
-    assert CLEAR + "job: stage 3: 5/8 tasks (2 running) [" in text
+    assert CLEAR + "job: stage 3 █████░░░ 5/8 tasks (2 running) [" in text
     assert text.endswith(CLEAR)  # transient: nothing left on the line
 
 
@@ -87,12 +131,14 @@ def test_progress_line_counts_finished_stages() -> None:
     line.render()
     frames = stream.getvalue().split(CLEAR)[1:]
     assert [f.split(" [")[0] for f in frames] == [
-        "job: stage 0: 1/2 tasks (1 running)", "job: 1 stage done", "job: stage 1: 0/2 tasks"]
+        "job: stage 0 ████░░░░ 1/2 tasks (1 running)", "job: 1 stage done",
+        "job: stage 1 ░░░░░░░░ 0/2 tasks"]
 
 
 def test_no_progress_when_not_a_tty() -> None:
     stream = io.StringIO()
-    fake_sc = SimpleNamespace(statusTracker=lambda: FakeTracker({1: (1, 0, 1, 0)}))
+    fake_sc = SimpleNamespace(statusTracker=lambda: FakeTracker({1: (1, 0, 1, 0)}),
+                              getConf=lambda: {"spark.driver.host": "127.0.0.1"})
     assert start_progress(fake_sc, stream, "job") is None
     assert stream.getvalue() == ""
     tty = Tty()
@@ -124,6 +170,9 @@ def test_summary_reports_written_records_and_start_up() -> None:
         "written 4",
     ]
     assert JobResult("j").summary() == "job 'j' finished in 0.00 s"  # no start-up: no note
+    # Spark reports the seconds its subtasks ran: rows/s of the subtasks side by side.
+    r.vertices = [VertexMetrics("Source: s", 2, 30_000, 30_000, seconds=3.0)]
+    assert r.summary().splitlines()[1] == "  Source: s (p=2): in 30000, out 30000, 20,000 rows/s"
 
 
 def _sinks_job() -> Any:
@@ -175,6 +224,37 @@ def test_progress_line_from_the_real_status_tracker(spark: Any) -> None:
     text = stream.getvalue()
     assert "slow: stage " in text and " tasks" in text
     assert text.endswith(CLEAR)
+
+
+def _number(text: str) -> float:
+    scale = {"k": 1e3, "M": 1e6}.get(text[-1], 1.0)
+    return float(text.rstrip("kM").replace(",", "")) * scale
+
+
+def _slow_source_value(v: int) -> int:
+    time.sleep(0.00005)
+    return v
+
+
+@pytest.mark.spark
+def test_progress_shows_rows_read_while_the_source_tasks_run(
+        spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two source tasks reading for seconds: the line shows their rows growing, not only
+    "0/2 tasks"; the summary has each vertex's rows/s."""
+    env = env_for(2)
+    collect(env.from_sequence(1, 60_000).map(_slow_source_value).name("slow map"))
+    stderr = Tty()
+    monkeypatch.setattr("sys.stderr", stderr)
+    result = run_job_graph(env.get_job_graph(), progress=True)
+    assert len(result["out"]) == 60_000
+    frames = [f for f in stderr.getvalue().split(CLEAR) if "rows (" in f]
+    counts = [_number(f.split("Source: Sequence Source ")[1].split(" rows")[0])
+              for f in frames]
+    assert len(set(counts)) >= 2 and counts == sorted(counts)  # it moved
+    assert counts[0] < 60_000
+    [v] = result.vertices
+    assert v.seconds is not None and v.rows_per_second is not None
+    assert 1000 < v.rows_per_second < 1_000_000
 
 
 @pytest.mark.spark

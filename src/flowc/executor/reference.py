@@ -152,9 +152,9 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
             except BaseException as exc:
                 chains.close_all()
                 if isinstance(exc, FlowcError):
-                    raise wrap(chains.failed_node or node, exc) from None
+                    raise wrap(chains.failed_node or node, exc, sg) from None
                 if isinstance(exc, Exception):
-                    raise wrap(chains.failed_node or node, exc) from exc
+                    raise wrap(chains.failed_node or node, exc, sg) from exc
                 raise
             node_in[nid] = node_in.get(nid, 0) + n_in
             for k, c in emitter.counts.items():
@@ -197,7 +197,10 @@ def _write_files(sg: StreamGraph, outs: _Outputs) -> None:
             if spec.dead_letter is None:
                 continue
             path = files.dead_letter_path(spec.dead_letter)
-            staged.add(stage_lines(path, outs.dead[nid].lines), path)
+            try:
+                staged.add(stage_lines(path, outs.dead[nid].lines), path)
+            except FlowcError as exc:  # named as the source, with its line
+                raise wrap(sg.nodes[nid], exc) from None
         staged.commit()
     except BaseException:
         staged.abort()

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import socket
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -273,9 +275,54 @@ def infer_columns(spec: FileSink, values: Iterable[Any]) -> Columns:
 
 # -- staged commits -------------------------------------------------------------------------------
 
+# A temp dir is named ``.<target>.flowc-tmp-<host>-<pid>-<random>`` so a later run can tell
+# whether the process that made it is gone (killed before it could clean up).
+_TMP = ".flowc-tmp-"
+STALE_AFTER = 24 * 3600  # seconds; for temp dirs of other hosts or of older flowc versions
+
+
 def temp_path(final: str) -> str:
+    """A new temp dir name beside ``final``; stale ones of the same target (their process
+    is gone) are removed first."""
     parent = os.path.dirname(os.path.abspath(final)) or "."
-    return os.path.join(parent, f".{os.path.basename(final)}.flowc-tmp-{uuid.uuid4().hex[:8]}")
+    base = os.path.basename(final)
+    remove_stale_temps(parent, base)
+    return os.path.join(parent, f".{base}{_TMP}{socket.gethostname()}-{os.getpid()}-"
+                                f"{uuid.uuid4().hex[:8]}")
+
+
+def remove_stale_temps(parent: str, base: str) -> list[str]:
+    """Remove the temp dirs of target ``base`` in ``parent`` whose owner is gone: made on
+    this host by a process that no longer runs, or (another host, an older naming) not
+    modified for ``STALE_AFTER`` seconds. A running job's temp dirs are never touched."""
+    prefix = f".{base}{_TMP}"
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(prefix)]
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        path = os.path.join(parent, name)
+        if not _owner_alive(name[len(prefix):].removesuffix("-old"), path):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _owner_alive(tag: str, path: str) -> bool:
+    parts = tag.rsplit("-", 2)
+    if len(parts) == 3 and parts[0] == socket.gethostname() and parts[1].isdigit():
+        try:
+            os.kill(int(parts[1]), 0)
+        except ProcessLookupError:
+            return False
+        except OSError:  # exists, owned by someone else
+            return True
+        return True
+    try:
+        return time.time() - os.path.getmtime(path) < STALE_AFTER
+    except OSError:
+        return True  # vanished meanwhile: nothing to do
 
 
 def commit(tmp: str, final: str) -> None:
@@ -325,9 +372,14 @@ class Staged:
 def stage_lines(final: str, lines: list[str], name: str = "part-00000.json") -> str:
     """A directory holding one text file of ``lines`` (dead letters), not yet committed."""
     tmp = temp_path(final)
-    os.makedirs(tmp)
-    with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
-        fh.write("".join(line + "\n" for line in lines))
+    try:
+        os.makedirs(tmp)
+        with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
+            fh.write("".join(line + "\n" for line in lines))
+    except OSError as e:  # a full disk, a quota, permissions: no partial temp dir stays
+        abort(tmp)
+        raise ExecutionError(f"writing the dead letters to {final} failed: "
+                             f"{e.strerror or e}") from None
     return tmp
 
 

@@ -13,10 +13,16 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import re
+import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 BLOCK = 1 << 20  # bytes per block (lines are never cut)
+
+# Python's csv module rejects fields over 131,072 characters by default ("field larger than
+# field limit"); Spark's reader has no such limit (maxCharsPerColumn -1). The limit is the
+# module's, process-wide: lifted once, to the largest value a C long holds everywhere.
+csv.field_size_limit(min(sys.maxsize, (1 << 31) - 1))
 
 # The common timestamp shape; anything else (offsets, dates without a time, 4+ fraction
 # digits...) takes the general parser, which accepts a superset.

@@ -291,6 +291,16 @@ def subtask_splits(splits: list[Split], subtask: int, parallelism: int) -> list[
 
 # -- reading ---------------------------------------------------------------------------------
 
+SHOWN_CHARS = 200  # of a bad row's text (and error) in a message; dead letters keep all
+
+
+def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters for a message, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
 class BadRows:
     """Where a source's rows that do not parse go: the job fails naming file and row, or
     (with a dead-letter path) one JSON line each: file, row, the raw text, the error."""
@@ -301,7 +311,8 @@ class BadRows:
 
     def add(self, path: str, where: str, row: int, text: str, error: str) -> None:
         if not self.dead_letter:
-            raise ExecutionError(f"bad row in {path} ({where} {row}): {text!r}: {error}")
+            raise ExecutionError(f"bad row in {path} ({where} {row}): "
+                                 f"{shorten(repr(text))}: {shorten(error)}")
         self.lines.append(json.dumps({"file": path, "row": row, "text": text,
                                       "error": error}))
 
@@ -445,6 +456,9 @@ def _read_json(spec: FileSource, lines: Iterator[bytes], path: str,
             obj = json.loads(text)
             if not isinstance(obj, dict):
                 raise ValueError("not a JSON object")
+            if names and not any(n in obj for n in names):
+                # Every field would be null: almost surely the wrong file or schema.
+                raise ValueError(f"none of the fields {', '.join(names)} is in the object")
             get = obj.get
             yield tuple([c(get(n)) for n, c in pairs])
         except (ValueError, RecursionError) as e:

@@ -315,7 +315,8 @@ class _Gen:
         open_at = len(self.lines)  # the lifecycle block (below) goes here
         # Main loop.
         self.emit(ind, "while True:")
-        self.emit(ind + 1, f"_fchunk = list(_fislice(_fin, {CHUNK}))")
+        # Reading the input (a file source's parser, a bad row) fails as the head.
+        self.emit(ind + 1, f"_fchunk = list(_fislice(_fin, {CHUNK}))", head)
         self.emit(ind + 1, "if not _fchunk:")
         self.emit(ind + 2, "break")
         self.emit(ind + 1, "_fnin += len(_fchunk)")
@@ -405,4 +406,8 @@ def generate_chain(sg: StreamGraph, plan: VertexPlan) -> tuple[str, Callable[...
     ns["_fTaskInfoCtx"] = lambda st: RuntimeContext(name, st, p, m, None)
     code = compile(src, filename, "exec")
     exec(code, ns)
-    return src, ns["_fchain"]
+    fchain = ns["_fchain"]
+
+    def chain(subtask: int, items: Any, on_end: Callable[[list[int]], None]) -> Any:
+        return tasks.gc_relaxed(fchain(subtask, items, on_end))
+    return src, chain

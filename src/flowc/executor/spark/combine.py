@@ -15,8 +15,8 @@ from typing import Any
 
 from flowc.api.functions import AggregateFunction, ReduceFunction
 from flowc.executor.routing import cached_key_router
-from flowc.executor.runtime.core import Partial, method_of
-from flowc.operators import CodeFn, WindowOp
+from flowc.executor.runtime.core import Partial, method_of, unwrap
+from flowc.operators import WindowOp
 from flowc.windowing import TumblingEventTimeWindows
 
 
@@ -32,8 +32,9 @@ def combinable(spec: Any, batch: bool) -> bool:
 class Combiner:
     def __init__(self, spec: WindowOp, key: Callable[[Any], Any], max_par: int,
                  parallelism: int) -> None:
-        # A CodeFn's __call__ only forwards: keep the function itself (hot path).
-        self.key = key.fn if isinstance(key, CodeFn) else key
+        # A KeySelector's / CodeFn's __call__ only forwards: keep the function itself (hot
+        # path: one Python call per record instead of three).
+        self.key = unwrap(key)
         self.assign = spec.assigner.assign_windows
         a = spec.assigner
         # Tumbling fast path: Python's floor modulo gives Flink's window start directly.

@@ -1,17 +1,23 @@
-"""A one-line progress display on a terminal, from Spark's status tracker.
+"""A one-line progress display on a terminal, from Spark's status tracker and row counts
+the source tasks send.
 
 A driver thread polls ``sc.statusTracker()`` while the job's actions run and rewrites one
-line on stderr: the active stages with their tasks completed / total (and running), plus
-the elapsed time. The line is erased when the job ends (transient), before flowc prints the
-job's output, so print-sink lines (stdout) and the summary never mix with it. Nothing is
-shown when the stream is not a terminal.
+line on stderr: rows read so far per source (and rows/s), then the active stages with a bar
+and their tasks completed / total (and running), plus the elapsed time. Task counts alone do
+not move for minutes when each of 2 tasks reads half the input, so the source tasks send
+their row counts to the driver (``RowFeed``: UDP datagrams, a few per second per task;
+lost ones only make the display lag). The line is erased when the job ends (transient),
+before flowc prints the job's output, so print-sink lines (stdout) and the summary never mix
+with it. Nothing is shown when the stream is not a terminal.
 """
 
 from __future__ import annotations
 
 import shutil
+import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -47,15 +53,40 @@ def poll(tracker: Any) -> list[StageProgress]:
     return stages
 
 
+@dataclass(frozen=True)
+class SourceRows:
+    name: str
+    rows: int
+    rate: float  # rows per second since the source's first report
+
+
+BAR = 8  # characters of a stage's bar
+
+
+def bar(done: int, total: int, width: int = BAR) -> str:
+    filled = round(width * done / total) if total > 0 else 0
+    return "█" * filled + "░" * (width - filled)
+
+
+def count(n: float) -> str:
+    """1234 -> 1,234; 1234567 -> 1.23M (rates: 45.6k)."""
+    if n >= 1e6:
+        return f"{n / 1e6:.2f}M"
+    if n >= 1e4:
+        return f"{n / 1e3:.1f}k"
+    return f"{n:,.0f}"
+
+
 def describe(job_name: str, stages: list[StageProgress], elapsed: float,
-             width: int = 0, done: int = 0) -> str:
-    """One status line: ``<job>: stage 3: 5/8 tasks (2 running) | stage 4: 0/2 tasks
-    [1.4 s]``; between stages ``<done> stages done``; cut to ``width`` characters when
-    given."""
+             width: int = 0, done: int = 0, sources: Sequence[SourceRows] = ()) -> str:
+    """One status line: ``<job>: Source: clicks 1.23M rows (456.0k/s) | stage 3 ██████░░ 5/8
+    tasks (2 running) | stage 4 ░░░░░░░░ 0/2 tasks [1.4 s]``; between stages ``<done>
+    stages done``; cut to ``width`` characters when given."""
+    lead = [f"{s.name} {count(s.rows)} rows ({count(s.rate)}/s)" for s in sources]
     if stages:
-        parts = []
+        parts = list(lead)
         for s in stages:
-            text = f"stage {s.stage_id}: {s.completed}/{s.tasks} tasks"
+            text = f"stage {s.stage_id} {bar(s.completed, s.tasks)} {s.completed}/{s.tasks} tasks"
             extra = []
             if s.active:
                 extra.append(f"{s.active} running")
@@ -66,24 +97,80 @@ def describe(job_name: str, stages: list[StageProgress], elapsed: float,
             parts.append(text)
         body = " | ".join(parts)
     elif done:
-        body = f"{done} stage{'s' if done > 1 else ''} done"
+        body = " | ".join([*lead, f"{done} stage{'s' if done > 1 else ''} done"])
     else:
-        body = "starting"
+        body = " | ".join(lead) or "starting"
     line = f"{job_name}: {body} [{elapsed:.1f} s]"
     if width and len(line) > width:
         line = line[:max(width - 1, 0)] + "…" if width > 1 else line[:width]
     return line
 
 
+class RowFeed:
+    """Driver side of the source tasks' row counts: a UDP socket receiving
+    ``<source> <subtask> <rows>`` datagrams (``tasks.reporting`` sends them)."""
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.rows: dict[tuple[int, int], int] = {}
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="flowc-rows", daemon=True)
+        self._thread.start()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.host, self.port
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self.sock.recv(256)
+            except OSError:  # timeout (to see the stop flag) or closed
+                continue
+            try:
+                source, subtask, rows = (int(x) for x in data.split())
+            except ValueError:
+                continue  # not ours
+            now = time.perf_counter()
+            self.first.setdefault(source, now)
+            self.last[source] = now
+            key = (source, subtask)
+            self.rows[key] = max(rows, self.rows.get(key, 0))  # datagrams may reorder
+
+    def total(self, source: int) -> tuple[int, float]:
+        """Rows read so far by all subtasks of ``source`` and rows per second (between its
+        first and its latest report: a finished source keeps its reading rate)."""
+        rows = sum(n for (s, _), n in list(self.rows.items()) if s == source)
+        since, last = self.first.get(source), self.last.get(source)
+        elapsed = last - since if since is not None and last is not None else 0.0
+        return rows, rows / elapsed if elapsed > 0.05 else 0.0
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
 class ProgressLine:
-    """The polling thread; ``start()`` / ``stop()`` around the job's actions."""
+    """The polling thread; ``start()`` / ``stop()`` around the job's actions. ``sources``
+    names the sources (by the number their tasks report under) whose rows ``feed``
+    counts."""
 
     def __init__(self, tracker: Any, stream: _Stream, job_name: str,
-                 interval: float = 0.25) -> None:
+                 interval: float = 0.25, feed: RowFeed | None = None,
+                 sources: dict[int, str] | None = None) -> None:
         self.tracker = tracker
         self.stream = stream
         self.job_name = job_name
         self.interval = interval
+        self.feed = feed
+        self.sources = dict(sources or {})
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._start = 0.0
@@ -100,8 +187,14 @@ class ProgressLine:
         self._done |= self._seen - active
         self._seen |= active
         width = shutil.get_terminal_size((100, 20)).columns - 1
+        rows = []
+        if self.feed is not None:
+            for number, name in self.sources.items():
+                n, rate = self.feed.total(number)
+                if n:
+                    rows.append(SourceRows(name, n, rate))
         line = describe(self.job_name, stages, time.perf_counter() - self._start, width,
-                        len(self._done))
+                        len(self._done), rows)
         self.stream.write(CLEAR + line)
         self.stream.flush()
         self._shown = True
@@ -120,6 +213,8 @@ class ProgressLine:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        if self.feed is not None:
+            self.feed.close()
         if self._shown:  # transient: erase the line
             self.stream.write(CLEAR)
             self.stream.flush()
@@ -150,8 +245,18 @@ class Note:
             self.shown = False
 
 
-def start_progress(sc: Any, stream: _Stream, job_name: str) -> ProgressLine | None:
-    """A running display on ``stream``, or None when it is not a terminal."""
+def start_progress(sc: Any, stream: _Stream, job_name: str,
+                   sources: dict[int, str] | None = None) -> ProgressLine | None:
+    """A running display on ``stream``, or None when it is not a terminal. With
+    ``sources``, a RowFeed on the driver's address receives their tasks' row counts
+    (``display.feed.address`` is where the tasks send them)."""
     if not is_tty(stream):
         return None
-    return ProgressLine(sc.statusTracker(), stream, job_name).start()
+    feed = None
+    if sources:
+        try:
+            feed = RowFeed(sc.getConf().get("spark.driver.host") or "127.0.0.1")
+        except OSError:  # no socket: stages only
+            feed = None
+    return ProgressLine(sc.statusTracker(), stream, job_name, feed=feed,
+                        sources=sources).start()

@@ -17,7 +17,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ExecutionError, FlowcError
-from flowc.executor.failures import operator_error, wrap
+from flowc.executor.failures import blame, wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
 from flowc.executor.runtime.core import TaskInfo
@@ -52,27 +52,35 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
     note = Note(sys.stderr, f"{name}: starting Spark ...") \
         if progress and not started and not verbose else None
     try:
-        spark = get_spark(master, verbose)
+        spark = get_spark(master, verbose, spark_options(sg.config.options))
     finally:
         if note is not None:
             note.erase()
     startup = 0.0 if started else time.perf_counter() - began
     start += startup  # the job's wall time excludes starting Spark (reported separately)
     job = _SparkJob(spark, job_graph, wiring, name)
-    display = start_progress(job.sc, sys.stderr, name) if progress else None
+    display = start_progress(job.sc, sys.stderr, name, job.source_names()) \
+        if progress else None
+    if display is not None and display.feed is not None:
+        job.report_to = display.feed.address
     try:
-        result = job.run()
+        try:
+            result = job.run()
+        finally:
+            if display is not None:
+                display.stop()  # erased before any output is printed
+        job.stream_prints(result)
     finally:
-        if display is not None:
-            display.stop()  # erased before any output is printed
         job.cleanup()
     result.result.wall_time = time.perf_counter() - start
     result.result.startup_time = startup
-    for line in result.printed_out:
-        print(line)
-    for line in result.printed_err:
-        print(line, file=sys.stderr)
     return result.result
+
+
+def spark_options(options: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The job's ``spark.*`` options (``set spark.x = ...``, ``--set``, ``--conf``): they
+    configure the SparkSession."""
+    return {k: v for k, v in options if k.startswith("spark.")}
 
 
 def _check_operators(job_graph: JobGraph) -> None:
@@ -91,11 +99,17 @@ def _check_operators(job_graph: JobGraph) -> None:
             raise type(e)(e.message, n.span) from None
 
 
+# Print-sink lines kept in JobResult.printed (all of them are written to stdout / stderr).
+PRINTED_KEPT = 10_000
+WRITE_BATCH = 4096  # lines per write to stdout
+
+
 class _Outcome:
     def __init__(self, result: JobResult) -> None:
         self.result = result
-        self.printed_out: list[str] = []
-        self.printed_err: list[str] = []
+        # Print sinks (slot, computed and persisted vertex RDD, parallelism), in sink order:
+        # streamed to stdout / stderr once the job succeeded, never collected as a whole.
+        self.prints: list[tuple[Slot, Any, int]] = []
 
 
 class _SparkJob:
@@ -111,6 +125,15 @@ class _SparkJob:
         self.rdds: dict[str, Any] = {}
         self.persisted: list[Any] = []
         self.stats = self.sc.accumulator({}, tasks.DictSum())
+        # Where source tasks send their row counts (a progress display runs), or None.
+        self.report_to: tuple[str, int] | None = None
+        self.sources = {v.id: k for k, v in enumerate(job_graph.vertices_sorted())
+                        if self.sg.nodes[v.head].kind is NodeKind.SOURCE}
+
+    def source_names(self) -> dict[int, str]:
+        """The source vertices by the number their tasks report rows under."""
+        return {k: self.sg.nodes[self.jg.vertex(vid).head].name
+                for vid, k in self.sources.items()}
 
     # -- planning ---------------------------------------------------------------
 
@@ -157,8 +180,10 @@ class _SparkJob:
             for e in v.inputs:
                 uses[e.source] += 1
             slots = self.plans[v.id].slots
-            if any(isinstance(s.sink, (CollectSink, PrintSink)) for s in slots):
+            if any(isinstance(s.sink, CollectSink) for s in slots):
                 uses[v.id] += 1
+            if any(isinstance(s.sink, PrintSink) for s in slots):
+                uses[v.id] += 2  # computed with the job, then streamed from the cache
             for s in slots:
                 if isinstance(s.sink, FileSink):
                     node = self.sg.nodes[s.node]
@@ -190,6 +215,12 @@ class _SparkJob:
 
         def on_end(s: list[int]) -> None:
             stats.add({vid: s})
+        report = (self.report_to, self.sources[vid]) \
+            if self.report_to is not None and vid in self.sources else None
+
+        def counted(idx: int, items: Any) -> Any:
+            return items if report is None else tasks.reporting(items, report[0], report[1],
+                                                                idx)
 
         head = self.sg.nodes[v.head]
         p = plan.parallelism
@@ -197,12 +228,13 @@ class _SparkJob:
             spec = head.operator
             if isinstance(spec, FileSource):
                 try:
-                    return self._file_source_rdd(spec, plan, chain, on_end)
+                    return self._file_source_rdd(spec, plan, chain, on_end, counted)
                 except FlowcError as e:  # listing failed: name the source, as the reference
                     raise wrap(head, e) from None
 
             def run_source(idx: int, _it: Any) -> Any:
-                return chain(idx, source_values(spec, idx, p), on_end)
+                return chain(idx, counted(idx, source_values(spec, idx, p)),
+                             tasks.timed(on_end))
             return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
         batch = self.batch
         head_inputs = list(self.sg.inputs(v.head))
@@ -238,11 +270,12 @@ class _SparkJob:
 
         def run_consumer(idx: int, it: Any) -> Any:
             expected, inputs = channels[idx]
-            return chain(idx, tasks.merged_input(it, expected, inputs, batch), on_end)
+            return chain(idx, tasks.merged_input(it, expected, inputs, batch),
+                         tasks.timed(on_end))
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     def _file_source_rdd(self, spec: FileSource, plan: VertexPlan, chain: Any,
-                         on_end: Any) -> Any:
+                         on_end: Any, counted: Any) -> Any:
         """Subtask i reads its splits (``runtime.files``: split k to subtask k % p) and
         runs the chain on the records; its rows that do not parse follow the chain's
         output as ``(DEAD, json line)`` items - data, so a retried task cannot duplicate
@@ -252,7 +285,7 @@ class _SparkJob:
 
         def run(idx: int, it: Any) -> Any:
             bad = files.BadRows(spec)
-            yield from chain(idx, read(idx, it, bad), on_end)
+            yield from chain(idx, counted(idx, read(idx, it, bad)), tasks.timed(on_end))
             for line in bad.lines:
                 yield dead, line
         return base.mapPartitionsWithIndex(run)
@@ -276,7 +309,8 @@ class _SparkJob:
         plan = self.plans[v.id]
         rdd = self.rdds[v.id]
         sink_slots = [s for s in plan.slots if s.sink is not None]
-        shown = [s for s in sink_slots if isinstance(s.sink, (CollectSink, PrintSink))]
+        shown = [s for s in sink_slots if isinstance(s.sink, CollectSink)]
+        prints = [s for s in sink_slots if isinstance(s.sink, PrintSink)]
         if shown:
             wanted = {s.index for s in shown}
             items = rdd.mapPartitionsWithIndex(
@@ -286,7 +320,13 @@ class _SparkJob:
             for idx, slot, value in items:
                 by_slot[slot].append((idx, value))
             for s in shown:
-                self._deliver(s, plan.parallelism, by_slot[s.index], outcome)
+                outcome.result.collected.setdefault(s.sink.name, []).extend(
+                    v for _, v in by_slot[s.index])
+        if prints:
+            # Computed (and persisted) now, with the job's other actions and its progress
+            # display; the lines are streamed out by stream_prints.
+            rdd.foreach(_noop)
+            outcome.prints.extend((s, rdd, plan.parallelism) for s in prints)
         for s in sink_slots:
             if isinstance(s.sink, FileSink):
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).map(lambda x: x[1])
@@ -295,8 +335,11 @@ class _SparkJob:
         if dead is not None:
             lines = rdd.filter(lambda x: x[0] == io.DEAD).map(lambda x: x[1]).collect()
             path = files.dead_letter_path(dead)
-            staged.add(stage_lines(path, lines), path)
-        if not v.produced and not shown and not any(
+            try:
+                staged.add(stage_lines(path, lines), path)
+            except FlowcError as e:  # named as the source, with its line
+                raise wrap(self.sg.nodes[v.head], e) from None
+        if not v.produced and not shown and not prints and not any(
                 isinstance(s.sink, FileSink) for s in sink_slots) and dead is None:
             rdd.foreach(_noop)
 
@@ -318,23 +361,45 @@ class _SparkJob:
         head = self.sg.nodes[v.head].operator
         return head.dead_letter if isinstance(head, FileSource) else None
 
-    def _deliver(self, slot: Slot, p: int, items: list[tuple[int, Any]],
-                 outcome: _Outcome) -> None:
-        spec = slot.sink
-        if isinstance(spec, CollectSink):
-            outcome.result.collected.setdefault(spec.name, []).extend(v for _, v in items)
-        else:
-            lines = [f"{print_prefix(spec, idx, p)}{v}" for idx, v in items]
-            outcome.result.printed.extend(lines)
-            (outcome.printed_err if spec.stderr else outcome.printed_out).extend(lines)
+    def stream_prints(self, outcome: _Outcome) -> None:
+        """Write the print sinks' lines (sink, subtask, arrival order; formatted in the
+        workers) to stdout / stderr a partition at a time from the persisted RDDs: the
+        driver never holds a whole print result. The first PRINTED_KEPT lines are kept in
+        ``JobResult.printed``."""
+        kept = outcome.result.printed
+        try:
+            # Sink-node order, as the reference executor prints (not vertex order).
+            for slot, rdd, p in sorted(outcome.prints, key=lambda t: t[0].node):
+                spec = slot.sink
+                prefixes = [print_prefix(spec, idx, p) for idx in range(p)]
+                lines = rdd.mapPartitionsWithIndex(
+                    lambda idx, it, i=slot.index, pre=prefixes:
+                    (f"{pre[idx]}{x[1]}" for x in it if x[0] == i))
+                stream = sys.stderr if spec.stderr else sys.stdout
+                batch: list[str] = []
+                for line in lines.toLocalIterator():
+                    if len(kept) < PRINTED_KEPT:
+                        kept.append(line)
+                    batch.append(line)
+                    if len(batch) >= WRITE_BATCH:
+                        stream.write("\n".join(batch) + "\n")
+                        batch = []
+                if batch:
+                    stream.write("\n".join(batch) + "\n")
+                stream.flush()
+        except FlowcError:
+            raise
+        except Exception as e:  # a partition evicted and recomputed may fail again
+            raise self._translate(e) from None
 
     def _metrics(self, order: list[JobVertex], result: JobResult) -> None:
         stats = self.stats.value
         for v in order:
-            s = stats.get(v.id, [0, 0, 0, 0])
+            s = stats.get(v.id, [0, 0, 0, 0, 0.0])
             has_sink = any(slot.sink is not None for slot in self.plans[v.id].slots)
             result.vertices.append(VertexMetrics(v.name, self.plans[v.id].parallelism,
-                                                 s[0], s[1], s[3] if has_sink else None))
+                                                 s[0], s[1], s[3] if has_sink else None,
+                                                 seconds=s[4]))
             result.late_records_dropped += s[2]
 
     def _translate(self, e: Exception) -> FlowcError:
@@ -346,8 +411,7 @@ class _SparkJob:
         node = self.sg.nodes.get(info["node"])
         if node is None:
             return ExecutionError(f"{info['type']}: {info['message']}")
-        return operator_error(node.name, node.span, info["type"], info["message"],
-                              is_flowc=info["flowc"])
+        return blame(self.sg, node, info["type"], info["message"], is_flowc=info["flowc"])
 
     def cleanup(self) -> None:
         for rdd in self.persisted:
