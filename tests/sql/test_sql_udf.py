@@ -1,0 +1,91 @@
+"""CREATE FUNCTION (Flink's DDL) for Python scalar functions typed by their annotations,
+and failed CREATE FUNCTION / CREATE VIEW statements reported once, not again at every use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_sql_results import run_sql
+
+from flowc.errors import FlowcError, MultipleErrors
+from flowc.sql import compile_sql
+
+MODULE = '''
+from typing import Optional
+
+
+def shout(s: Optional[str], n: int) -> Optional[str]:
+    return None if s is None else s.upper() + "!" * n
+
+
+def words(s: str) -> list[str]:
+    return s.split("a")
+
+
+def untyped(s):
+    return s
+
+
+def dated(s: str) -> object:
+    return s
+'''
+
+
+def _module(tmp_path: Path) -> None:
+    (tmp_path / "sqlfn_udfs.py").write_text(MODULE, encoding="utf-8")
+
+
+def test_scalar_function(tmp_path: Path) -> None:
+    _module(tmp_path)
+    names, rows = run_sql(tmp_path, """
+CREATE TEMPORARY FUNCTION shout AS 'sqlfn_udfs.shout' LANGUAGE PYTHON;
+CREATE FUNCTION IF NOT EXISTS words AS 'sqlfn_udfs.words' LANGUAGE PYTHON;
+CREATE FUNCTION IF NOT EXISTS words AS 'sqlfn_udfs.words' LANGUAGE PYTHON;
+SELECT shout(user_id, 2) AS s, CARDINALITY(words(article_id)) AS w FROM clicks
+WHERE action = 'appclick';""", parallelism=1)
+    assert names == ["s", "w"]
+    assert rows == [(None, 2), ("U1!!", 2), (None, 2), ("U1!!", 2), ("U2!!", 2)]
+
+
+def _errors(tmp_path: Path, text: str) -> list[str]:
+    _module(tmp_path)
+    path = tmp_path / "q.sql"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(FlowcError) as info:
+        compile_sql(text, str(path), base_dir=str(tmp_path))
+    err = info.value
+    errs = err.errors if isinstance(err, MultipleErrors) else [err]
+    return [e.format() for e in errs]
+
+
+TABLE = """CREATE TABLE clicks (user_id STRING, ts TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = 'clicks.csv', 'format' = 'csv');
+"""
+
+
+@pytest.mark.parametrize(("ddl", "message"), [
+    ("CREATE FUNCTION f AS 'sqlfn_udfs.untyped' LANGUAGE PYTHON;",
+     "parameter 's' of 'sqlfn_udfs.untyped' has no type annotation"),
+    ("CREATE FUNCTION f AS 'sqlfn_udfs.dated' LANGUAGE PYTHON;",
+     "which flowc cannot map to a SQL type"),
+    ("CREATE FUNCTION f AS 'com.example.Fn';", "add LANGUAGE PYTHON"),
+    ("CREATE FUNCTION f AS 'com.example.Fn' LANGUAGE JAVA;",
+     "LANGUAGE JAVA functions are not supported"),
+    ("CREATE FUNCTION f AS 'nosuchmodule.f' LANGUAGE PYTHON;",
+     "cannot import module 'nosuchmodule'"),
+    ("CREATE FUNCTION f AS 'sqlfn_udfs.nope' LANGUAGE PYTHON;",
+     "module 'sqlfn_udfs' has no function 'nope'"),
+    ("CREATE FUNCTION f AS 'shout' LANGUAGE PYTHON;", "write AS 'module.function'"),
+])
+def test_a_failed_create_function_is_one_error(tmp_path: Path, ddl: str, message: str) -> None:
+    errors = _errors(tmp_path, TABLE + ddl + "\nSELECT f(user_id) AS a FROM clicks;\n")
+    assert len(errors) == 1, errors  # the call is not 'unknown function' again
+    assert message in errors[0] and "q.sql:3:" in errors[0]
+
+
+def test_a_failed_create_view_is_one_error(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, TABLE + "CREATE VIEW v AS SELECT nosuch FROM clicks;\n"
+                     "SELECT * FROM v;\nSELECT user_id FROM v;\n")
+    assert len(errors) == 1, errors  # not 'unknown table v' at each use
+    assert "unknown column 'nosuch'" in errors[0]
