@@ -34,7 +34,7 @@ from flowc.errors import (
     did_you_mean,
 )
 from flowc.parser import ast as A
-from flowc.sql.changelog import KEY, Updating, check_filter, consumer_error
+from flowc.sql.changelog import KEY, Updating, check_filter
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
@@ -432,8 +432,11 @@ class QueryTranslator:
                                   "INTERVAL ...)", span)
         base = self.stream(args[0].name, self.spans(args[0]), node.alias or args[0].name)
         if base.updating is not None:
-            consumer_error("StreamPhysicalWindowTableFunction", base.updating, base.span,
-                           hint="window the table the GROUP BY reads instead")
+            # Flink's validation: an aggregate's result has no time attribute
+            raise FlowTypeError("The window function requires the timecol is a time "
+                                "attribute type, but is TIMESTAMP(3).", base.span,
+                                hint="window the table the GROUP BY reads instead (an "
+                                     "aggregate's result has no time attribute)")
         tcol = args[1].expressions[0]
         spec = self.window_spec(fn, tcol, args[2:], span, args[0].name)
         if self.rw.partitions.get(self._range(call)[0]):
