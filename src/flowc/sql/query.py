@@ -34,6 +34,7 @@ from flowc.errors import (
     did_you_mean,
 )
 from flowc.parser import ast as A
+from flowc.sql import setops
 from flowc.sql.changelog import KEY, Updating, check_filter
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
@@ -60,6 +61,7 @@ class Catalog(Protocol):
     def updating_of(self, name: str) -> Updating | None: ...
     def set_updating(self, name: str, up: Updating | None) -> None: ...
     def udf_names(self) -> Collection[str]: ...
+    def is_batch(self) -> bool: ...
 
 
 @dataclass
@@ -121,8 +123,7 @@ class QueryTranslator:
         if isinstance(node, exp.Union):
             return self.union(node)
         if isinstance(node, (exp.Intersect, exp.Except)):
-            raise UnsupportedError(f"{node.key.upper()} is not supported", self.spans(node),
-                                   hint="UNION ALL is")
+            return self.intersect_except(node)
         if isinstance(node, exp.Values):
             raise UnsupportedError("VALUES as a query is not supported", self.spans(node),
                                    hint="declare inline rows in .flow: source t (...) values "
@@ -170,15 +171,21 @@ class QueryTranslator:
 
     def union(self, node: exp.Union) -> Piece:
         branches: list[exp.Expression] = []
+        kinds: set[bool] = set()  # UNION (distinct) and/or UNION ALL
         stack: list[exp.Expression] = [node]
         while stack:  # left-to-right leaves of the union tree, without recursion
             n = stack.pop()
             if isinstance(n, exp.Subquery) and isinstance(n.this, exp.Union):
                 n = n.this
             if isinstance(n, exp.Union) and not isinstance(n, (exp.Intersect, exp.Except)):
-                if n.args.get("distinct"):
-                    raise UnsupportedError("UNION (which removes duplicates) is not supported",
-                                           self.spans.keyword(n, "UNION"), hint="use UNION ALL")
+                kinds.add(bool(n.args.get("distinct")))
+                if n.args.get("distinct") and not self.catalog.is_batch():
+                    raise setops.streaming_error("UNION (which removes duplicates)",
+                                                 self.spans.keyword(n, "UNION"))
+                if len(kinds) > 1:
+                    raise UnsupportedError("mixing UNION and UNION ALL in one query is not "
+                                           "supported", self.spans.keyword(n, "UNION"),
+                                           hint="put one of them in a view")
                 for mod in ("order", "limit"):
                     if n.args.get(mod) is not None:
                         self._modifier(n, mod)
@@ -191,8 +198,18 @@ class QueryTranslator:
         names = self._union_inputs(branches, [self.named(p) for p in pieces], pieces)
         up = next((p.updating for p in pieces if p.updating is not None), None)
         # the branches' keys may collide: which row an update replaces is unknown
-        return Piece(tuple(names), [], pieces[0].names, names[0].name, span, head_is_union=True,
-                     updating=Updating(up.node, up.keys) if up is not None else None)
+        piece = Piece(tuple(names), [], pieces[0].names, names[0].name, span,
+                      head_is_union=True,
+                      updating=Updating(up.node, up.keys) if up is not None else None)
+        return self.distinct(piece, span) if True in kinds else piece
+
+    # ------------------------------------------------------------------ set operations
+
+    def distinct(self, piece: Piece, span: Span) -> Piece:
+        return setops.distinct(self, piece, span)
+
+    def intersect_except(self, node: exp.Intersect | exp.Except) -> Piece:
+        return setops.intersect_except(self, node)
 
     def _union_inputs(self, branches: list[exp.Expression], streams: list[str],
                       pieces: list[Piece]) -> list[A.FieldRef]:
@@ -259,9 +276,15 @@ class QueryTranslator:
             if node.args.get(key):
                 self._modifier(node, key)
         if node.args.get("distinct") is not None:
-            raise UnsupportedError("SELECT DISTINCT is not supported",
-                                   self.spans.keyword(node, "DISTINCT"),
-                                   hint="use GROUP BY to get one row per key")
+            if not self.catalog.is_batch():
+                raise setops.streaming_error("SELECT DISTINCT",
+                                             self.spans.keyword(node, "DISTINCT"))
+            mark = node.args.pop("distinct")  # the rows first, then one of each
+            try:
+                piece = self.select(node)
+            finally:
+                node.set("distinct", mark)
+            return self.distinct(piece, self.spans(node))
         for cte in (node.args.get("with_") or exp.With()).expressions:
             inner = self.query(cte.this)
             if inner.window is not None:

@@ -29,6 +29,7 @@ from flowc.sql.insert import check_form, check_own_input
 from flowc.sql.query import Piece, QueryTranslator
 from flowc.sql.source import SqlChunk, parse_statement, rewrite, unknown_statement
 from flowc.sql.terms import sql_terms
+from flowc.transformations import RuntimeExecutionMode
 from flowc.types import Schema, assignable
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:PLAN\s+FOR\s+)?", re.I)
@@ -120,6 +121,9 @@ class Unit:
 
     def udf_names(self) -> Collection[str]:
         return set(self.scratch.udfs) | set(self.scratch.broken_udfs)
+
+    def is_batch(self) -> bool:
+        return self.scratch.env.config.mode is RuntimeExecutionMode.BATCH
 
     def fresh_name(self) -> str:
         while True:
@@ -247,7 +251,7 @@ class Unit:
                                         "CREATE FUNCTION")
         if isinstance(tree, exp.Insert):
             return self._insert(tree, rw, spans, span)
-        if isinstance(tree, (exp.Select, exp.Union, exp.Subquery)):
+        if isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
             lets, piece = QueryTranslator(self, spans, rw).translate(tree)
             self._defs(lets)
             sink = A.PrintSink(None, span) if query_sink == "print" else None
@@ -279,7 +283,7 @@ class Unit:
             rw = rewrite(chunk)
             tree = parse_statement(chunk, rw.text)
             spans = SpanMap(tree, chunk)
-            if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery, exp.Values)):
+            if not isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
                 unknown = unknown_statement(chunk)
                 if unknown is not None:
                     raise unknown
