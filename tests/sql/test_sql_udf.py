@@ -23,6 +23,10 @@ def words(s: str) -> list[str]:
     return s.split("a")
 
 
+def letters(s: Optional[str]) -> Optional[list[str]]:
+    return None if s is None else list(s)
+
+
 def untyped(s):
     return s
 
@@ -89,3 +93,33 @@ def test_a_failed_create_view_is_one_error(tmp_path: Path) -> None:
                      "SELECT * FROM v;\nSELECT user_id FROM v;\n")
     assert len(errors) == 1, errors  # not 'unknown table v' at each use
     assert "unknown column 'nosuch'" in errors[0]
+
+
+LATERAL = "CREATE FUNCTION letters AS 'sqlfn_udfs.letters' LANGUAGE PYTHON;\n"
+
+
+def test_table_function_with_lateral_table(tmp_path: Path) -> None:
+    _module(tmp_path)
+    names, rows = run_sql(tmp_path, LATERAL + "SELECT c.user_id, T.ch FROM clicks c, "
+                          "LATERAL TABLE(letters(c.user_id)) AS T(ch) WHERE T.ch <> 'u' "
+                          "AND c.action = 'appclick';", parallelism=1)
+    assert names == ["user_id", "ch"]
+    assert rows == [("u1", "1"), ("u1", "1"), ("u2", "2")]  # null user: no element, no row
+    names, rows = run_sql(tmp_path, LATERAL + "SELECT * FROM clicks CROSS JOIN LATERAL "
+                          "TABLE(letters(article_id)) AS T(ch);", parallelism=1)
+    assert names == ["user_id", "article_id", "action", "ts", "ch"] and len(rows) == 14
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("SELECT user_id FROM clicks LEFT JOIN LATERAL TABLE(letters(user_id)) AS T(ch) ON TRUE",
+     "LEFT JOIN LATERAL TABLE is not supported"),
+    ("SELECT user_id FROM clicks, LATERAL TABLE(letters(user_id)) AS T(a, b)",
+     "a table function with several columns is not supported"),
+    ("SELECT user_id FROM clicks, LATERAL TABLE(letters(user_id)) AS T",
+     "name the table function's column"),
+    ("SELECT user_id FROM clicks, LATERAL TABLE(letters(user_id)) AS T(user_id)",
+     "'user_id' is already a column of 'clicks'"),
+])
+def test_lateral_table_errors(tmp_path: Path, query: str, message: str) -> None:
+    errors = _errors(tmp_path, TABLE + LATERAL + query + ";\n")
+    assert len(errors) == 1 and message in errors[0] and "q.sql:4:" in errors[0], errors

@@ -39,6 +39,7 @@ from flowc.sql.changelog import KEY, Updating, check_filter
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
+from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.source import Rewrites
 from flowc.sql.windows import window_rows
 from flowc.types import Schema, Type, common_type
@@ -306,11 +307,14 @@ class QueryTranslator:
         joins = node.args.get("joins") or []
         where = node.args.get("where")
         if joins and where is not None and len(joins) == 1 and \
-                joins[0].args.get("on") is None and not joins[0].args.get("kind"):
+                joins[0].args.get("on") is None and not joins[0].args.get("kind") and \
+                not is_lateral(joins):
             # FROM a, b WHERE <keys and time bounds>: the WHERE is the join condition
             joins[0].set("on", where.this)
             where = None
-        if joins:
+        if joins and is_lateral(joins):
+            piece, resolve = lateral_join(self, frm.this, joins, self.spans(node))
+        elif joins:
             piece, resolve = translate_join(self, frm.this, joins, self.spans(node))
         else:
             piece = self.from_item(frm.this)
