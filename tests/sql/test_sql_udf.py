@@ -119,6 +119,9 @@ def test_table_function_with_lateral_table(tmp_path: Path) -> None:
      "name the table function's column"),
     ("SELECT user_id FROM clicks, LATERAL TABLE(letters(user_id)) AS T(user_id)",
      "'user_id' is already a column of 'clicks'"),
+    ("SELECT user_id FROM clicks, LATERAL TABLE(UPPER(user_id)) AS T(u)",
+     "LATERAL TABLE needs a function that returns an array (one row per element), but this "
+     "returns string"),
 ])
 def test_lateral_table_errors(tmp_path: Path, query: str, message: str) -> None:
     errors = _errors(tmp_path, TABLE + LATERAL + query + ";\n")

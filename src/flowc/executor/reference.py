@@ -349,12 +349,14 @@ class _Subtask:
                     inputs.append(e.type_number or 1)
             self.merged = stream_merge(chans, inputs, batch)
         self.is_sink = node.kind is NodeKind.SINK
-        self.sink = _sink_buffer(node, subtask, self.p, outs) if self.is_sink else None
+        self.sink: list[Any] | None = None
 
     def step(self) -> bool:
         """Run until blocked or finished; True when finished (its chain told)."""
         if self.emitter is None:  # the chain is opened when its first member runs
             self.op, self.emitter = self.chains.member(self.node.id, self.subtask)
+            if self.is_sink:
+                self.sink = _sink_buffer(self.node, self.subtask, self.p, self.outs)
         done = self._source_step() if self.node.kind is NodeKind.SOURCE else self._consume()
         if done:
             self.emitter.close()
