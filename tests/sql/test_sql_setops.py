@@ -53,6 +53,9 @@ def test_streaming_is_a_positioned_error(tmp_path: Path, query: str, message: st
      "INTERSECT ALL is not supported"),
     ("SELECT user_id FROM clicks UNION SELECT user_id FROM clicks UNION ALL "
      "SELECT user_id FROM clicks", "mixing UNION and UNION ALL"),
+    ("SELECT DISTINCT user_id FROM clicks ORDER BY user_id",
+     r"ORDER BY is not supported \(flowc has no sort operator, in BATCH mode either\)"),
+    ("SELECT user_id FROM clicks LIMIT 3", "LIMIT is not supported"),
 ])
 def test_unsupported_forms_in_batch(tmp_path: Path, query: str, message: str) -> None:
     with pytest.raises(FlowcError, match=message):

@@ -262,6 +262,10 @@ class QueryTranslator:
     def _modifier(self, node: exp.Expression, key: str) -> None:
         mod = node.args.get(key)
         span = self.spans(mod, self.spans(node))
+        if key == "order" and self.catalog.is_batch():
+            raise UnsupportedError("ORDER BY is not supported (flowc has no sort operator, "
+                                   "in BATCH mode either)", span,
+                                   hint="sort the output where you read it")
         if key == "order":
             raise UnsupportedError("ORDER BY on an unbounded stream is not supported", span,
                                    hint="results arrive in event order per key; sort them "
