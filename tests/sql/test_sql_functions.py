@@ -76,8 +76,8 @@ def test_date_format_and_to_timestamp_ltz(tmp_path: Path) -> None:
     assert rows[1][:3] == ("2024-05-01 23:59:59.000", "2024-05-01 23:59:59",
                            "Wed 1 May 24, 11 PM")
     assert date_format(0, "yyyy'T'''") == "1970T'"
-    with pytest.raises(ValueError, match="Illegal pattern character 'q'"):
-        date_format(0, "q")
+    with pytest.raises(ValueError, match="Unknown pattern letter: b"):
+        date_format(0, "b")  # java.time's letters: 'q' is the quarter there
 
 
 def test_sql_source_in_json_and_parquet(tmp_path: Path) -> None:

@@ -1,11 +1,15 @@
 """The reference executor: single process, no Spark, unchained.
 
-It runs one StreamNode at a time (topological order), one subtask at a time, over explicit
-channels: every producer subtask's output is routed per edge partitioner into one list per
-consumer subtask, then each consumer subtask merges its channels by the rule in
-``runtime.channels``. Obviously correct rather than fast; it is the Spark executor's test
-oracle. Chaining cannot change results: a chained edge is FORWARD between equal
-parallelisms, i.e. exactly one channel.
+It runs every StreamNode's subtasks over explicit channels: a producer subtask's output is
+routed per edge partitioner into one channel per consumer subtask, and each consumer subtask
+merges its channels by the rule in ``runtime.channels``. The subtasks are streamed, not run
+one after the other: a scheduler steps them in topological order (a source reads a bounded
+batch per step, every other subtask consumes what its channels hold), so memory holds what
+is in flight, not an operator's whole output. The merge takes each channel's ``k``-th
+element in its ``k``-th row whatever the timing, so results equal a node-at-a-time run.
+Obviously correct rather than fast; it is the Spark executor's test oracle. Chaining cannot
+change results: a chained edge is FORWARD between equal parallelisms, i.e. exactly one
+channel.
 """
 
 from __future__ import annotations
@@ -21,10 +25,10 @@ from flowc.api.functions import Function
 from flowc.chaining.job_graph import JobGraph
 from flowc.errors import FlowcError
 from flowc.executor.failures import wrap
+from flowc.executor.reference_stream import BLOCKED, Channel, stream_merge
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator, files
-from flowc.executor.runtime.channels import merge_channels
 from flowc.executor.runtime.core import Operator
 from flowc.executor.runtime.sources import source_values, source_watermarks
 from flowc.executor.sinks import (
@@ -44,7 +48,8 @@ from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, P
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
 from flowc.transformations import RuntimeExecutionMode
 
-Channel = list[tuple[Any, Any]]
+# Source records a source subtask reads per scheduling step.
+SOURCE_BATCH = 1024
 
 
 def topological_order(sg: StreamGraph) -> list[int]:
@@ -72,11 +77,17 @@ class _Emitter:
         for e in sg.outputs(node.id):
             t, m = wiring.node(e.target_id)
             targets = wiring.consumers_of(e, subtask)
-            chans = [channels.setdefault((id(e), subtask, c), []) for c in range(t)]
+            chans = [channels.setdefault((id(e), subtask, c), Channel()) for c in range(t)]
             sel = make_selector(e.partitioner, producer=subtask, targets=targets, t=t,
                                 max_par=m, seed=e.edge_id)
             self.edges.append((e, sel, chans, targets))
         self.counts: dict[int, int] = {id(e): 0 for e in sg.outputs(node.id)}
+
+    def close(self) -> None:
+        """The subtask finished: its consumers' channels get nothing more."""
+        for _, _, chans, _ in self.edges:
+            for ch in chans:
+                ch.done = True
 
     def _route(self, tag: Any, value: Any, ts: Any) -> None:
         for e, sel, chans, targets in self.edges:
@@ -108,8 +119,10 @@ class _Outputs:
 
     def __init__(self, result: JobResult) -> None:
         self.result = result
-        self.printed: dict[int, list[str]] = {}
-        self.files: dict[int, list[Any]] = {}
+        # per (node, subtask), joined in that order at the end as a node-at-a-time run would
+        self.collected: dict[tuple[int, int], tuple[str, list[Any]]] = {}
+        self.printed: dict[tuple[int, int], tuple[str, list[Any]]] = {}
+        self.files: dict[int, dict[int, list[Any]]] = {}
         self.dead: dict[int, files.BadRows] = {}
         self.splits: dict[int, list[files.Split]] = {}
 
@@ -133,22 +146,14 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
     edge_out: dict[int, int] = {}
     outs = _Outputs(result)
     chains = _Chains(job_graph, wiring, channels, batch)
-    for nid in topological_order(sg):
-        node = sg.nodes[nid]
-        p, m = wiring.node(nid)
-        for subtask in range(p):
-            chans: list[Channel] = []
-            inputs: list[int] = []
-            for e in sg.inputs(nid):
-                for k in wiring.producers_of(e, subtask):
-                    chans.append(channels.pop((id(e), k, subtask), []))
-                    inputs.append(e.type_number or 1)
+    pending = [_Subtask(sg.nodes[nid], subtask, wiring, batch, channels, chains, outs)
+               for nid in topological_order(sg) for subtask in range(wiring.node(nid)[0])]
+    while pending:  # producers precede consumers: every pass makes progress
+        still: list[_Subtask] = []
+        for task in pending:
+            node = task.node
             try:
-                op, emitter = chains.member(nid, subtask)
-                n_in = _run_subtask(node, subtask, p, batch, chans, inputs, op, emitter, outs)
-                if op is not None:
-                    result.late_records_dropped += op.late_records_dropped
-                chains.ran(nid, subtask)
+                finished = task.step()
             except BaseException as exc:
                 chains.close_all()
                 if isinstance(exc, FlowcError):
@@ -156,11 +161,22 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
                 if isinstance(exc, Exception):
                     raise wrap(chains.failed_node or node, exc, sg) from exc
                 raise
-            node_in[nid] = node_in.get(nid, 0) + n_in
-            for k, c in emitter.counts.items():
+            if not finished:
+                still.append(task)
+                continue
+            if task.op is not None:
+                result.late_records_dropped += task.op.late_records_dropped
+            node_in[node.id] = node_in.get(node.id, 0) + task.n_in
+            assert task.emitter is not None
+            for k, c in task.emitter.counts.items():
                 edge_out[k] = edge_out.get(k, 0) + c
-    for sid in sorted(outs.printed):
-        result.printed.extend(outs.printed[sid])
+        pending = still
+    for key in sorted(outs.collected):
+        name, values = outs.collected[key]
+        result.collected.setdefault(name, []).extend(values)
+    for key in sorted(outs.printed):
+        prefix, values = outs.printed[key]
+        result.printed.extend(f"{prefix}{v}" for v in values)
     _write_files(sg, outs)
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
@@ -182,7 +198,7 @@ def _write_files(sg: StreamGraph, outs: _Outputs) -> None:
         for nid in sorted(outs.files):
             node = sg.nodes[nid]
             spec = node.operator
-            values = outs.files[nid]
+            values = [v for _, part in sorted(outs.files[nid].items()) for v in part]
             try:
                 columns = declared_columns(spec, node.output_type)
                 if columns is None:
@@ -313,66 +329,124 @@ def _subtask_copy(spec: Any) -> Any:
     return spec if copied is None else copied
 
 
-def _run_subtask(node: StreamNode, subtask: int, p: int, batch: bool,
-                 chans: list[Channel], inputs: list[int], op: Operator | None,
-                 emitter: _Emitter, outs: _Outputs) -> int:
-    """Run one member of an open chain (``op`` is already opened, its outputs wired)."""
-    if node.kind is NodeKind.SOURCE:
+class _Subtask:
+    """One subtask of one node, run a step at a time (see the module docstring)."""
+
+    def __init__(self, node: StreamNode, subtask: int, wiring: Wiring, batch: bool,
+                 channels: dict[tuple[int, int, int], Channel], chains: _Chains,
+                 outs: _Outputs) -> None:
+        self.node, self.subtask, self.batch = node, subtask, batch
+        self.p = wiring.node(node.id)[0]
+        self.chains, self.outs = chains, outs
+        self.op: Operator | None = None
+        self.emitter: _Emitter | None = None
+        self.n_in = 0
+        self.source: Any = None
+        self.merged: Any = None
+        if node.kind is not NodeKind.SOURCE:
+            chans: list[Channel] = []
+            inputs: list[int] = []
+            for e in chains.sg.inputs(node.id):
+                for k in wiring.producers_of(e, subtask):
+                    chans.append(channels.setdefault((id(e), k, subtask), Channel()))
+                    inputs.append(e.type_number or 1)
+            self.merged = stream_merge(chans, inputs, batch)
+        self.is_sink = node.kind is NodeKind.SINK
+        self.sink: list[Any] | None = None
+
+    def step(self) -> bool:
+        """Run until blocked or finished; True when finished (its chain told)."""
+        if self.emitter is None:  # the chain is opened when its first member runs
+            self.op, self.emitter = self.chains.member(self.node.id, self.subtask)
+            if self.is_sink:
+                self.sink = _sink_buffer(self.node, self.subtask, self.p, self.outs)
+        done = self._source_step() if self.node.kind is NodeKind.SOURCE else self._consume()
+        if done:
+            self.emitter.close()
+            self.chains.ran(self.node.id, self.subtask)
+        return done
+
+    def _source_step(self) -> bool:
+        op, emitter = self.op, self.emitter
+        assert emitter is not None
+        if self.source is None:
+            self.source = iter(_source_values(self.node, self.subtask, self.p, self.outs))
         n = 0
-        if op is None:
-            for v in _source_values(node, subtask, p, outs):
-                n += 1
-                emitter.out(v, None)
-            if not batch:
-                emitter.out_wm(LONG_MAX)
-            return n
+        emit = emitter.out if op is None else op.process
+        for v in self.source:
+            emit(v, None)
+            n += 1
+            if n == SOURCE_BATCH:
+                self.n_in += n
+                return False
+        self.n_in += n
         # The source's own watermark strategy: the timestamps/watermarks operator's logic
         # between the reader and the outputs (same rule, same end-of-input watermark).
-        process = op.process
-        for v in _source_values(node, subtask, p, outs):
-            n += 1
-            process(v, None)
-        if not batch:
+        if op is None:
+            if not self.batch:
+                emitter.out_wm(LONG_MAX)
+            return True
+        if not self.batch:
             op.on_watermark(LONG_MAX)
         op.finish()
-        return n
-    merged = merge_channels(chans, inputs, batch)
-    if node.kind is NodeKind.SINK:
-        return _run_sink(node, subtask, p, merged, outs)
-    assert op is not None
-    n = 0
-    if op.two_input:
-        p1, p2 = op.process1, op.process2
-        for i, v, ts in merged:
-            if i == 0:
-                op.on_watermark(ts)
+        return True
+
+    def _consume(self) -> bool:
+        op, sink = self.op, self.sink
+        n = 0
+        try:
+            if self.is_sink:
+                for item in self.merged:
+                    if item is BLOCKED:
+                        return False
+                    if item[0] != 0:
+                        n += 1
+                        if sink is not None:  # a discarding sink keeps nothing
+                            sink.append(item[1])
+                return True
+            assert op is not None
+            if op.two_input:
+                p1, p2, wm = op.process1, op.process2, op.on_watermark
+                for item in self.merged:
+                    if item is BLOCKED:
+                        return False
+                    i, v, ts = item
+                    if i == 0:
+                        wm(ts)
+                    else:
+                        n += 1
+                        (p1 if i == 1 else p2)(v, ts)
             else:
-                n += 1
-                (p1 if i == 1 else p2)(v, ts)
-    else:
-        proc = op.process
-        for i, v, ts in merged:
-            if i == 0:
-                op.on_watermark(ts)
-            else:
-                n += 1
-                proc(v, ts)
-    op.finish()
-    return n
+                proc, wm = op.process, op.on_watermark
+                for item in self.merged:
+                    if item is BLOCKED:
+                        return False
+                    i, v, ts = item
+                    if i == 0:
+                        wm(ts)
+                    else:
+                        n += 1
+                        proc(v, ts)
+            op.finish()
+            return True
+        finally:
+            self.n_in += n
 
 
-def _run_sink(node: StreamNode, subtask: int, p: int, merged: Any, outs: _Outputs) -> int:
+def _sink_buffer(node: StreamNode, subtask: int, p: int, outs: _Outputs) -> list[Any] | None:
+    """Where a sink subtask's records go (None: nowhere); print lines are made at the end."""
     spec = node.operator
-    values = [v for i, v, _ in merged if i != 0]
+    values: list[Any] = []
     if isinstance(spec, CollectSink):
-        outs.result.collected.setdefault(spec.name, []).extend(values)
+        outs.collected[(node.id, subtask)] = (spec.name, values)
     elif isinstance(spec, PrintSink):
-        prefix = print_prefix(spec, subtask, p)
-        outs.printed.setdefault(node.id, []).extend(f"{prefix}{v}" for v in values)
+        outs.printed[(node.id, subtask)] = (print_prefix(spec, subtask, p), values)
     elif isinstance(spec, FileSink):
-        outs.files.setdefault(node.id, []).extend(values)
-    elif not isinstance(spec, DiscardingSink):
+        outs.files.setdefault(node.id, {})[subtask] = values
+    elif isinstance(spec, DiscardingSink):
+        return None
+    else:
         from flowc.errors import UnsupportedError
 
         raise UnsupportedError(f"sink kind '{type(spec).__name__}' is not supported")
-    return len(values)
+    return values

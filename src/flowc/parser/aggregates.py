@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from flowc.api.functions import AggregateFunction, ProcessJoinFunction, ProcessWindowFunction
@@ -127,11 +128,76 @@ def check_output_names(names: list[str], items: tuple[A.SelectItem, ...],
 # ---------------------------------------------------------------- run time
 
 
+class DistinctSet:
+    """The accumulator of ``count(distinct ...)``: an immutable value (like the tuples and
+    numbers of the other aggregates) that is still O(1) to extend.
+
+    Versions share one insertion-ordered dict, value -> position: version ``n`` holds its
+    first ``n`` keys. Extending the newest version appends in place (older versions keep
+    their ``n`` and never see the new key); extending an older one copies its prefix. A
+    frozenset copied per record made a key with n distinct values cost O(n^2)."""
+
+    __slots__ = ("_d", "n")
+
+    def __init__(self, d: dict[Any, int] | None = None, n: int = 0) -> None:
+        self._d: dict[Any, int] = {} if d is None else d
+        self.n = n
+
+    def __contains__(self, v: Any) -> bool:
+        i = self._d.get(v)
+        return i is not None and i < self.n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Any:
+        return islice(self._d, self.n)
+
+    def add(self, v: Any) -> DistinctSet:
+        d, n = self._d, self.n
+        i = d.get(v)
+        if i is not None and i < n:
+            return self
+        if n == 0:  # the shared empty value is never extended in place
+            d = {}
+        elif len(d) != n:  # an older version: branch off with a copy of its prefix
+            d = dict(islice(d.items(), n))
+        d[v] = n
+        return DistinctSet(d, n + 1)
+
+    def union(self, other: DistinctSet) -> DistinctSet:
+        # the larger one is extended: a rolling merge adds one value to the whole set
+        big, small = (self, other) if self.n >= other.n else (other, self)
+        for v in list(small):  # a list: ``small`` may share the dict ``add`` extends
+            big = big.add(v)
+        return big
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DistinctSet) and set(self) == set(other)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self))
+
+    def __repr__(self) -> str:
+        return f"DistinctSet({list(self)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # only this version's values travel (not later versions' keys in the shared dict)
+        return (_distinct_set, (list(self),))
+
+
+def _distinct_set(values: list[Any]) -> DistinctSet:
+    return DistinctSet({v: i for i, v in enumerate(values)}, len(values))
+
+
+_EMPTY_DISTINCT = DistinctSet()
+
+
 def _init(kind: str) -> Any:
     if kind in ("count", "count_star"):
         return 0
     if kind == "count_distinct":
-        return frozenset()
+        return _EMPTY_DISTINCT
     if kind == "avg":
         return (0, 0)
     return None
@@ -145,7 +211,7 @@ def _add(kind: str, acc: Any, v: Any) -> Any:
     if kind == "count":
         return acc + 1
     if kind == "count_distinct":
-        return acc if v in acc else acc | {v}  # no copy for a value already seen
+        return acc.add(v)
     if kind == "sum":
         return v if acc is None else _sum(acc, v)
     if kind == "avg":
@@ -169,7 +235,7 @@ def _merge(kind: str, a: Any, b: Any) -> Any:
     if kind in ("count", "count_star"):
         return a + b
     if kind == "count_distinct":
-        return a | b
+        return a.union(b)
     if kind == "avg":
         return (a[0] + b[0], a[1] + b[1])
     if a is None:
@@ -198,7 +264,7 @@ def _result(kind: str, acc: Any) -> Any:
 _ADD = {
     "count_star": "a + 1",
     "count": "a if v is None else a + 1",
-    "count_distinct": "a if v is None or v in a else a | {v}",
+    "count_distinct": "a if v is None else a.add(v)",
     "sum": "a if v is None else (v if a is None else _sum(a, v))",
     "avg": "a if v is None else (a[0] + v, a[1] + 1)",
     "min": "a if v is None else (v if a is None or v < a else a)",
@@ -207,7 +273,7 @@ _ADD = {
     "last": "a if v is None else v",
 }
 _MERGE = {
-    "count_star": "a + b", "count": "a + b", "count_distinct": "a | b",
+    "count_star": "a + b", "count": "a + b", "count_distinct": "a.union(b)",
     "avg": "(a[0] + b[0], a[1] + b[1])",
     "sum": "b if a is None else a if b is None else _sum(a, b)",
     "min": "b if a is None else a if b is None else min(a, b)",
@@ -263,7 +329,7 @@ class RowAggregate(AggregateFunction):
         self.args = tuple(s.arg for s in specs)
         self.types = tuple(s.type for s in specs)
         self.__dict__.update(_specialised(self.kinds, self.args))
-        # Accumulators are immutable (tuples, frozensets, numbers): one initial value serves.
+        # Accumulators are immutable (tuples, DistinctSets, numbers): one initial value serves.
         self._initial = tuple(_init(k) for k in self.kinds)
 
     def __getstate__(self) -> dict[str, Any]:

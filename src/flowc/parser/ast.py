@@ -360,6 +360,9 @@ class ImportUdf:
     alias: str | None
     span: Span
     path_span: Span
+    # SQL's CREATE FUNCTION: the types come from the function's annotations on import
+    # (``params`` and ``returns`` are placeholders until then)
+    annotated: bool = False
 
     @property
     def name(self) -> str:

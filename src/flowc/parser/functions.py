@@ -220,8 +220,26 @@ _FUNCTIONS = [
     Function("nullif", 2, 2, _common, "nullif(T, T) -> T (null if the two are equal)",
              helper="nullif"),
     Function("date_format", 1, 2, _date_format,
-             "date_format(timestamp [, pattern string]) -> string (Java SimpleDateFormat "
+             "date_format(timestamp [, pattern string]) -> string (Java DateTimeFormatter "
              "pattern, default 'yyyy-MM-dd HH:mm:ss')", helper="date_format"),
+    Function("from_unixtime", 1, 2, _fixed(STRING, ("int",), ("string",)),
+             "from_unixtime(epoch seconds int [, pattern string]) -> string (Java "
+             "SimpleDateFormat pattern, default 'yyyy-MM-dd HH:mm:ss')", helper="from_unixtime"),
+    Function("unix_timestamp", 1, 2, _fixed(INT, ("string",), ("string",)),
+             "unix_timestamp(string [, pattern string]) -> int (epoch seconds; the smallest "
+             "int if the string does not match)", helper="unix_timestamp"),
+    Function("regexp_extract", 2, 3, _fixed(STRING, ("string",), ("string",), ("int",)),
+             "regexp_extract(string, regex string [, group int]) -> string (group 0, the "
+             "default, is the whole match; null if nothing matches)", helper="regexp_extract"),
+    Function("regexp_replace", 3, 3, _fixed(STRING, ("string",), ("string",), ("string",)),
+             "regexp_replace(string, regex string, replacement string) -> string (the "
+             "replacement is literal text)", helper="regexp_replace"),
+    Function("split_index", 3, 3, _fixed(STRING, ("string",), ("string",), ("int",)),
+             "split_index(string, separator string, index int) -> string (index from 0; null "
+             "beyond the pieces)", helper="split_index"),
+    Function("concat_ws", 1, None, _all_strings,
+             "concat_ws(separator string, string, ...) -> string (null parts skipped)",
+             helper="concat_ws"),
     Function("to_timestamp_ltz", 1, 2, _to_timestamp_ltz,
              "to_timestamp_ltz(epoch number [, precision 0 (seconds) | 3 (milliseconds)]) -> "
              "timestamp", helper="to_timestamp_ltz"),

@@ -8,6 +8,7 @@ names it would have defined are remembered as "broken" so they cause no follow-u
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import os
@@ -42,6 +43,7 @@ from flowc.parser.exprs import (
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.parser.settings import apply_hints, apply_set
 from flowc.parser.steps import FILE_FORMATS, PipelineBuilder, check_storable
+from flowc.parser.udf_types import annotated_types
 from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Field, Schema, Type, assignable
 from flowc.windowing import WatermarkStrategy
 
@@ -255,9 +257,15 @@ class Lowerer:
         if name in self.udfs:
             raise FlowNameError(f"function '{name}' is already imported", stmt.path_span,
                                 notes=[f"first imported at line {self.udfs[name].span.line}"])
+        if stmt.annotated:
+            fn = self._load(stmt)
+            params, returns = annotated_types(fn, f"{stmt.module}.{stmt.function}",
+                                              stmt.path_span)
+            stmt = dataclasses.replace(stmt, params=params, returns=returns)
         for t in (*stmt.params, stmt.returns):
             check_storable([(str(t), t, stmt.span)])
-        fn = self._load(stmt)
+        if not stmt.annotated:
+            fn = self._load(stmt)
         _check_arity(stmt, fn)
         self.udfs[name] = Udf(name, fn, stmt.params, stmt.returns, stmt.span)
 

@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from flowc.parser.javatime import format_datetime, week_fields
+
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MS = _dt.timedelta(milliseconds=1)
 MASK64 = (1 << 64) - 1
@@ -131,7 +133,7 @@ def _sdf_parts(pattern: str) -> tuple[tuple[str, str], ...]:
         if run.startswith("'"):
             out.append(("", "'" if run == "''" else run[1:-1].replace("''", "'")))
         elif m.group(1):
-            if m.group(1) not in "GyYMdHhkKmsSaEDuwWzZX":
+            if m.group(1) not in "GyYMdHhkKmsSaEDuwWFzZX":
                 raise ValueError(f"Illegal pattern character '{m.group(1)}'")
             out.append((m.group(1), run))
         else:
@@ -140,10 +142,13 @@ def _sdf_parts(pattern: str) -> tuple[tuple[str, str], ...]:
 
 
 def _sdf_field(letter: str, n: int, d: _dt.datetime) -> str:
+    """SimpleDateFormat's fields in the JVM's default locale en_US (weeks start on Sunday,
+    minimal days 1, as :mod:`flowc.parser.javatime`)."""
     def num(v: int) -> str:
         return str(v).zfill(n)
     if letter in "yY":
-        return str(d.year % 100).zfill(2) if n == 2 else num(d.year)
+        year = d.year if letter == "y" else week_fields(d.date())[0]
+        return str(year % 100).zfill(2) if n == 2 else num(year)
     if letter == "M":
         return _MONTHS[d.month - 1][:3 if n == 3 else None] if n >= 3 else num(d.month)
     if letter == "E":
@@ -151,9 +156,11 @@ def _sdf_field(letter: str, n: int, d: _dt.datetime) -> str:
     values = {"d": d.day, "H": d.hour, "k": d.hour or 24, "K": d.hour % 12,
               "h": d.hour % 12 or 12, "m": d.minute, "s": d.second,
               "S": d.microsecond // 1000, "D": d.timetuple().tm_yday, "u": d.isoweekday(),
-              "w": d.isocalendar()[1], "W": (d.day + d.replace(day=1).weekday()) // 7 + 1}
+              "F": (d.day - 1) // 7 + 1}
     if letter in values:
         return num(values[letter])
+    if letter in "wW":
+        return num(week_fields(d.date())[1 if letter == "w" else 2])
     if letter == "a":
         return "AM" if d.hour < 12 else "PM"
     if letter == "G":
@@ -164,7 +171,8 @@ def _sdf_field(letter: str, n: int, d: _dt.datetime) -> str:
 
 
 def date_format(ts: Any, pattern: Any = "yyyy-MM-dd HH:mm:ss") -> Any:
-    """Flink's DATE_FORMAT: ``ts`` (UTC) formatted by a Java SimpleDateFormat pattern."""
+    """Flink's DATE_FORMAT: ``ts`` (UTC) formatted by a java.time DateTimeFormatter
+    pattern (Flink formats a LocalDateTime; see :mod:`flowc.parser.javatime`)."""
     if ts is None or pattern is None:
         return None
     if isinstance(ts, str):
@@ -174,8 +182,123 @@ def date_format(ts: Any, pattern: Any = "yyyy-MM-dd HH:mm:ss") -> Any:
     d = _datetime_or_none(ts)
     if d is None:
         return None
+    return format_datetime(d, pattern)
+
+
+def from_unixtime(seconds: Any, pattern: Any = "yyyy-MM-dd HH:mm:ss") -> Any:
+    """Flink's FROM_UNIXTIME: epoch seconds (UTC) formatted by a SimpleDateFormat pattern
+    (unlike DATE_FORMAT: ``u`` is the day's number, Monday 1)."""
+    if seconds is None or pattern is None:
+        return None
+    d = _datetime_or_none(seconds * 1000)
+    if d is None:
+        return None
     return "".join(text if not letter else _sdf_field(letter, len(text), d)
                    for letter, text in _sdf_parts(pattern))
+
+
+# SimpleDateFormat.parse: a number field takes its digits (as many as its letters when the
+# next field follows without a separator), text must match, trailing input is ignored.
+_PARSE_FIELDS = {"y": "year", "M": "month", "d": "day", "H": "hour", "k": "hour",
+                 "m": "minute", "s": "second", "S": "milli"}
+
+
+@functools.lru_cache(maxsize=64)
+def _sdf_parser(pattern: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    parts = _sdf_parts(pattern)
+    regex: list[str] = []
+    names: list[str] = []
+    for i, (letter, text) in enumerate(parts):
+        if not letter:
+            regex.append(re.escape(text))
+            continue
+        if letter not in _PARSE_FIELDS:
+            raise ValueError(f"UNIX_TIMESTAMP: pattern letter '{letter}' cannot be parsed "
+                             "by flowc (y M d H k m s S can)")
+        adjacent = i + 1 < len(parts) and parts[i + 1][0] != ""
+        # each number may follow spaces or tabs (SimpleDateFormat skips them)
+        regex.append(f"[ \\t]*([+-]?\\d{{1,{len(text)}}})" if adjacent
+                     else "[ \\t]*([+-]?\\d+)")
+        names.append(_PARSE_FIELDS[letter])
+    return re.compile("".join(regex)), tuple(names)
+
+
+def unix_timestamp(s: Any, pattern: Any = "yyyy-MM-dd HH:mm:ss") -> Any:
+    """Flink's UNIX_TIMESTAMP(string [, pattern]): epoch seconds of the UTC date-time, or
+    Long.MIN_VALUE (as Flink) when the string does not match."""
+    if s is None or pattern is None:
+        return None
+    regex, names = _sdf_parser(pattern)
+    m = regex.match(s)
+    if m is None:
+        return LONG_MIN
+    f = {"year": 1970, "month": 1, "day": 1, "hour": 0, "minute": 0, "second": 0, "milli": 0}
+    f.update({name: int(v) for name, v in zip(names, m.groups())})
+    try:  # lenient like SimpleDateFormat: month 13 is January of the next year, ...
+        base = _dt.datetime(f["year"], 1, 1, tzinfo=_dt.timezone.utc)
+        ms = from_datetime(base) + ((((_months_days(f["year"], f["month"]) + f["day"] - 1) * 24
+                                      + f["hour"]) * 60 + f["minute"]) * 60 + f["second"]) \
+            * 1000 + f["milli"]
+    except (ValueError, OverflowError):
+        return LONG_MIN
+    return -(-ms // 1000) if ms < 0 else ms // 1000  # Java's long division
+
+
+def _months_days(year: int, month: int) -> int:
+    """Days from January 1st of ``year`` to the 1st of ``month`` (beyond 12: later years)."""
+    y, m = year + (month - 1) // 12, (month - 1) % 12 + 1
+    return (_dt.date(y, m, 1) - _dt.date(year, 1, 1)).days
+
+
+@functools.lru_cache(maxsize=256)
+def _java_regex(regex: str) -> re.Pattern[str]:
+    """A Java regex in Python's engine: named groups ``(?<name>...)`` are spelt
+    ``(?P<name>...)``; the rest of the common syntax is shared."""
+    return re.compile(re.sub(r"\(\?<(?=[A-Za-z])", "(?P<", regex))
+
+
+def regexp_extract(s: Any, regex: Any, index: Any = 0) -> Any:
+    """Flink's REGEXP_EXTRACT: group ``index`` (0: the whole match) of the first match;
+    null if there is none, the group did not take part, the index is out of range or the
+    regex is invalid (Flink returns null for all of these)."""
+    if s is None or regex is None or index is None:
+        return None
+    try:
+        m = _java_regex(regex).search(s)
+    except re.error:
+        return None
+    if m is None or not 0 <= index <= m.re.groups:
+        return None
+    return m.group(index)
+
+
+def regexp_replace(s: Any, regex: Any, replacement: Any) -> Any:
+    """Flink's REGEXP_REPLACE: every match replaced by ``replacement`` taken literally
+    (Flink 2.3 gives ``'$1'`` and ``'\\$'`` back as written); an invalid regex fails."""
+    if s is None or regex is None or replacement is None:
+        return None
+    try:
+        pattern = _java_regex(regex)
+    except re.error as e:
+        raise ValueError(f"REGEXP_REPLACE: invalid regular expression '{regex}': {e}") \
+            from None
+    return pattern.sub(lambda _: replacement, s)
+
+
+def split_index(s: Any, sep: Any, index: Any) -> Any:
+    """Flink's SPLIT_INDEX: the ``index``-th (from 0) piece of ``s`` split at each ``sep``
+    (a plain string; empty: whitespace), null beyond the pieces."""
+    if s is None or sep is None or index is None or index < 0 or s == "":
+        return None
+    pieces = re.split(r"\s", s) if sep == "" else s.split(sep)
+    return pieces[index] if index < len(pieces) else None
+
+
+def concat_ws(sep: Any, *parts: Any) -> Any:
+    """Flink's CONCAT_WS: null parts are skipped; a null separator gives null."""
+    if sep is None:
+        return None
+    return sep.join(p for p in parts if p is not None)
 
 
 def to_timestamp_ltz(epoch: Any, precision: Any = 3) -> Any:
@@ -455,7 +578,9 @@ def random_choice(index: int, salt: int, *options: Any) -> Any:
 
 HELPERS: dict[str, Callable[..., Any]] = {
     "div": div, "mod": mod, "sql_div": sql_div, "sql_mod": sql_mod, "position": position,
-    "nullif": nullif, "date_format": date_format, "to_timestamp_ltz": to_timestamp_ltz, "abs": abs_, "wrap64": wrap64, "in_list": in_list, "like": like, "like_regex": like_regex,
+    "nullif": nullif, "date_format": date_format, "from_unixtime": from_unixtime,
+    "unix_timestamp": unix_timestamp, "regexp_extract": regexp_extract,
+    "regexp_replace": regexp_replace, "split_index": split_index, "concat_ws": concat_ws, "to_timestamp_ltz": to_timestamp_ltz, "abs": abs_, "wrap64": wrap64, "in_list": in_list, "like": like, "like_regex": like_regex,
     "substr": substr, "concat": concat, "round": sql_round, "floor": floor, "ceil": ceil,
     "sqrt": sqrt, "power": power, "split": split, "element_at": element_at,
     "array_contains": array_contains, "date_trunc": date_trunc,

@@ -22,7 +22,7 @@ from flowc.sql.changelog import (
     aggregate_error,
     aggregate_kind,
     check_filter,
-    consumer_error,
+    flowc_limit,
     node_description,
 )
 from flowc.sql.exprs import ExprTranslator
@@ -97,8 +97,8 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     windowed = piece.window is not None or legacy is not None
     if piece.updating is not None:
         if legacy is not None:
-            consumer_error("StreamPhysicalGroupWindowAggregate", piece.updating, spans(group),
-                           hint="window the table the GROUP BY reads instead")
+            flowc_limit("a group window over", piece.updating, spans(group),
+                        hint="window the table the GROUP BY reads instead")
         aggregate_error(piece.updating, spans(group))
     if not keys:
         raise UnsupportedError("a window aggregation without a key (a non-keyed window) is "

@@ -8,8 +8,10 @@ upserts), but an operator that needs retractions would compute wrong results sil
 the translator tracks which pieces are updating (:class:`Updating`) and rejects, with
 Flink's texts where Flink rejects too, every consumer that would need them:
 
-- joins, windows and filesystem sinks (Flink: "... doesn't support consuming update changes
-  which is produced by node GroupAggregate(...)");
+- filesystem sinks (Flink: "... doesn't support consuming update changes which is produced
+  by node GroupAggregate(...)"); joins and group windows, which Flink runs as a regular join
+  and a retracting window, are flowc limits (:func:`flowc_limit`, flowc's own text); window
+  table functions fail as in Flink (an aggregate's result has no time attribute);
 - a second GROUP BY (Flink retracts; flowc cannot);
 - a filter (HAVING, or WHERE over an updating view) that can turn false for a key after it
   was true: Flink retracts the row then. Conditions on the group keys, and ``COUNT``/``MAX``
@@ -75,6 +77,15 @@ def aggregate_kind(call: exp.Expression) -> str | None:
         call = call.this
     name = call.key.lower() if not isinstance(call, exp.Anonymous) else str(call.this).lower()
     return _MONOTONE.get(name)
+
+
+def flowc_limit(what: str, up: Updating, span: Span, hint: str) -> None:
+    """A consumer of updates Flink plans (it retracts) but flowc cannot run: flowc's own
+    words, never a Flink text Flink does not give for the query."""
+    raise UnsupportedError(f"{what} an updating result is not supported: Flink runs this "
+                           f"(retracting rows as they change), flowc's operators take "
+                           f"insert-only input; the updates come from {up.node}", span,
+                           hint=hint)
 
 
 def consumer_error(consumer: str, up: Updating, span: Span, hint: str | None = None) -> None:

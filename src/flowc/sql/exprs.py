@@ -37,7 +37,8 @@ FUNCTION_NAMES = {
     "day": "day", "year": "year", "month": "month", "hour": "hour", "minute": "minute",
     "second": "second", "timetostr": None, "strposition": "position", "nullif": "nullif",
     "firstvalue": "first", "lastvalue": "last", "arraycontains": "array_contains",
-    "locate": "position",
+    "locate": "position", "regexpextract": "regexp_extract", "regexpreplace": "regexp_replace",
+    "concatws": "concat_ws",
 }
 UNSUPPORTED_FUNCTIONS = {
     "currenttimestamp": "CURRENT_TIMESTAMP (processing time) is not supported: flowc "

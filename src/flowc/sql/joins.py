@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
-from flowc.sql.changelog import consumer_error
+from flowc.sql.changelog import flowc_limit
 from flowc.sql.exprs import interval_millis
 
 if TYPE_CHECKING:
@@ -71,8 +71,8 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
     right = qt.from_item(join.this)
     for side in (left, right):
         if side.updating is not None:
-            consumer_error("StreamPhysicalIntervalJoin", side.updating, side.span,
-                           hint="join the table itself, or a windowed aggregate of it")
+            flowc_limit("joining", side.updating, side.span,
+                        hint="join the table itself, or a windowed aggregate of it")
     windowed = (left.window is not None, right.window is not None)
     if windowed[0] != windowed[1]:
         raise UnsupportedError("a window join needs the same window table function on both "

@@ -34,10 +34,12 @@ from flowc.errors import (
     did_you_mean,
 )
 from flowc.parser import ast as A
-from flowc.sql.changelog import KEY, Updating, check_filter, consumer_error
+from flowc.sql import setops
+from flowc.sql.changelog import KEY, Updating, check_filter
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
+from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.source import Rewrites
 from flowc.sql.windows import window_rows
 from flowc.types import Schema, Type, common_type
@@ -60,6 +62,7 @@ class Catalog(Protocol):
     def updating_of(self, name: str) -> Updating | None: ...
     def set_updating(self, name: str, up: Updating | None) -> None: ...
     def udf_names(self) -> Collection[str]: ...
+    def is_batch(self) -> bool: ...
 
 
 @dataclass
@@ -121,8 +124,7 @@ class QueryTranslator:
         if isinstance(node, exp.Union):
             return self.union(node)
         if isinstance(node, (exp.Intersect, exp.Except)):
-            raise UnsupportedError(f"{node.key.upper()} is not supported", self.spans(node),
-                                   hint="UNION ALL is")
+            return self.intersect_except(node)
         if isinstance(node, exp.Values):
             raise UnsupportedError("VALUES as a query is not supported", self.spans(node),
                                    hint="declare inline rows in .flow: source t (...) values "
@@ -170,15 +172,21 @@ class QueryTranslator:
 
     def union(self, node: exp.Union) -> Piece:
         branches: list[exp.Expression] = []
+        kinds: set[bool] = set()  # UNION (distinct) and/or UNION ALL
         stack: list[exp.Expression] = [node]
         while stack:  # left-to-right leaves of the union tree, without recursion
             n = stack.pop()
             if isinstance(n, exp.Subquery) and isinstance(n.this, exp.Union):
                 n = n.this
             if isinstance(n, exp.Union) and not isinstance(n, (exp.Intersect, exp.Except)):
-                if n.args.get("distinct"):
-                    raise UnsupportedError("UNION (which removes duplicates) is not supported",
-                                           self.spans.keyword(n, "UNION"), hint="use UNION ALL")
+                kinds.add(bool(n.args.get("distinct")))
+                if n.args.get("distinct") and not self.catalog.is_batch():
+                    raise setops.streaming_error("UNION (which removes duplicates)",
+                                                 self.spans.keyword(n, "UNION"))
+                if len(kinds) > 1:
+                    raise UnsupportedError("mixing UNION and UNION ALL in one query is not "
+                                           "supported", self.spans.keyword(n, "UNION"),
+                                           hint="put one of them in a view")
                 for mod in ("order", "limit"):
                     if n.args.get(mod) is not None:
                         self._modifier(n, mod)
@@ -191,8 +199,18 @@ class QueryTranslator:
         names = self._union_inputs(branches, [self.named(p) for p in pieces], pieces)
         up = next((p.updating for p in pieces if p.updating is not None), None)
         # the branches' keys may collide: which row an update replaces is unknown
-        return Piece(tuple(names), [], pieces[0].names, names[0].name, span, head_is_union=True,
-                     updating=Updating(up.node, up.keys) if up is not None else None)
+        piece = Piece(tuple(names), [], pieces[0].names, names[0].name, span,
+                      head_is_union=True,
+                      updating=Updating(up.node, up.keys) if up is not None else None)
+        return self.distinct(piece, span) if True in kinds else piece
+
+    # ------------------------------------------------------------------ set operations
+
+    def distinct(self, piece: Piece, span: Span) -> Piece:
+        return setops.distinct(self, piece, span)
+
+    def intersect_except(self, node: exp.Intersect | exp.Except) -> Piece:
+        return setops.intersect_except(self, node)
 
     def _union_inputs(self, branches: list[exp.Expression], streams: list[str],
                       pieces: list[Piece]) -> list[A.FieldRef]:
@@ -244,6 +262,10 @@ class QueryTranslator:
     def _modifier(self, node: exp.Expression, key: str) -> None:
         mod = node.args.get(key)
         span = self.spans(mod, self.spans(node))
+        if key == "order" and self.catalog.is_batch():
+            raise UnsupportedError("ORDER BY is not supported (flowc has no sort operator, "
+                                   "in BATCH mode either)", span,
+                                   hint="sort the output where you read it")
         if key == "order":
             raise UnsupportedError("ORDER BY on an unbounded stream is not supported", span,
                                    hint="results arrive in event order per key; sort them "
@@ -259,9 +281,15 @@ class QueryTranslator:
             if node.args.get(key):
                 self._modifier(node, key)
         if node.args.get("distinct") is not None:
-            raise UnsupportedError("SELECT DISTINCT is not supported",
-                                   self.spans.keyword(node, "DISTINCT"),
-                                   hint="use GROUP BY to get one row per key")
+            if not self.catalog.is_batch():
+                raise setops.streaming_error("SELECT DISTINCT",
+                                             self.spans.keyword(node, "DISTINCT"))
+            mark = node.args.pop("distinct")  # the rows first, then one of each
+            try:
+                piece = self.select(node)
+            finally:
+                node.set("distinct", mark)
+            return self.distinct(piece, self.spans(node))
         for cte in (node.args.get("with_") or exp.With()).expressions:
             inner = self.query(cte.this)
             if inner.window is not None:
@@ -283,11 +311,14 @@ class QueryTranslator:
         joins = node.args.get("joins") or []
         where = node.args.get("where")
         if joins and where is not None and len(joins) == 1 and \
-                joins[0].args.get("on") is None and not joins[0].args.get("kind"):
+                joins[0].args.get("on") is None and not joins[0].args.get("kind") and \
+                not is_lateral(joins):
             # FROM a, b WHERE <keys and time bounds>: the WHERE is the join condition
             joins[0].set("on", where.this)
             where = None
-        if joins:
+        if joins and is_lateral(joins):
+            piece, resolve = lateral_join(self, frm.this, joins, self.spans(node))
+        elif joins:
             piece, resolve = translate_join(self, frm.this, joins, self.spans(node))
         else:
             piece = self.from_item(frm.this)
@@ -432,8 +463,11 @@ class QueryTranslator:
                                   "INTERVAL ...)", span)
         base = self.stream(args[0].name, self.spans(args[0]), node.alias or args[0].name)
         if base.updating is not None:
-            consumer_error("StreamPhysicalWindowTableFunction", base.updating, base.span,
-                           hint="window the table the GROUP BY reads instead")
+            # Flink's validation: an aggregate's result has no time attribute
+            raise FlowTypeError("The window function requires the timecol is a time "
+                                "attribute type, but is TIMESTAMP(3).", base.span,
+                                hint="window the table the GROUP BY reads instead (an "
+                                     "aggregate's result has no time attribute)")
         tcol = args[1].expressions[0]
         spec = self.window_spec(fn, tcol, args[2:], span, args[0].name)
         if self.rw.partitions.get(self._range(call)[0]):

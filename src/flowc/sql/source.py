@@ -217,7 +217,9 @@ _UNSUPPORTED_WORDS = {
     "SYSTEM_TIME": ("temporal joins (FOR SYSTEM_TIME AS OF) are not supported",
                     "join two streams with an interval or a window join"),
     "UNNEST": ("UNNEST is not supported", None),
-    "LATERAL": ("LATERAL table functions are not supported", None),
+    # LATERAL TABLE(f(x)) is a table function (flowc.sql.lateral); other LATERAL is not
+    "LATERAL": ("LATERAL (other than LATERAL TABLE(...)) is not supported",
+                "a table function is written LATERAL TABLE(f(x)) AS T(col)"),
 }
 # a ',' may not be followed by these (an empty list item: sqlglot drops it silently)
 _NOT_AFTER_COMMA = (TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN, TokenType.WHERE,
@@ -234,7 +236,8 @@ def check_tokens(tokens: list[Token], chunk: SqlChunk) -> None:
                                   hint=f"quote a name with backticks (`{tok.text}`) and text "
                                        f"with single quotes ('{tok.text}')")
         word = tok.text.upper() if tok.token_type != TokenType.STRING else ""
-        if word in _UNSUPPORTED_WORDS and _is_keyword_use(word, tokens, i):
+        if word in _UNSUPPORTED_WORDS and _is_keyword_use(word, tokens, i) and not (
+                word == "LATERAL" and nxt is not None and nxt.text.upper() == "TABLE"):
             message, hint = _UNSUPPORTED_WORDS[word]
             raise UnsupportedError(message, span, hint=hint)
         if word in ("ROW", "MAP", "MULTISET") and nxt is not None and \

@@ -25,6 +25,10 @@ _WORDS = [
     (re.compile(r"\bthe condition of '(?:filter)' must\b"), "the {clause} condition must"),
     (re.compile(r"\bin the output of 'map'"), "in the SELECT list"),
     (re.compile(r"^_sql_(?:div|mod)\(\): "), ""),  # SQL's '/' and '%' are library calls
+    # LATERAL TABLE(f(x)) is a flat_map (flowc.sql.lateral)
+    (re.compile(r"^flat_map needs an array \(one output row per element\), but this is"),
+     "LATERAL TABLE needs a function that returns an array (one row per element), but this "
+     "returns"),
 ]
 _ARITH_HINT = re.compile(r"^int [/%] int ")
 
@@ -85,6 +89,9 @@ def sql_terms(e: FlowcError, chunk: SqlChunk) -> FlowcError:
         e.args = (message,)
     if e.hint:
         e.hint = _WORDS[2][0].sub(_WORDS[2][1], e.hint)
+        if e.hint.startswith("for example: flat_map") and "LATERAL TABLE" in e.message:
+            e.hint = "a table function is a CREATE FUNCTION whose Python function returns " \
+                "list[...]"
         if _ARITH_HINT.match(e.hint):
             e.hint = "convert it with CAST(... AS DOUBLE) or CAST(... AS BIGINT)"
     e.notes = tuple(n for n in e.notes if "reshapes the stream" not in n)

@@ -24,10 +24,12 @@ from flowc.parser.lower import BrokenName, CompiledScript, Lowerer
 from flowc.sql.changelog import Updating, consumer_error
 from flowc.sql.ddl import TableDef, create_table, file_body
 from flowc.sql.exprs import SpanMap
+from flowc.sql.function_ddl import create_function
 from flowc.sql.insert import check_form, check_own_input
 from flowc.sql.query import Piece, QueryTranslator
 from flowc.sql.source import SqlChunk, parse_statement, rewrite, unknown_statement
 from flowc.sql.terms import sql_terms
+from flowc.transformations import RuntimeExecutionMode
 from flowc.types import Schema, assignable
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:PLAN\s+FOR\s+)?", re.I)
@@ -119,6 +121,9 @@ class Unit:
 
     def udf_names(self) -> Collection[str]:
         return set(self.scratch.udfs) | set(self.scratch.broken_udfs)
+
+    def is_batch(self) -> bool:
+        return self.scratch.env.config.mode is RuntimeExecutionMode.BATCH
 
     def fresh_name(self) -> str:
         while True:
@@ -223,10 +228,17 @@ class Unit:
                 return kind.lower()  # IF NOT EXISTS: already there, nothing to do
             if kind == "TABLE":
                 return self._create_table(tree, rw, chunk, spans)
+            if kind == "FUNCTION":
+                return self._create_function(tree, spans, span)
             if kind == "VIEW":
                 name_node = tree.this
                 name = name_node.name
-                lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)
+                try:
+                    lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)
+                except FlowcError:
+                    if name not in self.tables and name not in self.scratch.streams:
+                        self.scratch.broken.add(name)  # its users are not errors again
+                    raise
                 self._defs(lets)
                 let = A.LetStmt(name, piece.pipeline(), span, spans(name_node))
                 if name in self.tables:
@@ -235,10 +247,11 @@ class Unit:
                     self.set_updating(name, piece.updating)
                 return "view"
             raise UnsupportedError(f"CREATE {kind} is not supported", span,
-                                   hint="flowc supports CREATE TABLE and CREATE VIEW")
+                                   hint="flowc supports CREATE TABLE, CREATE VIEW and "
+                                        "CREATE FUNCTION")
         if isinstance(tree, exp.Insert):
             return self._insert(tree, rw, spans, span)
-        if isinstance(tree, (exp.Select, exp.Union, exp.Subquery)):
+        if isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
             lets, piece = QueryTranslator(self, spans, rw).translate(tree)
             self._defs(lets)
             sink = A.PrintSink(None, span) if query_sink == "print" else None
@@ -270,7 +283,7 @@ class Unit:
             rw = rewrite(chunk)
             tree = parse_statement(chunk, rw.text)
             spans = SpanMap(tree, chunk)
-            if not isinstance(tree, (exp.Select, exp.Union, exp.Subquery, exp.Values)):
+            if not isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
                 unknown = unknown_statement(chunk)
                 if unknown is not None:
                     raise unknown
@@ -316,6 +329,18 @@ class Unit:
             self.rowtimes[name] = tdef.rowtime
         self.tables[name] = tdef
         return "table"
+
+    def _create_function(self, tree: exp.Create, spans: SpanMap, span: Span) -> str:
+        name = tree.this.name if isinstance(tree.this, exp.Table) else str(tree.this)
+        if tree.args.get("exists") and name in self.scratch.udfs:
+            return "function"  # IF NOT EXISTS: already there
+        try:
+            stmt = create_function(tree, spans, span)
+        except FlowcError:
+            self.scratch.broken_udfs.add(name)  # its calls are not errors again
+            raise
+        self.add_flow(stmt)
+        return "function"
 
     def _insert(self, tree: exp.Insert, rw: object, spans: SpanMap, span: Span) -> str:
         target = tree.this

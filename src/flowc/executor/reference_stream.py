@@ -1,0 +1,74 @@
+"""Channels the reference executor streams through: each subtask consumes its input while
+its producers are still running, so no operator's whole output is ever held.
+
+A :class:`Channel` is a queue one producer subtask appends to and one consumer subtask takes
+from, ``done`` once the producer finished. :func:`stream_merge` merges a subtask's channels
+by exactly the rule of :func:`flowc.executor.runtime.channels.merge_channels` (round-robin
+by position in STREAMING with the watermark valve, concatenation in BATCH), but yields
+:data:`BLOCKED` where the next element is not produced yet: the scheduler then runs other
+subtasks (their producers) and resumes the merge. Element ``k`` of a channel is taken in
+row ``k`` whatever the timing, so results do not depend on the scheduling.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from flowc.executor.runtime.core import LONG_MIN, Watermark
+
+BLOCKED = object()
+
+
+class Channel:
+    """One producer subtask -> one consumer subtask over one edge."""
+
+    __slots__ = ("items", "done", "append")
+
+    def __init__(self) -> None:
+        self.items: deque[tuple[Any, Any]] = deque()
+        self.done = False
+        self.append = self.items.append
+
+
+def stream_merge(channels: Sequence[Channel], inputs: Sequence[int],
+                 batch: bool) -> Iterator[Any]:
+    """``(input number, value, ts)`` for records, ``(0, Watermark, wm)`` for combined
+    watermarks, and :data:`BLOCKED` while a channel has nothing yet but is not done."""
+    if batch:
+        for c, ch in enumerate(channels):
+            n, items = inputs[c], ch.items
+            while True:
+                if items:
+                    v, ts = items.popleft()
+                    if v is not Watermark:
+                        yield n, v, ts
+                elif ch.done:
+                    break
+                else:
+                    yield BLOCKED
+        return
+    wms = [LONG_MIN] * len(channels)
+    combined = LONG_MIN
+    live = list(range(len(channels)))
+    while live:  # one round-robin row per pass; an exhausted channel leaves the rows
+        still: list[int] = []
+        for c in live:
+            ch = channels[c]
+            while not ch.items and not ch.done:
+                yield BLOCKED
+            if not ch.items:
+                continue
+            still.append(c)
+            v, ts = ch.items.popleft()
+            if v is Watermark:
+                if ts > wms[c]:
+                    wms[c] = ts
+                    m = min(wms)
+                    if m > combined:
+                        combined = m
+                        yield 0, Watermark, m
+            else:
+                yield inputs[c], v, ts
+        live = still
