@@ -1,4 +1,5 @@
-"""Differential: random BATCH .flow programs on the columnar executor (Spark, Arrow) equal
+"""Differential: random BATCH and STREAMING .flow programs on the columnar executor (Spark,
+Arrow) equal
 the reference executor, list for list.
 
 Programs read csv files with nullable columns (and a bad row or not), run declarative and
@@ -9,6 +10,7 @@ vary. The job must actually run columnar (``flowc.executor = columnar`` fails ot
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from flowc.errors import ExecutionError
 from flowc.executor import run_job_graph, run_reference
 from flowc.operators import CollectSink
 from flowc.parser import compile_source
@@ -29,6 +32,10 @@ cells = st.tuples(
     st.integers(0, 40_000),                                   # ts millis
 )
 programs = st.fixed_dictionaries({
+    "mode": st.sampled_from(["batch", "streaming"]),
+    "delay": st.sampled_from(["0s", "1s", "4s"]),
+    # STREAMING watermark timing: after every record, or the default (periodic).
+    "timing": st.sampled_from([("flowc.watermarks", "'per-record'"), None]),
     "rows": st.lists(cells, min_size=1, max_size=60),
     "bad": st.booleans(),
     "p": st.integers(1, 3),
@@ -53,20 +60,22 @@ def _script(prog: dict[str, Any], data: Path) -> str:
     return (f"set parallelism = {prog['p']};\n{maxp}"
             "import udf tests.executor.columnar_udfs.bump(int) -> int;\n"
             "source s (user string, n int, x double, ts timestamp) "
-            f"from csv '{data}' watermark ts - 1s;\n"
+            f"from csv '{data}' watermark ts - {prog['delay']};\n"
             f"let result = s | map {prog['map']} {prog['filter']}\n"
             f"  | key by {prog['key']} | window {prog['window']}\n"
             f"  | aggregate {', '.join(prog['aggs'])};\n")
 
 
-def _job(text: str, where: Path, executor: str) -> Any:
-    script = compile_source(text, str(where / "job.flow"),
-                            options={"mode": "batch", "flowc.executor": executor})
+def _job(text: str, where: Path, executor: str, prog: dict[str, Any]) -> Any:
+    options = {"mode": prog["mode"], "flowc.executor": executor}
+    if prog["timing"] is not None:
+        options[prog["timing"][0]] = prog["timing"][1]
+    script = compile_source(text, str(where / "job.flow"), options=options)
     script.streams["result"].stream.sink_to(CollectSink("result"))
     return script.env.get_job_graph()
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck),
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "30")), deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(programs)
 def test_columnar_matches_reference(spark: Any, tmp_path_factory: Any,
@@ -77,14 +86,17 @@ def test_columnar_matches_reference(spark: Any, tmp_path_factory: Any,
         lines.insert(len(lines) // 2 + 1, "u1,notanumber,1,5")
     (where / "data.csv").write_text("\n".join(lines) + "\n")
     text = _script(prog, where / "data.csv")
+    row_job, columnar_job = _job(text, where, "row", prog), _job(text, where, "columnar", prog)
     try:
-        expected = run_reference(_job(text, where, "row"))
-    except Exception as e:  # the bad row fails both executors the same way
-        with pytest.raises(type(e)) as info:
-            run_job_graph(_job(text, where, "columnar"))
+        expected = run_reference(row_job)
+    except ExecutionError as e:  # the bad row fails both executors the same way
+        assert prog["bad"], e
+        with pytest.raises(ExecutionError) as info:
+            run_job_graph(columnar_job)
         assert str(info.value) == str(e)
         return
-    actual = run_job_graph(_job(text, where, "columnar"))
+    actual = run_job_graph(columnar_job)
     assert actual.collected["result"] == expected.collected["result"], text
     assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
         [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert actual.late_records_dropped == expected.late_records_dropped

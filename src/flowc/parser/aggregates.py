@@ -327,13 +327,13 @@ class RowAggregate(AggregateFunction):
     def __init__(self, specs: list[AggSpec]) -> None:
         self.kinds = tuple(s.kind for s in specs)
         self.args = tuple(s.arg for s in specs)
-        self.types = tuple(s.type for s in specs)
+        self._types = tuple(s.type for s in specs)  # for the vector form
         self.__dict__.update(_specialised(self.kinds, self.args))
         # Accumulators are immutable (tuples, DistinctSets, numbers): one initial value serves.
         self._initial = tuple(_init(k) for k in self.kinds)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"kinds": self.kinds, "args": self.args, "types": self.types}
+        return {"kinds": self.kinds, "args": self.args, "_types": self._types}
 
     @property
     def vector(self) -> VAggregate | None:
@@ -341,7 +341,7 @@ class RowAggregate(AggregateFunction):
         args = tuple(None if a is None else a.vector for a in self.args)
         if any(a is None and k != "count_star" for a, k in zip(args, self.kinds)):
             return None
-        return VAggregate(self.kinds, args, self.types)
+        return VAggregate(self.kinds, args, self._types)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

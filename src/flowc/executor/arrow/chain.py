@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,6 +30,8 @@ from flowc.operators import FilterOp, FlatMapOp, MapOp, TimestampsAndWatermarksO
 from flowc.types import Schema
 
 Emit = Callable[[int, Chunk], None]  # (slot index, chunk)
+LONG_MIN = -(1 << 63)
+LONG_MAX = (1 << 63) - 1
 
 
 @dataclass
@@ -58,9 +61,10 @@ class ChainProgram:
     """The compiled chain of one subtask."""
 
     def __init__(self, members: list[Member], subtask: int, parallelism: int,
-                 max_parallelism: int, name: str, emit: Emit) -> None:
+                 max_parallelism: int, name: str, emit: Emit, streaming: bool = False) -> None:
         from flowc.executor.arrow.windows import BatchWindow
 
+        self.streaming = streaming
         self.members = {m.nid: m for m in members}
         self.order = [m.nid for m in members]
         self.emit = emit
@@ -92,11 +96,11 @@ class ChainProgram:
         if m.kind == "map":
             kernels = _kernels(m.spec.fn, m.in_schema)
             if kernels is not None:
-                return lambda c: Chunk(pa.RecordBatch.from_arrays(
-                    [as_array(k(c.batch), c.num_rows) for k in kernels], schema=out_schema),
-                    c.ts)
+                return lambda c: c.with_batch(pa.RecordBatch.from_arrays(
+                    [as_array(k(c.batch), c.num_rows) for k in kernels], schema=out_schema))
             fn = unwrap(method_of(m.spec.fn, MapFunction, "map"))
-            return lambda c: convert.from_rows([fn(r) for r in c.rows()], c.ts, out_schema)
+            return lambda c: c.with_batch(
+                convert.from_rows([fn(r) for r in c.rows()], c.ts, out_schema).batch)
         if m.kind == "filter":
             kernel = _kernel(m.spec.fn, m.in_schema)
             if kernel is not None:
@@ -110,25 +114,45 @@ class ChainProgram:
             def flat_map(c: Chunk) -> Chunk:
                 rows: list[Any] = []
                 ts: list[Any] = []
+                counts: list[int] = []
                 for r, t in zip(c.rows(), c.timestamps()):
+                    before = len(rows)
                     for out in fn(r) or ():
                         rows.append(out)
                         ts.append(t)
-                return convert.from_rows(rows, ts, out_schema)
+                    counts.append(len(rows) - before)
+                out = convert.from_rows(rows, ts, out_schema)
+                if c.marks is None and c.wm_at is None:
+                    return out
+                # Each input record's place is taken by its outputs.
+                ends = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+                marks = None if c.marks is None else (ends[c.marks[0]], c.marks[1])
+                wm_at = None if c.wm_at is None else c.wm_at.take(
+                    pa.array(np.repeat(np.arange(len(counts)), counts)))
+                return Chunk(out.batch, out.ts, marks, wm_at)
             return flat_map
         if m.kind == "timestamps":
             return self._timestamps(m)
         if m.kind == "window":
             from flowc.executor.arrow.windows import BatchWindow
 
-            self.windows[m.nid] = BatchWindow(m.spec, m.key, m.in_schema, out_schema)
+            self.windows[m.nid] = BatchWindow(m.spec, m.key, m.in_schema, out_schema,
+                                              self.streaming)
             return self.windows[m.nid].add
         if m.kind in ("sink", "source"):
             return lambda c: c
         raise AssertionError(m.kind)
 
     def _timestamps(self, m: Member) -> Callable[[Chunk], Chunk | None]:
-        """BATCH: assign timestamps only (no watermarks in BATCH)."""
+        """Assign timestamps; STREAMING: and place the generator's watermarks among the
+        records (``Watermarks``)."""
+        assign = self._assign(m)
+        if not self.streaming:
+            return assign
+        gen = Watermarks(m.spec.strategy)
+        return lambda c: gen.place(assign(c))
+
+    def _assign(self, m: Member) -> Callable[[Chunk], Chunk]:
         assigner = m.spec.strategy.timestamp_assigner
         if assigner is None:
             return lambda c: c
@@ -140,11 +164,11 @@ class ChainProgram:
                     from flowc.executor.runtime.core import require_timestamp
 
                     require_timestamp(None, "a record")
-                return Chunk(c.batch, pc.cast(ts, pa.int64()))
+                return c.with_batch(c.batch, pc.cast(ts, pa.int64()))
             return assign
         fn = unwrap(assigner)
         low = -(1 << 63)
-        return lambda c: Chunk(c.batch, pa.array(
+        return lambda c: c.with_batch(c.batch, pa.array(
             [int(fn(r, low if t is None else t)) for r, t in zip(c.rows(), c.timestamps())],
             pa.int64()))
 
@@ -197,6 +221,10 @@ class ChainProgram:
                 while stack:
                     self.push(*stack.pop())
 
+    @property
+    def late_dropped(self) -> int:
+        return sum(w.dropped for w in self.windows.values())
+
     def close(self) -> None:
         """Close head -> tail (the reverse of opening); the first error is raised."""
         first: BaseException | None = None
@@ -207,6 +235,45 @@ class ChainProgram:
                 first = first or e
         if first is not None:
             raise first
+
+
+class Watermarks:
+    """A bounded-out-of-orderness generator's watermarks among a source subtask's records,
+    vectorised, with exactly ``TimestampsAndWatermarksOperator``'s rule: every ``every``
+    records (1: after each; 0: never before the end of input), emit ``max timestamp -
+    delay`` if a record was seen and it rose."""
+
+    def __init__(self, strategy: Any) -> None:
+        every = getattr(strategy, "emit_every", None)
+        self.every = 1 if every is None else every
+        self.on = strategy.out_of_orderness is not None and self.every > 0
+        self.delay = (strategy.out_of_orderness or 0) + 1
+        self.max_ts = LONG_MIN
+        self.emitted = LONG_MIN
+        self.seen = 0  # records so far
+
+    def place(self, c: Chunk) -> Chunk:
+        n = c.num_rows
+        if not self.on or n == 0:
+            self.seen += n
+            return Chunk(c.batch, c.ts, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+        ts = c.ts.to_numpy(zero_copy_only=False).astype(np.int64)
+        running = np.maximum.accumulate(np.maximum(ts, self.max_ts))
+        self.max_ts = int(running[-1])
+        # Checks after the records whose running count is a multiple of ``every``.
+        first = (-self.seen - 1) % self.every
+        at = np.arange(first, n, self.every, dtype=np.int64)
+        self.seen += n
+        if len(at) == 0:
+            return Chunk(c.batch, c.ts, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+        cand = running[at] - self.delay
+        valid = running[at] != LONG_MIN
+        prev = np.maximum.accumulate(np.concatenate([[self.emitted], np.where(
+            valid, cand, LONG_MIN)]))[:-1]
+        emit = valid & (cand > prev)
+        if emit.any():
+            self.emitted = int(cand[emit][-1])
+        return Chunk(c.batch, c.ts, (at[emit] + 1, cand[emit]))
 
 
 def _kernels(fn: Any, schema: Schema) -> list[Kernel] | None:

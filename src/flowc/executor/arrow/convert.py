@@ -25,20 +25,44 @@ def arrow_schema(schema: Schema) -> pa.Schema:
 
 @dataclass(frozen=True)
 class Chunk:
-    """Records as columns: ``batch`` (the values) and ``ts`` (their timestamps)."""
+    """Records as columns: ``batch`` (the values) and ``ts`` (their timestamps).
+
+    STREAMING only: ``marks`` are the watermarks among these records, as (positions,
+    values): watermark *j* comes after the first ``positions[j]`` records; ``wm_at`` is the
+    input watermark in force when each record reaches the consumer's head (computed by
+    the channel merge)."""
 
     batch: pa.RecordBatch
     ts: pa.Array
+    marks: tuple[Any, Any] | None = None
+    wm_at: Any = None
 
     @property
     def num_rows(self) -> int:
         return self.batch.num_rows
 
     def take(self, indices: Any) -> Chunk:
-        return Chunk(self.batch.take(indices), self.ts.take(indices))
+        """The records at ``indices`` (ascending); watermarks keep their places."""
+        import numpy as np
+
+        marks = None
+        if self.marks is not None:
+            idx = np.asarray(indices)
+            marks = (np.searchsorted(idx, self.marks[0], side="left"), self.marks[1])
+        wm_at = None if self.wm_at is None else self.wm_at.take(indices)
+        return Chunk(self.batch.take(indices), self.ts.take(indices), marks, wm_at)
 
     def filter(self, mask: Any) -> Chunk:
-        return Chunk(self.batch.filter(mask), self.ts.filter(mask))
+        import numpy as np
+
+        if self.marks is None and self.wm_at is None:
+            return Chunk(self.batch.filter(mask), self.ts.filter(mask))
+        keep = np.flatnonzero(np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool))
+        return self.take(keep)
+
+    def with_batch(self, batch: pa.RecordBatch, ts: pa.Array | None = None) -> Chunk:
+        """Other values for the same records (a map): watermarks stay."""
+        return Chunk(batch, self.ts if ts is None else ts, self.marks, self.wm_at)
 
     def rows(self) -> list[tuple[Any, ...]]:
         cols = [c.to_pylist() for c in self.batch.columns]

@@ -39,11 +39,12 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     """Per vertex, its members head first; or why the job cannot run columnar."""
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH
-    if not batch:
-        return "STREAMING jobs run on the row executor (columnar STREAMING is not built yet)"
     out: dict[str, list[Member]] = {}
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
+        if not batch and sg.nodes[v.head].kind is not NodeKind.SOURCE and v.produced:
+            return (f"in STREAMING, '{v.name}' feeds another vertex (watermarks after a "
+                    "keyed vertex are not forwarded columnar yet)")
         members: list[Member] = []
         for nid in reversed(v.chain):  # head first
             node = sg.nodes[nid]
@@ -58,6 +59,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                     return f"'{node.name}' is not a file source"
                 # A source applying its own watermark strategy assigns timestamps itself.
                 wm = source_watermarks(node)
+                if wm is not None and not batch and wm.strategy.idleness is not None:
+                    return f"'{node.name}' has an idleness timeout"
                 kind, spec = ("timestamps", wm) if wm is not None else ("source", spec)
                 in_schema = schema
             elif node.kind is NodeKind.SINK:
@@ -74,6 +77,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                     kind = "window"
                 if not kind:
                     return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
+                if kind == "timestamps" and not batch:
+                    return f"'{node.name}' generates watermarks inside a chain"
                 if not isinstance(in_schema, Schema):
                     return f"the input of '{node.name}' has no declared schema"
             outputs: list[tuple[str, int]] = []

@@ -10,26 +10,25 @@ BATCH channel rule (channels concatenated in channel order) -; for a sink the IP
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
-from flowc.errors import ExecutionError, FlowcError
-from flowc.executor.arrow import convert, csvsource
+from flowc.errors import FlowcError
+from flowc.executor.arrow import convert, csvsource, merge
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
-from flowc.executor.failures import operator_error, wrap
+from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
-from flowc.executor.sinks import Staged, print_prefix, sink_path, stage_lines
+from flowc.executor.sinks import Staged, sink_path, stage_lines
 from flowc.executor.spark import io, tasks
-from flowc.executor.spark.progress import Note, start_progress
-from flowc.executor.spark.session import get_spark, spark_running
+from flowc.executor.spark.runner import _Outcome, _SparkJob, run_on_spark
 from flowc.executor.wiring import Wiring
 from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
+from flowc.planner.stream_graph import NodeKind
 
 ROWS = 65536  # records per chunk read from a source
+LONG_MAX = (1 << 63) - 1
 
 
 def _identity(k: int) -> int:
@@ -49,56 +48,23 @@ class _Slot:
 def run_columnar(job_graph: JobGraph, members: dict[str, list[Member]], *,
                  master: str | None = None, verbose: bool = False, progress: bool = False,
                  job_name: str | None = None) -> JobResult:
-    from flowc.executor.spark.runner import _check_operators
-
-    start = time.perf_counter()
-    sg = job_graph.stream_graph
-    name = job_name or sg.config.job_name
-    wiring = Wiring(job_graph)
-    _check_operators(job_graph)
-    began = time.perf_counter()
-    started = spark_running()
-    note = Note(sys.stderr, f"{name}: starting Spark ...") \
-        if progress and not started and not verbose else None
-    try:
-        spark = get_spark(master, verbose)
-    finally:
-        if note is not None:
-            note.erase()
-    startup = 0.0 if started else time.perf_counter() - began
-    start += startup
-    job = _ColumnarJob(spark, job_graph, wiring, members, name)
-    display = start_progress(job.sc, sys.stderr, name) if progress else None
-    try:
-        result, out, err = job.run()
-    finally:
-        if display is not None:
-            display.stop()
-        job.cleanup()
-    result.wall_time = time.perf_counter() - start
-    result.startup_time = startup
-    for line in out:
-        print(line)
-    for line in err:
-        print(line, file=sys.stderr)
-    return result
+    """``run_on_spark``'s job life cycle (Spark start, progress, printing, clean-up) with
+    the columnar job in place of the row one."""
+    def make_job(spark: Any, jg: JobGraph, wiring: Wiring, name: str) -> _ColumnarJob:
+        return _ColumnarJob(spark, jg, wiring, members, name)
+    return run_on_spark(job_graph, master=master, verbose=verbose, progress=progress,
+                        job_name=job_name, make_job=make_job)
 
 
-class _ColumnarJob:
+class _ColumnarJob(_SparkJob):
+    """The row job's life cycle, actions and error translation; its own chains and RDDs."""
+
     def __init__(self, spark: Any, jg: JobGraph, wiring: Wiring,
                  members: dict[str, list[Member]], name: str) -> None:
-        self.spark = spark
-        self.sc = spark.sparkContext
-        self.jg = jg
-        self.sg = jg.stream_graph
-        self.wiring = wiring
+        super().__init__(spark, jg, wiring, name)
         self.members = members
-        self.name = name
         self.slots: dict[str, list[_Slot]] = {}
         self.edge_slot: dict[int, tuple[str, int]] = {}  # id(edge) -> (vertex, slot)
-        self.rdds: dict[str, Any] = {}
-        self.persisted: list[Any] = []
-        self.stats = self.sc.accumulator({}, tasks.DictSum())
 
     def _plan_slots(self, v: JobVertex) -> list[Member]:
         p, _ = self.wiring.vertex(v.id)
@@ -129,7 +95,7 @@ class _ColumnarJob:
         self.slots[v.id] = slots
         return resolved
 
-    def run(self) -> tuple[JobResult, list[str], list[str]]:
+    def run(self) -> _Outcome:
         from pyspark import StorageLevel
 
         order = self.jg.vertices_sorted()
@@ -142,42 +108,54 @@ class _ColumnarJob:
                               and not isinstance(s.sink, DiscardingSink))
             uses[v.id] += self._dead_letter(v) is not None
         for v in order:
-            rdd = self._vertex_rdd(v, programs[v.id])
+            rdd = self._columnar_rdd(v, programs[v.id])
             if uses[v.id] > 1:
                 rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
                 self.persisted.append(rdd)
             self.rdds[v.id] = rdd
-        result = JobResult(self.name)
-        out: list[str] = []
-        err: list[str] = []
+        outcome = _Outcome(JobResult(self.name))
         staged = Staged()
         try:
-            for v in order:
-                self._actions(v, result, out, err, staged)
-            staged.commit()
-        except BaseException as e:
-            staged.abort()
-            if isinstance(e, Exception):
-                raise self._translate(e) from None
-            raise
+            try:
+                for v in order:
+                    self._columnar_actions(v, outcome, staged)
+                staged.commit()
+            except BaseException:
+                staged.abort()
+                raise
+        except Exception as e:  # Spark wraps task failures in Py4J / PythonException
+            raise self._translate(e) from None
         stats = self.stats.value
         for v in order:
-            s = stats.get(v.id, [0, 0, 0, 0])
+            s = stats.get(v.id, [0, 0, 0, 0, 0.0])
             has_sink = any(slot.sink is not None for slot in self.slots[v.id])
-            result.vertices.append(VertexMetrics(v.name, self.wiring.vertex(v.id)[0], s[0],
-                                                 s[1], s[3] if has_sink else None))
-        return result, out, err
+            outcome.result.vertices.append(VertexMetrics(
+                v.name, self.wiring.vertex(v.id)[0], s[0], s[1], s[3] if has_sink else None,
+                seconds=s[4]))
+            outcome.result.late_records_dropped += s[2]
+        return outcome
 
     # -- the vertex RDD ---------------------------------------------------------------
 
-    def _vertex_rdd(self, v: JobVertex, members: list[Member]) -> Any:
+    def _columnar_rdd(self, v: JobVertex, members: list[Member]) -> Any:
         p, maxp = self.wiring.vertex(v.id)
         slots = self.slots[v.id]
         stats, vid, name = self.stats, v.id, v.name
+        streaming = not self.batch
+        is_source = self.sg.nodes[v.head].kind is NodeKind.SOURCE
         head = members[0]
         head_node = self.sg.nodes[v.head]
 
+        report = (self.report_to, self.sources[vid]) \
+            if self.report_to is not None and vid in self.sources else None
+        slot_schemas = {s.index: convert.arrow_schema(self.sg.nodes[s.node].output_type)
+                        for s in slots if s.edge is not None}
+
         def run_chain(idx: int, chunks: Any) -> Any:
+            on_end = tasks.timed(lambda counts: stats.add({vid: counts}))
+            if report is not None:
+                chunks = tasks.reporting(chunks, report[0], report[1], idx,
+                                         rows=lambda c: c.num_rows)
             buf: list[Any] = []
             counts = [0, 0, 0, 0]
             routers = {s.index: Router(s.edge.partitioner, **s.routers[idx]) for s in slots
@@ -189,15 +167,24 @@ class _ColumnarJob:
                 s = slots[slot]
                 if s.edge is not None:
                     counts[1] += chunk.num_rows
-                    for target, part in routers[slot].split(chunk):
-                        buf.append((slot, (target, (cids[slot], seq[0], convert.to_ipc(part)))))
+                    parts = routers[slot].split(chunk)
+                    if streaming:  # watermarks go to every connected consumer
+                        got = dict(parts)
+                        parts = [(t, got.get(t) or _only_marks(chunk))
+                                 for t in s.routers[idx]["targets"]]
+                    for target, part in parts:
+                        if streaming and not part.num_rows and not len(part.marks[0]):
+                            continue
+                        marks = merge.marks_of(part) if streaming else ([], [])
+                        buf.append((slot, (target, (cids[slot], seq[0], convert.to_ipc(part),
+                                                    *marks))))
                         seq[0] += 1
                     return
                 counts[3] += chunk.num_rows
                 if chunk.num_rows and not isinstance(s.sink, DiscardingSink):
                     buf.append((slot, convert.to_ipc(chunk)))
             try:
-                program = ChainProgram(members, idx, p, maxp, name, emit)
+                program = ChainProgram(members, idx, p, maxp, name, emit, streaming)
                 try:
                     for chunk in _guarded(chunks, head.nid):
                         counts[0] += chunk.num_rows
@@ -205,12 +192,21 @@ class _ColumnarJob:
                         yield from buf
                         del buf[:]
                     program.finish()
+                    counts[2] += program.late_dropped
+                    if streaming and is_source:  # end of input: Long.MAX_VALUE everywhere
+                        for s in slots:
+                            if s.edge is not None:
+                                end = convert.to_ipc(convert.empty(slot_schemas[s.index]))
+                                for t in s.routers[idx]["targets"]:
+                                    buf.append((s.index, (t, (cids[s.index], seq[0], end,
+                                                              [0], [LONG_MAX]))))
+                                    seq[0] += 1
                 finally:
                     program.close()
             except TaskFailure as f:
                 raise tasks.task_error(f.error, "", {}, f.nid) from None
             yield from buf
-            stats.add({vid: counts})
+            on_end(counts)
 
         if head_node.operator is not None and isinstance(head_node.operator, FileSource):
             spec = head_node.operator
@@ -243,20 +239,31 @@ class _ColumnarJob:
         shuffled = merged.partitionBy(p, _identity)
         in_schema = convert.arrow_schema(head.in_schema)
 
+        channel_ids = [[(order << 16) | k for order, e in enumerate(edges)
+                        for k in self.wiring.producers_of(e.stream_edge, idx)]
+                       for idx in range(p)]
+
         def run_consumer(idx: int, it: Any) -> Any:
             received = sorted((item for _, item in it), key=lambda x: (x[0], x[1]))
-            chunks = (convert.from_ipc(data, in_schema) for _, _, data in received)
-            return run_chain(idx, chunks)
+            if not streaming:
+                chunks: Any = (convert.from_ipc(x[2], in_schema) for x in received)
+                return run_chain(idx, chunks)
+            by_channel: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
+            for cid, _, data, positions, values in received:
+                by_channel[cid].append((data, positions, values))
+            merged = merge.merge_streaming([by_channel[c] for c in channel_ids[idx]],
+                                           in_schema)
+            return run_chain(idx, iter([merged]))
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     # -- actions ------------------------------------------------------------------------
 
-    def _actions(self, v: JobVertex, result: JobResult, out: list[str], err: list[str],
-                 staged: Staged) -> None:
+    def _columnar_actions(self, v: JobVertex, outcome: _Outcome, staged: Staged) -> None:
         rdd = self.rdds[v.id]
         slots = self.slots[v.id]
         p = self.wiring.vertex(v.id)[0]
-        shown = [s for s in slots if isinstance(s.sink, (CollectSink, PrintSink))]
+        shown = [s for s in slots if isinstance(s.sink, CollectSink)]
+        prints = [s for s in slots if isinstance(s.sink, PrintSink)]
         if shown:
             wanted = {s.index for s in shown}
             items = rdd.mapPartitionsWithIndex(
@@ -264,66 +271,46 @@ class _ColumnarJob:
             ).collect()
             for s in shown:
                 schema = convert.arrow_schema(self.sg.nodes[s.node].output_type)
-                rows = [(idx, r) for idx, slot, data in items if slot == s.index
-                        for r in convert.from_ipc(data, schema).rows()]
-                if isinstance(s.sink, CollectSink):
-                    result.collected.setdefault(s.sink.name, []).extend(r for _, r in rows)
-                else:
-                    lines = [f"{print_prefix(s.sink, idx, p)}{r}" for idx, r in rows]
-                    result.printed.extend(lines)
-                    (err if s.sink.stderr else out).extend(lines)
+                outcome.result.collected.setdefault(s.sink.name, []).extend(
+                    r for _, slot, data in items if slot == s.index
+                    for r in convert.from_ipc(data, schema).rows())
+        if prints:  # computed now, streamed out by stream_prints after the job
+            rdd.foreach(_noop)
+            outcome.prints.extend((s, rdd, p) for s in prints)  # type: ignore[misc]
         for s in slots:
             if isinstance(s.sink, FileSink):
                 node = self.sg.nodes[s.node]
                 schema = convert.arrow_schema(node.output_type)
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).flatMap(
                     lambda x, sc=schema: convert.from_ipc(x[1], sc).rows())
-                staged.add(self._write_sink(s, values), sink_path(s.sink))
+                staged.add(self._write_sink(s, values), sink_path(s.sink))  # type: ignore[arg-type]
         dead = self._dead_letter(v)
         if dead is not None:
             lines = rdd.filter(lambda x: x[0] == io.DEAD).map(lambda x: x[1]).collect()
             path = files.dead_letter_path(dead)
-            staged.add(stage_lines(path, lines), path)
-        if not v.produced and not shown and dead is None and not any(
+            try:
+                staged.add(stage_lines(path, lines), path)
+            except FlowcError as e:  # named as the source, with its line
+                raise wrap(self.sg.nodes[v.head], e) from None
+        if not v.produced and not shown and not prints and dead is None and not any(
                 isinstance(s.sink, FileSink) for s in slots):
             rdd.foreach(_noop)
 
-    def _write_sink(self, slot: _Slot, values: Any) -> str:
-        spec = slot.sink
-        node = self.sg.nodes[slot.node]
-        try:
-            columns = io.sink_columns(spec, node.output_type, values)
-            return io.stage_sink(self.spark, spec, node.id, columns, values)
-        except FlowcError as e:
-            raise wrap(node, e) from None
-        except Exception as e:
-            if tasks.parse_task_error(str(e)) is not None:
-                raise
-            raise ExecutionError(f"writing the {spec.format} sink {spec.path} failed: "
-                                 f"{io.spark_message(e)}", node.span) from None
+    def _print_lines(self, rdd: Any, slot: Any, prefixes: list[str]) -> Any:
+        schema = convert.arrow_schema(self.sg.nodes[slot.node].output_type)
+        return rdd.mapPartitionsWithIndex(
+            lambda idx, it, i=slot.index, pre=prefixes, sc=schema:
+            (f"{pre[idx]}{r}" for x in it if x[0] == i
+             for r in convert.from_ipc(x[1], sc).rows()))
 
-    def _dead_letter(self, v: JobVertex) -> str | None:
-        head = self.sg.nodes[v.head].operator
-        return head.dead_letter if isinstance(head, FileSource) else None
 
-    def _translate(self, e: Exception) -> FlowcError:
-        if isinstance(e, FlowcError):
-            return e
-        info = tasks.parse_task_error(str(e))
-        if info is None:
-            return ExecutionError(f"the Spark job failed: {io.spark_message(e)}")
-        node = self.sg.nodes.get(info["node"])
-        if node is None:
-            return ExecutionError(f"{info['type']}: {info['message']}")
-        return operator_error(node.name, node.span, info["type"], info["message"],
-                              is_flowc=info["flowc"])
+def _only_marks(c: convert.Chunk) -> convert.Chunk:
+    """No records, the chunk's watermarks (all before any record of this target)."""
+    import numpy as np
 
-    def cleanup(self) -> None:
-        for rdd in self.persisted:
-            try:
-                rdd.unpersist()
-            except Exception:  # noqa: BLE001 - best effort after a failed job
-                pass
+    marks = c.marks if c.marks is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    e = c.take(np.zeros(0, np.int64))
+    return convert.Chunk(e.batch, e.ts, (np.zeros(len(marks[0]), np.int64), marks[1]))
 
 
 def _guarded(chunks: Any, nid: int) -> Any:

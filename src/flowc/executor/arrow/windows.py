@@ -29,9 +29,10 @@ _SKIP = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
 
 
 def supported(spec: Any, key: Any, batch: bool) -> bool:
-    """Whether this WindowOp runs here: BATCH, tumbling or sliding, ``aggregate`` items
-    with vector forms and a key made of fields."""
-    if not batch or spec.late_tag is not None:
+    """Whether this WindowOp runs here: tumbling or sliding (in STREAMING without allowed
+    lateness), no late side output, ``aggregate`` items with vector forms and a key made of
+    fields."""
+    if spec.late_tag is not None or (not batch and int(spec.allowed_lateness) != 0):
         return False
     if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
         return False
@@ -69,7 +70,10 @@ class BatchWindow:
     avg as sum and count, count distinct as the distinct (key, window, value) rows, and the
     group's first row number (its first-seen order). ``fire`` merges the partials."""
 
-    def __init__(self, spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema) -> None:
+    def __init__(self, spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema,
+                 streaming: bool = False) -> None:
+        self.streaming = streaming
+        self.dropped = 0  # STREAMING: late records dropped
         self.assigner = spec.assigner
         self.agg: VAggregate = vector_of(spec.aggregate_fn)
         self.keys = [f"k{i}" for i in range(len(vector_of(key.fn)))]
@@ -101,6 +105,19 @@ class BatchWindow:
         if repeat is not None:
             table = table.take(pa.array(repeat))
             rows = rows[repeat]
+        if self.streaming:
+            # A window is late once the watermark reached its cleanup time (end - 1, no
+            # allowed lateness): the record is not added to it. A record none of whose
+            # windows took it is late (its timestamp <= its last window's end - 1 <= the
+            # watermark): dropped and counted, as the row WindowOperator does.
+            wm = c.wm_at.to_numpy(zero_copy_only=False)
+            per_row = wm if repeat is None else wm[repeat]
+            keep = (start + self.assigner.size - 1) > per_row
+            taken = np.zeros(n, dtype=bool)
+            taken[(np.arange(n) if repeat is None else repeat)[keep]] = True
+            self.dropped += int(n - taken.sum())
+            table = table.filter(pa.array(keep))
+            start, rows = start[keep], rows[keep]
         self.seen += n
         table = table.append_column("ws", pa.array(start)).append_column(
             "we", pa.array(start + self.assigner.size)).append_column("row", pa.array(rows))

@@ -40,7 +40,10 @@ def _identity(k: int) -> int:
 
 
 def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: bool = False,
-                 progress: bool = False, job_name: str | None = None) -> JobResult:
+                 progress: bool = False, job_name: str | None = None,
+                 make_job: Any = None) -> JobResult:
+    """Run the job; ``make_job(spark, job_graph, wiring, name)`` builds the job object
+    (default: this row executor's; the columnar executor passes its own)."""
     start = time.perf_counter()
     sg = job_graph.stream_graph
     name = job_name or sg.config.job_name
@@ -58,7 +61,7 @@ def run_on_spark(job_graph: JobGraph, *, master: str | None = None, verbose: boo
             note.erase()
     startup = 0.0 if started else time.perf_counter() - began
     start += startup  # the job's wall time excludes starting Spark (reported separately)
-    job = _SparkJob(spark, job_graph, wiring, name)
+    job = (make_job or _SparkJob)(spark, job_graph, wiring, name)
     display = start_progress(job.sc, sys.stderr, name, job.source_names()) \
         if progress else None
     if display is not None and display.feed is not None:
@@ -372,9 +375,7 @@ class _SparkJob:
             for slot, rdd, p in sorted(outcome.prints, key=lambda t: t[0].node):
                 spec = slot.sink
                 prefixes = [print_prefix(spec, idx, p) for idx in range(p)]
-                lines = rdd.mapPartitionsWithIndex(
-                    lambda idx, it, i=slot.index, pre=prefixes:
-                    (f"{pre[idx]}{x[1]}" for x in it if x[0] == i))
+                lines = self._print_lines(rdd, slot, prefixes)
                 stream = sys.stderr if spec.stderr else sys.stdout
                 batch: list[str] = []
                 for line in lines.toLocalIterator():
@@ -391,6 +392,12 @@ class _SparkJob:
             raise
         except Exception as e:  # a partition evicted and recomputed may fail again
             raise self._translate(e) from None
+
+    def _print_lines(self, rdd: Any, slot: Any, prefixes: list[str]) -> Any:
+        """The RDD of a print sink's lines, formatted in the workers."""
+        return rdd.mapPartitionsWithIndex(
+            lambda idx, it, i=slot.index, pre=prefixes:
+            (f"{pre[idx]}{x[1]}" for x in it if x[0] == i))
 
     def _metrics(self, order: list[JobVertex], result: JobResult) -> None:
         stats = self.stats.value

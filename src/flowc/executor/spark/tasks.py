@@ -91,7 +91,7 @@ REPORT_EVERY = 0.25  # seconds between a source task's row-count datagrams
 
 
 def reporting(items: Iterator[Any], address: tuple[str, int], source: int,
-              subtask: int) -> Iterator[Any]:
+              subtask: int, rows: Callable[[Any], int] | None = None) -> Iterator[Any]:
     """``items`` (a source subtask's records), sending ``<source> <subtask> <rows read>``
     to the driver's progress display (``progress.RowFeed``) every REPORT_EVERY seconds and
     at the end. UDP: never blocks or fails the task; a lost datagram only delays the
@@ -112,9 +112,10 @@ def reporting(items: Iterator[Any], address: tuple[str, int], source: int,
     n = 0
     last = time.monotonic()
     try:
-        for n, item in enumerate(items, 1):
+        for k, item in enumerate(items, 1):
             yield item
-            if not n & 1023:
+            n = k if rows is None else n + rows(item)  # rows: a batch's record count
+            if not k & 1023 or rows is not None:
                 now = time.monotonic()
                 if now - last >= REPORT_EVERY:
                     send(n)
