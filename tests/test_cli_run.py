@@ -57,7 +57,7 @@ def test_python_program_with_helper_module_and_parallelism(
         "('a', 1)", "('a', 2)", "('a', 3)", "('b', 1)", "('c', 1)"]
     assert "Flat Map (p=3): in 2, out 5" in captured.err
     # The chain ending in the print sink reports what the sink received.
-    assert "Print to Std. Out: Writer (p=3): in 5, out 0, written 5" in captured.err
+    assert "Sink: Print to Std. Out (p=3): in 5, out 0, written 5" in captured.err
     assert "job 'wc' finished" in captured.err
 
 

@@ -211,19 +211,24 @@ class DataStream(OperatorSettings):
 
     # ------------------------------------------------------------------ sinks
 
-    def _sink(self, spec: SinkSpec, name: str | None) -> DataStreamSink:
+    def _sink(self, spec: SinkSpec, name: str | None, legacy: bool = False) -> DataStreamSink:
         env = self._env
         t = SinkTransformation(id=env._draw_id(), name=name or spec.default_name, input=self._id,
                                sink=spec, parallelism=env.config.parallelism,
-                               span=env._caller_span(), output_type=self.get_type())
+                               span=env._caller_span(), output_type=self.get_type(),
+                               legacy=legacy)
         env._add(t, register=True)
         return DataStreamSink(env, t.id)
 
+    # Flink 2.3's print() / printToErr() are still the legacy
+    # ``addSink(new PrintSinkFunction(..)).name("Print to Std. Out")``: one node
+    # ``Sink: Print to Std. Out`` (a Data Sink), no writer expansion; ``sink_to(PrintSink(..))``
+    # is the v2 sink (``<name>: Writer``), as ``sinkTo(new PrintSink<>())`` is in Flink.
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self._sink(PrintSink(sink_identifier), None)
+        return self._sink(PrintSink(sink_identifier), None, legacy=True)
 
     def print_to_err(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self._sink(PrintSink(sink_identifier, stderr=True), None)
+        return self._sink(PrintSink(sink_identifier, stderr=True), None, legacy=True)
 
     def sink_to(self, sink: SinkSpec) -> DataStreamSink:
         if not isinstance(sink, SinkSpec):

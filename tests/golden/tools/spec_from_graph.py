@@ -4,7 +4,7 @@ same structure (used to check the examples' plans; see tests/test_examples_vs_fl
 Operator ids and chains depend on the graph's shape, uids, parallelism, slot groups,
 chaining strategies and partitioners, not on what the operators compute, so the oracle's
 stock operators stand in for ours: one-input ops become ``map`` (or ``reduce`` when keyed),
-unions become ``union`` nodes, sinks ``sink``. Nodes keep flowc's creation order.
+unions become ``union`` nodes, sinks ``sink`` (``print`` for the legacy print sink). Nodes keep flowc's creation order.
 
     python tests/golden/tools/spec_from_graph.py examples/clicks.flow > spec.json
 """
@@ -63,7 +63,9 @@ def spec_from_graph(g: StreamGraph) -> dict[str, Any]:
             keyed = kind is PartitionerKind.HASH
             if keyed != n.is_keyed or kind is PartitionerKind.CUSTOM:
                 raise Unsupported("keyed input without key state, or a custom partitioner")
-            node["op"] = "sink" if n.kind is NodeKind.SINK else ("reduce" if keyed else "map")
+            # A legacy sink (not a v2 writer) in flowc is print(): the oracle's "print".
+            node["op"] = (("sink" if n.sink_writer else "print") if n.kind is NodeKind.SINK
+                          else "reduce" if keyed else "map")
             if n.kind is NodeKind.SINK and node.get("chain") == "new_chain":
                 raise Unsupported("start_new_chain on a sink")
             if any(e.output_tag is not None for e in ins):
