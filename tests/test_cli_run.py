@@ -61,6 +61,36 @@ def test_python_program_with_helper_module_and_parallelism(
     assert "job 'wc' finished" in captured.err
 
 
+def test_second_execute_runs_only_what_was_added_since_the_first(
+        tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """PyFlink's execute() clears the environment's transformations: job 2 does not re-run
+    job 1 (before the fix the second job printed 1, 2, 3 again beside 10, 20)."""
+    (tmp_path / "two.py").write_text(
+        "from flowc.datastream import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "env.from_collection([1, 2, 3]).print()\n"
+        "env.execute('one')\n"
+        "env.from_collection([10, 20]).print()\n"
+        "env.execute('two')\n")
+    assert main(["run", str(tmp_path / "two.py"), "--no-progress"]) == 0
+    out = [line for line in capsys.readouterr().out.split("\n") if line]
+    assert sorted(out, key=int) == ["1", "2", "3", "10", "20"]
+
+
+def test_explain_of_a_program_with_two_executes_shows_the_last_job(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "two.py").write_text(
+        "from flowc.datastream import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "env.from_collection([1]).map(lambda v: v).name('first').print()\n"
+        "env.execute()\n"
+        "env.from_collection([2]).map(lambda v: v).name('second').print()\n"
+        "env.execute()\n")
+    assert main(["explain", str(tmp_path / "two.py")]) == 0
+    out = capsys.readouterr().out
+    assert "second" in out and "first" not in out
+
+
 def test_program_set_parallelism_wins_over_command_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "prog.py").write_text(

@@ -50,6 +50,8 @@ class _Capture:
         self.run_options = run_options or {}
         self.on_result = on_result
         self.environments: list[StreamExecutionEnvironment] = []
+        # What each execute() call planned (a snapshot: execute() clears the environment).
+        self.jobs: list[StreamExecutionEnvironment] = []
 
 
 _capture_stack: list[_Capture] = []
@@ -314,18 +316,35 @@ class StreamExecutionEnvironment:
 
         return execution_plan_json(self.get_stream_graph())
 
+    def _take_job(self) -> StreamExecutionEnvironment:
+        """A copy of this environment holding what was built so far, which is then cleared:
+        PyFlink's ``execute()`` generates the StreamGraph with ``clear_transformations=True``,
+        so a second ``execute()`` runs only what was added after the first. Transformation
+        ids keep counting (Flink's counter is global)."""
+        job = StreamExecutionEnvironment()
+        job._transformations = dict(self._transformations)
+        job._roots = list(self._roots)
+        job._next_id = self._next_id
+        job._config = self._config
+        job._side_outputs = {k: dict(v) for k, v in self._side_outputs.items()}
+        self._roots = []
+        return job
+
     def execute(self, job_name: str | None = None) -> Any:
         """Run the job on the Spark executor and return its result (collected outputs and
-        per-vertex counts)."""
-        if _capture_stack and _capture_stack[-1].dry_run:
-            self.get_job_graph()  # plan errors still surface
+        per-vertex counts). Like PyFlink, it clears the environment's transformations."""
+        cap = _capture_stack[-1] if _capture_stack else None
+        if cap is not None and cap.dry_run:
+            job = self._take_job()
+            job.get_job_graph()  # plan errors still surface
+            cap.jobs.append(job)
             return None
         try:
             from flowc.executor import run_job_graph
         except ImportError as e:  # pragma: no cover - only before the executor exists
             raise ConfigError("no executor is available in this build of flowc") from e
-        cap = _capture_stack[-1] if _capture_stack else None
-        result = run_job_graph(self.get_job_graph(), job_name=job_name or self._config.job_name,
+        graph = self._take_job().get_job_graph()
+        result = run_job_graph(graph, job_name=job_name or self._config.job_name,
                                **(cap.run_options if cap else {}))
         if cap is not None and cap.on_result is not None:
             cap.on_result(result)
