@@ -302,6 +302,9 @@ class PrintSink(SinkSpec):
 
     sink_identifier: str | None = None
     stderr: bool = False
+    # The stream's declared type (a flowc.common TypeInformation): records print as PyFlink
+    # prints them (``(a,1)``, ``+I[a,1]``); anything else prints with ``str()``.
+    record_type: Any = None
 
     @property
     def default_name(self) -> str:

@@ -18,6 +18,7 @@ from flowc.api.functions import (
     Partitioner,
     ProcessFunction,
 )
+from flowc.api.typed import TypedFlatMap, TypedMap, TypedProcess, typed
 from flowc.errors import ApiError
 from flowc.operators import (
     DiscardingSink,
@@ -93,11 +94,12 @@ class DataStream(OperatorSettings):
     # ------------------------------------------------------------------ one-input operators
 
     def map(self, func: Any, output_type: Any = None) -> DataStream:
-        return self._transform(MapOp(check_fn(func, MapFunction, "map", "map")), output_type)
+        fn = typed(check_fn(func, MapFunction, "map", "map"), output_type, TypedMap)
+        return self._transform(MapOp(fn), output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
         fn = check_fn(func, FlatMapFunction, "flat_map", "flat_map")
-        return self._transform(FlatMapOp(fn), output_type)
+        return self._transform(FlatMapOp(typed(fn, output_type, TypedFlatMap)), output_type)
 
     def filter(self, func: Any) -> DataStream:
         fn = check_fn(func, FilterFunction, "filter", "filter")
@@ -105,7 +107,7 @@ class DataStream(OperatorSettings):
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         fn = check_fn(func, ProcessFunction, "process_element", "process")
-        return self._transform(ProcessOp(fn), output_type)
+        return self._transform(ProcessOp(typed(fn, output_type, TypedProcess)), output_type)
 
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> DataStream:
         if not isinstance(strategy, WatermarkStrategy):
@@ -225,10 +227,12 @@ class DataStream(OperatorSettings):
     # ``Sink: Print to Std. Out`` (a Data Sink), no writer expansion; ``sink_to(PrintSink(..))``
     # is the v2 sink (``<name>: Writer``), as ``sinkTo(new PrintSink<>())`` is in Flink.
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self._sink(PrintSink(sink_identifier), None, legacy=True)
+        return self._sink(PrintSink(sink_identifier, record_type=self.get_type()), None,
+                          legacy=True)
 
     def print_to_err(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self._sink(PrintSink(sink_identifier, stderr=True), None, legacy=True)
+        return self._sink(PrintSink(sink_identifier, stderr=True, record_type=self.get_type()),
+                          None, legacy=True)
 
     def sink_to(self, sink: SinkSpec) -> DataStreamSink:
         if not isinstance(sink, SinkSpec):

@@ -209,7 +209,9 @@ class StreamExecutionEnvironment:
     # ------------------------------------------------------------------ sources
 
     def from_collection(self, collection: Iterable[Any], type_info: Any = None) -> DataStream:
-        values = tuple(collection)
+        from flowc.api.typed import converted
+
+        values = converted(collection, type_info)
         t = self._new_source(CollectionSource(values), None, type_info, parallelism=1)
         return self._stream(t.id)
 

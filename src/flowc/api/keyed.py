@@ -12,6 +12,7 @@ from flowc.api.functions import (
     ProcessWindowFunction,
     ReduceFunction,
 )
+from flowc.api.typed import TypedKeyedProcess, typed
 from flowc.errors import ApiError
 from flowc.operators import AggregationOp, KeyedProcessOp, ReduceOp, WindowOp
 from flowc.transformations import KeySelector, OutputTag
@@ -39,7 +40,8 @@ class KeyedStream(DataStream):
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         fn = check_fn(func, KeyedProcessFunction, "process_element", "process")
-        return self._transform(KeyedProcessOp(fn), output_type)
+        return self._transform(KeyedProcessOp(typed(fn, output_type, TypedKeyedProcess)),
+                               output_type)
 
     def _aggregate(self, kind: str, position: int | str) -> DataStream:
         return self._transform(AggregationOp(kind, position), self.get_type())

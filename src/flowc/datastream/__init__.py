@@ -41,8 +41,10 @@ from flowc.windowing import (
     SlidingEventTimeWindows,
     Time,
     TimestampAssigner,
+    TimeWindow,
     TumblingEventTimeWindows,
     WatermarkStrategy,
+    WindowAssigner,
 )
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "ReducingStateDescriptor", "RuntimeContext", "ValueStateDescriptor", "KeyedCoProcessFunction", "KeyedProcessFunction",
     "KeyedStream", "MapFunction", "OutputTag", "Partitioner", "PrintSink", "ProcessFunction",
     "ProcessJoinFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeExecutionMode",
-    "SlidingEventTimeWindows", "StreamExecutionEnvironment", "Time", "TimestampAssigner",
-    "TumblingEventTimeWindows", "WatermarkStrategy", "WindowedStream",
+    "SlidingEventTimeWindows", "StreamExecutionEnvironment", "Time", "TimeWindow",
+    "TimestampAssigner", "TumblingEventTimeWindows", "WatermarkStrategy", "WindowAssigner",
+    "WindowedStream",
 ]

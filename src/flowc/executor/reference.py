@@ -33,6 +33,7 @@ from flowc.executor.sinks import (
     declared_columns,
     infer_columns,
     print_prefix,
+    print_text,
     row_checker,
     shaper,
     sink_path,
@@ -365,7 +366,8 @@ def _run_sink(node: StreamNode, subtask: int, p: int, merged: Any, outs: _Output
         outs.result.collected.setdefault(spec.name, []).extend(values)
     elif isinstance(spec, PrintSink):
         prefix = print_prefix(spec, subtask, p)
-        outs.printed.setdefault(node.id, []).extend(f"{prefix}{v}" for v in values)
+        outs.printed.setdefault(node.id, []).extend(f"{prefix}{print_text(spec, v)}"
+                                                   for v in values)
     elif isinstance(spec, FileSink):
         outs.files.setdefault(node.id, []).extend(values)
     elif not isinstance(spec, DiscardingSink):

@@ -23,7 +23,14 @@ from flowc.executor.runtime import files
 from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.sources import source_values
-from flowc.executor.sinks import Staged, check_sink, print_prefix, sink_path, stage_lines
+from flowc.executor.sinks import (
+    Staged,
+    check_sink,
+    print_prefix,
+    print_text,
+    sink_path,
+    stage_lines,
+)
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
 from flowc.executor.spark.combine import combinable
@@ -324,7 +331,7 @@ class _SparkJob:
         if isinstance(spec, CollectSink):
             outcome.result.collected.setdefault(spec.name, []).extend(v for _, v in items)
         else:
-            lines = [f"{print_prefix(spec, idx, p)}{v}" for idx, v in items]
+            lines = [f"{print_prefix(spec, idx, p)}{print_text(spec, v)}" for idx, v in items]
             outcome.result.printed.extend(lines)
             (outcome.printed_err if spec.stderr else outcome.printed_out).extend(lines)
 
