@@ -211,6 +211,10 @@ class WatermarkStrategy:
     out_of_orderness: int | None  # None: no watermarks
     timestamp_assigner: Callable[[Any, int], int] | None = None
     idleness: int | None = None
+    # How often the generator's watermark is emitted, in records the generating subtask
+    # handled: 1 = after every record, 0 = never before the end of input. The planner sets
+    # it from the job's configuration (flowc.planner.watermark_timing); None = not yet set.
+    emit_every: int | None = None
 
     @staticmethod
     def for_monotonous_timestamps() -> WatermarkStrategy:
@@ -231,11 +235,11 @@ class WatermarkStrategy:
         self, assigner: TimestampAssigner | Callable[[Any, int], int]
     ) -> WatermarkStrategy:
         fn = assigner.extract_timestamp if isinstance(assigner, TimestampAssigner) else assigner
-        return WatermarkStrategy(self.out_of_orderness, fn, self.idleness)
+        return WatermarkStrategy(self.out_of_orderness, fn, self.idleness, self.emit_every)
 
     def with_idleness(self, idle_timeout: Duration | int) -> WatermarkStrategy:
         return WatermarkStrategy(self.out_of_orderness, self.timestamp_assigner,
-                                 to_millis(idle_timeout))
+                                 to_millis(idle_timeout), self.emit_every)
 
     def watermark_for(self, max_timestamp: int) -> int:
         """The watermark after seeing ``max_timestamp`` (Long.MIN_VALUE before any record)."""

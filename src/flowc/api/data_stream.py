@@ -19,6 +19,7 @@ from flowc.api.functions import (
     ProcessFunction,
 )
 from flowc.api.typed import TypedFlatMap, TypedMap, TypedProcess, typed
+from flowc.common.typeinfo import TypeInformation
 from flowc.errors import ApiError
 from flowc.operators import (
     DiscardingSink,
@@ -227,12 +228,16 @@ class DataStream(OperatorSettings):
     # ``Sink: Print to Std. Out`` (a Data Sink), no writer expansion; ``sink_to(PrintSink(..))``
     # is the v2 sink (``<name>: Writer``), as ``sinkTo(new PrintSink<>())`` is in Flink.
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self._sink(PrintSink(sink_identifier, record_type=self.get_type()), None,
+        return self._sink(PrintSink(sink_identifier, record_type=self._print_type()), None,
                           legacy=True)
 
     def print_to_err(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self._sink(PrintSink(sink_identifier, stderr=True, record_type=self.get_type()),
-                          None, legacy=True)
+        return self._sink(PrintSink(sink_identifier, stderr=True,
+                                    record_type=self._print_type()), None, legacy=True)
+
+    def _print_type(self) -> TypeInformation | None:
+        t = self.get_type()
+        return t if isinstance(t, TypeInformation) else None
 
     def sink_to(self, sink: SinkSpec) -> DataStreamSink:
         if not isinstance(sink, SinkSpec):

@@ -26,6 +26,7 @@ from flowc.transformations import (
 from flowc.windowing import WatermarkStrategy
 
 if TYPE_CHECKING:
+    from flowc.api.config import ExecutionConfig
     from flowc.api.stream import DataStream
     from flowc.chaining.execution_graph import ExecutionGraph
     from flowc.chaining.job_graph import JobGraph
@@ -205,6 +206,11 @@ class StreamExecutionEnvironment:
     @property
     def config(self) -> Config:
         return self._config
+
+    def get_config(self) -> ExecutionConfig:
+        from flowc.api.config import ExecutionConfig
+
+        return ExecutionConfig(self)
 
     # ------------------------------------------------------------------ sources
 

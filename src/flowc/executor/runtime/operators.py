@@ -282,9 +282,10 @@ class AggregationOperator(ReduceOperator):
 
 class TimestampsAndWatermarksOperator(Operator):
     """Assigns timestamps and generates bounded-out-of-orderness watermarks. Flink emits them
-    periodically (every 200 ms); flowc's deterministic rule: after every record, emit the
-    generator's watermark if it rose. Upstream watermarks are swallowed except the final
-    ``LONG_MAX`` (end of input), as in Flink."""
+    periodically (every 200 ms); flowc's deterministic rule (flowc.planner.watermark_timing):
+    every ``strategy.emit_every`` records, emit the generator's watermark if it rose (1: after
+    every record; 0: only at the end of input). Upstream watermarks are swallowed except the
+    final ``LONG_MAX`` (end of input), as in Flink."""
 
     def open(self) -> None:
         strategy = self.spec.strategy
@@ -292,19 +293,26 @@ class TimestampsAndWatermarksOperator(Operator):
         self.assigner = strategy.timestamp_assigner
         self.max_ts = LONG_MIN
         self.emitted = LONG_MIN
-        self.generates = strategy.out_of_orderness is not None and not self.info.batch
+        self.every = 1 if strategy.emit_every is None else strategy.emit_every
+        self.generates = (strategy.out_of_orderness is not None and not self.info.batch
+                          and self.every > 0)
         self.delay = (strategy.out_of_orderness or 0) + 1
+        self.count = 0
 
     def process(self, value: Any, ts: int | None) -> None:
         if self.assigner is not None:
             ts = int(self.assigner(value, LONG_MIN if ts is None else ts))
         self.out(value, ts)
-        if self.generates and ts is not None and ts > self.max_ts:
+        if not self.generates:
+            return
+        if ts is not None and ts > self.max_ts:
             self.max_ts = ts
-            wm = ts - self.delay
-            if wm > self.emitted:
-                self.emitted = wm
-                self.out_wm(wm)
+        self.count += 1
+        if self.count >= self.every:
+            self.count = 0
+            if self.max_ts != LONG_MIN and self.max_ts - self.delay > self.emitted:
+                self.emitted = self.max_ts - self.delay
+                self.out_wm(self.emitted)
 
     def on_watermark(self, wm: int) -> None:
         if wm == LONG_MAX and self.watermark < LONG_MAX:
