@@ -22,6 +22,7 @@ from flowc.api.typed import TypedFlatMap, TypedMap, TypedProcess, typed
 from flowc.common.typeinfo import TypeInformation
 from flowc.errors import ApiError
 from flowc.operators import (
+    CollectSink,
     DiscardingSink,
     FilterOp,
     FlatMapOp,
@@ -244,9 +245,47 @@ class DataStream(OperatorSettings):
             raise ApiError(f"sink_to needs a flowc sink (FileSink, PrintSink, ...), got {sink!r}")
         return self._sink(sink, None)
 
+    def execute_and_collect(self, job_execution_name: str | None = None,
+                            limit: int | None = None) -> Any:
+        """PyFlink's ``execute_and_collect``: runs the environment's job (everything built so
+        far, like ``execute()``) with this stream collected, and returns an iterator over its
+        records (a context manager, as PyFlink's CloseableIterator). ``limit`` returns a list
+        of at most that many records instead."""
+        env = self._env
+        name = f"execute_and_collect-{self._id}"
+        self.sink_to(CollectSink(name))
+        result = env.execute(job_execution_name)
+        # Under `flowc explain` (dry run) nothing ran: no records.
+        records = [] if result is None else result.collected.get(name, [])
+        if limit is not None:
+            return records[:limit]
+        return CollectResults(records)
+
     def add_discarding_sink(self) -> DataStreamSink:
         return self._sink(DiscardingSink(), None)
 
 
 class DataStreamSink(OperatorSettings):
     """The result of a sink: its per-operator settings (name, uid, parallelism, ...)."""
+
+
+class CollectResults:
+    """The records ``execute_and_collect()`` returns: iterable once, closeable."""
+
+    def __init__(self, records: list[Any]) -> None:
+        self._it = iter(records)
+
+    def __iter__(self) -> CollectResults:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    def close(self) -> None:
+        self._it = iter(())
+
+    def __enter__(self) -> CollectResults:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,6 +1,8 @@
 """``pyflink.datastream.state``: keyed state descriptors and state handles."""
 
 from flowc.executor.runtime.state import (
+    AggregatingState,
+    AggregatingStateDescriptor,
     ListState,
     ListStateDescriptor,
     MapState,
@@ -11,5 +13,5 @@ from flowc.executor.runtime.state import (
     ValueStateDescriptor,
 )
 
-__all__ = ["ListState", "ListStateDescriptor", "MapState", "MapStateDescriptor",
+__all__ = ["AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState", "MapStateDescriptor",
            "ReducingState", "ReducingStateDescriptor", "ValueState", "ValueStateDescriptor"]
