@@ -161,6 +161,29 @@ class WindowOp(OperatorSpec):
         return f"Window({', '.join(parts)})"
 
 
+@dataclass(frozen=True, eq=False)
+class CountWindowOp(OperatorSpec):
+    """PyFlink's keyed count window (``count_window(size[, slide])``): the same functions as
+    :class:`WindowOp`; windows fire when full (flowc.windowing.CountWindowAssigner)."""
+
+    assigner: Any
+    reduce_fn: Any = None
+    aggregate_fn: Any = None
+    window_fn: Any = None
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return type(self.assigner).__name__
+
+    @property
+    def default_description(self) -> str:
+        parts = [self.assigner.describe(), "CountTrigger"]
+        parts += [function_name(f) for f in (self.reduce_fn, self.aggregate_fn, self.window_fn)
+                  if f is not None]
+        return f"Window({', '.join(parts)})"
+
+
 def function_name(fn: Any) -> str:
     """What Flink prints for a user function: its class's simple name (a plain Python
     function prints as its own name)."""

@@ -178,6 +178,78 @@ class EventTimeSessionWindows(WindowAssigner):
         return f"EventTimeSessionWindows({self.gap})"
 
 
+class CountWindow(NamedTuple):
+    """PyFlink's CountWindow: the ``id``-th count window of a key. It has no end in time."""
+
+    id: int
+
+    def max_timestamp(self) -> int:
+        return LONG_MAX
+
+
+class CountWindowAssigner(WindowAssigner):
+    """Base of PyFlink's count window assigners: windows by the per-key element count, fired
+    by a CountTrigger when a window holds ``size`` elements (never before: a count window
+    that is not full at the end of input never fires, as in PyFlink)."""
+
+    size: int
+
+    def window_ids(self, count: int) -> list[int]:
+        """The ids of the windows the key's ``count``-th element (0-based) belongs to."""
+        raise NotImplementedError
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        raise TypeError("count windows are assigned by count, not by timestamp")
+
+
+@dataclass(frozen=True)
+class CountTumblingWindowAssigner(CountWindowAssigner):
+    size: int
+
+    def __post_init__(self) -> None:
+        if self.size <= 0:
+            raise ValueError("the size of a count window must be positive")
+
+    @staticmethod
+    def of(window_size: int) -> CountTumblingWindowAssigner:
+        return CountTumblingWindowAssigner(int(window_size))
+
+    def window_ids(self, count: int) -> list[int]:
+        return [count // self.size]
+
+    def describe(self) -> str:
+        return f"CountTumblingWindowAssigner({self.size})"
+
+
+@dataclass(frozen=True)
+class CountSlidingWindowAssigner(CountWindowAssigner):
+    size: int
+    slide: int
+
+    def __post_init__(self) -> None:
+        if self.size <= 0 or self.slide <= 0:
+            raise ValueError("the size and slide of a count window must be positive")
+
+    @staticmethod
+    def of(window_size: int, window_slide: int) -> CountSlidingWindowAssigner:
+        return CountSlidingWindowAssigner(int(window_size), int(window_slide))
+
+    def window_ids(self, count: int) -> list[int]:
+        # PyFlink's CountSlidingWindowAssigner: window k holds elements
+        # [k * slide, k * slide + size - 1]; latest window first.
+        last_id = count // self.slide
+        start = last_id * self.slide
+        ids = []
+        while last_id >= 0 and start <= count <= start + self.size - 1:
+            ids.append(last_id)
+            last_id -= 1
+            start -= self.slide
+        return ids
+
+    def describe(self) -> str:
+        return f"CountSlidingWindowAssigner({self.size}, {self.slide})"
+
+
 def merge_windows(windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
     """Flink's ``TimeWindow.mergeWindows``: sort by start, merge overlapping (intersecting)."""
     ordered = sorted(windows)

@@ -14,9 +14,16 @@ from flowc.api.functions import (
 )
 from flowc.api.typed import TypedKeyedProcess, typed
 from flowc.errors import ApiError
-from flowc.operators import AggregationOp, KeyedProcessOp, ReduceOp, WindowOp
+from flowc.operators import AggregationOp, CountWindowOp, KeyedProcessOp, ReduceOp, WindowOp
 from flowc.transformations import KeySelector, OutputTag
-from flowc.windowing import Duration, WindowAssigner, to_millis
+from flowc.windowing import (
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
+    CountWindowAssigner,
+    Duration,
+    WindowAssigner,
+    to_millis,
+)
 
 if TYPE_CHECKING:
     from flowc.api.connected import IntervalJoin
@@ -61,6 +68,15 @@ class KeyedStream(DataStream):
     def max_by(self, position_to_max_by: int | str = 0) -> DataStream:
         return self._aggregate("max_by", position_to_max_by)
 
+    def count_window(self, size: int, slide: int = 0) -> WindowedStream:
+        """PyFlink's tumbling (``slide`` 0) or sliding count windows."""
+        try:
+            assigner: WindowAssigner = (CountTumblingWindowAssigner.of(size) if slide == 0
+                                        else CountSlidingWindowAssigner.of(size, slide))
+        except ValueError as e:
+            raise ApiError(str(e)) from None
+        return WindowedStream(self, assigner)
+
     def window(self, window_assigner: WindowAssigner) -> WindowedStream:
         if not isinstance(window_assigner, WindowAssigner):
             raise ApiError(f"window needs a window assigner, got {window_assigner!r}")
@@ -95,7 +111,14 @@ class WindowedStream:
         return self
 
     def _window(self, output_type: Any, **fns: Any) -> DataStream:
-        op = WindowOp(self._assigner, self._lateness, self._late_tag, **fns)
+        op: WindowOp | CountWindowOp
+        if isinstance(self._assigner, CountWindowAssigner):
+            if self._late_tag is not None or self._lateness:
+                raise ApiError("count windows have no event time: allowed_lateness and "
+                               "side_output_late_data apply to time windows only")
+            op = CountWindowOp(self._assigner, **fns)
+        else:
+            op = WindowOp(self._assigner, self._lateness, self._late_tag, **fns)
         return self._keyed._transform(op, output_type, None, op.default_description)
 
     def reduce(self, reduce_function: Any, window_function: Any = None,

@@ -18,6 +18,7 @@ from flowc.api.functions import (
     ProcessFunction,
 )
 from flowc.common.typeinfo import TypeInformation
+from flowc.transformations import OutputTag
 
 
 def _method(fn: Any, cls: type, name: str) -> Any:
@@ -40,7 +41,11 @@ class _Typed(Function):
     def _all(self, results: Iterable[Any] | None) -> Iterator[Any]:
         convert = self.convert
         for r in results or ():
-            yield convert(r)
+            # PyFlink's side output (``yield output_tag, value``) is not of the main type.
+            if type(r) is tuple and len(r) == 2 and isinstance(r[0], OutputTag):
+                yield r
+            else:
+                yield convert(r)
 
 
 class TypedMap(_Typed, MapFunction):

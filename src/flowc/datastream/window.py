@@ -1,6 +1,9 @@
 """``pyflink.datastream.window``: windows and window assigners."""
 
 from flowc.windowing import (
+    CountSlidingWindowAssigner,
+    CountTumblingWindowAssigner,
+    CountWindow,
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
     TimeWindow,
@@ -8,5 +11,6 @@ from flowc.windowing import (
     WindowAssigner,
 )
 
-__all__ = ["EventTimeSessionWindows", "SlidingEventTimeWindows", "TimeWindow",
+__all__ = ["CountSlidingWindowAssigner", "CountTumblingWindowAssigner", "CountWindow",
+           "EventTimeSessionWindows", "SlidingEventTimeWindows", "TimeWindow",
            "TumblingEventTimeWindows", "WindowAssigner"]

@@ -55,6 +55,9 @@ class _Factory:
     def visit_WindowOp(self, spec: Any) -> Operator:
         return self._make(windows.WindowOperator, spec)
 
+    def visit_CountWindowOp(self, spec: Any) -> Operator:
+        return self._make(windows.CountWindowOperator, spec)
+
     def visit_CoMapOp(self, spec: Any) -> Operator:
         return self._make(ops.CoMapOperator, spec)
 

@@ -31,6 +31,7 @@ from flowc.executor.runtime.core import (
     results,
     unwrap,
 )
+from flowc.transformations import OutputTag
 
 _MISSING = object()
 TIMER_NS = "user-timer"
@@ -100,6 +101,17 @@ class ProcessContext:
         self._op.side(tag, value, self._ts)
 
 
+def emit_results(op: Operator, produced: Any, ts: int | None) -> None:
+    """Emit what a process-style function produced. A ``(OutputTag, value)`` pair goes to
+    that side output: PyFlink's way of writing one (``yield output_tag, value``)."""
+    out, side = op.out, op.side
+    for r in results(produced):
+        if type(r) is tuple and len(r) == 2 and isinstance(r[0], OutputTag):
+            side(r[0], r[1], ts)
+        else:
+            out(r, ts)
+
+
 # ----------------------------------------------------------------- stateless
 
 
@@ -141,9 +153,7 @@ class ProcessOperator(Operator):
 
     def process(self, value: Any, ts: int | None) -> None:
         self.ctx._ts = ts
-        out = self.out
-        for r in results(self.fn(value, self.ctx)):
-            out(r, ts)
+        emit_results(self, self.fn(value, self.ctx), ts)
 
 
 # ----------------------------------------------------------------- keyed
@@ -171,18 +181,14 @@ class KeyedProcessOperator(KeyedOperator):
     def process(self, value: Any, ts: int | None) -> None:
         self.backend.current_key = self.key_fn(value)  # type: ignore[union-attr]
         self.ctx._ts = ts
-        out = self.out
-        for r in results(self.fn(value, self.ctx)):
-            out(r, ts)
+        emit_results(self, self.fn(value, self.ctx), ts)
 
     def on_timer(self, ts: int, key: Any, namespace: Any) -> None:
         if self.timer_fn is None:
             return
         self.backend.current_key = key  # type: ignore[union-attr]
         self.ctx._ts = ts
-        out = self.out
-        for r in results(self.timer_fn(ts, self.ctx)):
-            out(r, ts)
+        emit_results(self, self.timer_fn(ts, self.ctx), ts)
 
 
 class ReduceOperator(KeyedOperator):
@@ -371,8 +377,7 @@ class CoProcessOperator(Operator):
 
     def _run(self, f: Any, value: Any, ts: int | None) -> None:
         self.ctx._ts = ts
-        for r in results(f(value, self.ctx)):
-            self.out(r, ts)
+        emit_results(self, f(value, self.ctx), ts)
 
     def process1(self, value: Any, ts: int | None) -> None:
         self._run(self.f1, value, ts)
@@ -397,8 +402,7 @@ class KeyedCoProcessOperator(CoProcessOperator):
             return
         self.backend.current_key = key  # type: ignore[union-attr]
         self.ctx._ts = ts
-        for r in results(self.timer_fn(ts, self.ctx)):
-            self.out(r, ts)
+        emit_results(self, self.timer_fn(ts, self.ctx), ts)
 
 
 def make_task_info(name: str, subtask: int, parallelism: int, max_parallelism: int,
