@@ -299,6 +299,20 @@ class FileSource(SourceSpec):
 
 
 @dataclass(frozen=True, eq=False)
+class TextLineFileSource(SourceSpec):
+    """Flink's ``FileSource.forRecordStreamFormat(new TextLineInputFormat(), paths)``: every
+    line of every file under ``paths`` (directories recursively, hidden files and files
+    starting with ``_`` skipped) as a string; one split per file
+    (flowc.executor.runtime.sources)."""
+
+    paths: tuple[str, ...]
+
+    @property
+    def default_name(self) -> str:
+        return "FileSource"
+
+
+@dataclass(frozen=True, eq=False)
 class DatagenSource(SourceSpec):
     """Rows generated on the executors: ``generator(index) -> record`` for index in
     ``[0, rows)``; deterministic in the index so any subtask can generate its share."""

@@ -15,6 +15,7 @@ from flowc.operators import (
     CollectionSource,
     SequenceSource,
     SourceSpec,
+    TextLineFileSource,
 )
 from flowc.transformations import (
     Config,
@@ -237,6 +238,10 @@ class StreamExecutionEnvironment:
             raise ApiError(f"from_source needs a WatermarkStrategy, got {watermark_strategy!r}")
         strategy = (watermark_strategy if watermark_strategy is not None
                     and watermark_strategy.out_of_orderness is not None else None)
+        if type_info is None and isinstance(source, TextLineFileSource):
+            from flowc.common.typeinfo import Types
+
+            type_info = Types.STRING()  # Flink's TextLineInputFormat produces Strings
         t = self._new_source(source, source_name, type_info, watermark_strategy=strategy)
         return self._stream(t.id)
 
