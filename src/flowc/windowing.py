@@ -102,6 +102,10 @@ class WindowAssigner:
     def assign_windows(self, timestamp: int) -> list[TimeWindow]:
         raise NotImplementedError
 
+    def assign(self, element: Any, timestamp: int) -> list[TimeWindow]:
+        """The windows of ``element`` (only dynamic session gaps look at it)."""
+        return self.assign_windows(timestamp)
+
     def describe(self) -> str:
         raise NotImplementedError
 
@@ -171,11 +175,45 @@ class EventTimeSessionWindows(WindowAssigner):
     def with_gap(gap: Duration | int) -> EventTimeSessionWindows:
         return EventTimeSessionWindows(to_millis(gap))
 
+    @staticmethod
+    def with_dynamic_gap(extractor: Any) -> DynamicEventTimeSessionWindows:
+        return DynamicEventTimeSessionWindows(extractor)
+
     def assign_windows(self, timestamp: int) -> list[TimeWindow]:
         return [TimeWindow(timestamp, timestamp + self.gap)]
 
     def describe(self) -> str:
         return f"EventTimeSessionWindows({self.gap})"
+
+
+class SessionWindowTimeGapExtractor:
+    """PyFlink's gap extractor: ``extract(element)`` -> the session gap in milliseconds."""
+
+    def extract(self, element: Any) -> int:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class DynamicEventTimeSessionWindows(WindowAssigner):
+    """Session windows whose gap each element gives (Flink's
+    DynamicEventTimeSessionWindows)."""
+
+    extractor: Any
+    is_merging = True
+
+    def assign(self, element: Any, timestamp: int) -> list[TimeWindow]:
+        ex = self.extractor
+        gap = int(ex.extract(element) if isinstance(ex, SessionWindowTimeGapExtractor)
+                  else ex(element))
+        if gap <= 0:
+            raise ValueError("Dynamic gap can not be negative or zero.")
+        return [TimeWindow(timestamp, timestamp + gap)]
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        raise TypeError("dynamic session windows need the element (assign)")
+
+    def describe(self) -> str:
+        return "DynamicEventTimeSessionWindows()"
 
 
 class CountWindow(NamedTuple):

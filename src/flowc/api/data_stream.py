@@ -201,6 +201,12 @@ class DataStream(OperatorSettings):
         env._add(t, register=False)
         return DataStream(env, t.id)
 
+    def window_all(self, window_assigner: Any) -> Any:
+        """A window over the whole stream (flowc.api.all_windows)."""
+        from flowc.api.all_windows import AllWindowedStream
+
+        return AllWindowedStream(self, window_assigner)
+
     def connect(self, stream: DataStream) -> ConnectedStreams:
         if not isinstance(stream, DataStream) or stream._env is not self._env:
             raise ApiError(f"connect needs a DataStream of the same environment, got {stream!r}")

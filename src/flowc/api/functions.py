@@ -77,6 +77,52 @@ class ProcessWindowFunction(Function):
         raise NotImplementedError
 
 
+class WindowFunction(Function):
+    """``apply(key, window, inputs)`` over all elements of a window."""
+
+    def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class AllWindowFunction(Function):
+    def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class ProcessAllWindowFunction(Function):
+    def process(self, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class _WindowFnAdapter(ProcessWindowFunction):
+    """A WindowFunction / AllWindowFunction / ProcessAllWindowFunction run as the
+    ProcessWindowFunction the window operator calls (the all-window ones ignore the key)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def open(self, runtime_context: Any) -> None:
+        self.fn.open(runtime_context)
+
+    def close(self) -> None:
+        self.fn.close()
+
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        fn = self.fn
+        if isinstance(fn, WindowFunction):
+            return fn.apply(key, context.window(), elements)
+        if isinstance(fn, AllWindowFunction):
+            return fn.apply(context.window(), elements)
+        return fn.process(context, elements)
+
+
+def as_process_window_function(fn: Any) -> Any:
+    """``fn`` as the window operator's ProcessWindowFunction."""
+    if isinstance(fn, (WindowFunction, AllWindowFunction, ProcessAllWindowFunction)):
+        return _WindowFnAdapter(fn)
+    return fn
+
+
 class CoMapFunction(Function):
     def map1(self, value: Any) -> Any:
         raise NotImplementedError

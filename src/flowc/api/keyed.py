@@ -8,9 +8,13 @@ from flowc.api.base import check_fn
 from flowc.api.data_stream import DataStream
 from flowc.api.functions import (
     AggregateFunction,
+    AllWindowFunction,
     KeyedProcessFunction,
+    ProcessAllWindowFunction,
     ProcessWindowFunction,
     ReduceFunction,
+    WindowFunction,
+    as_process_window_function,
 )
 from flowc.api.typed import TypedKeyedProcess, typed
 from flowc.errors import ApiError
@@ -112,20 +116,29 @@ class WindowedStream:
 
     def _window(self, output_type: Any, **fns: Any) -> DataStream:
         op: WindowOp | CountWindowOp
+        named: WindowOp | CountWindowOp  # with the user's own functions, for the description
+        wf = fns.get("window_fn")
+        run = dict(fns, window_fn=as_process_window_function(wf) if wf is not None else None)
         if isinstance(self._assigner, CountWindowAssigner):
             if self._late_tag is not None or self._lateness:
                 raise ApiError("count windows have no event time: allowed_lateness and "
                                "side_output_late_data apply to time windows only")
-            op = CountWindowOp(self._assigner, **fns)
+            op, named = CountWindowOp(self._assigner, **run), CountWindowOp(self._assigner, **fns)
         else:
-            op = WindowOp(self._assigner, self._lateness, self._late_tag, **fns)
-        return self._keyed._transform(op, output_type, None, op.default_description)
+            op = WindowOp(self._assigner, self._lateness, self._late_tag, **run)
+            named = WindowOp(self._assigner, self._lateness, self._late_tag, **fns)
+        return self._keyed._transform(op, output_type, None, named.default_description)
+
+    def apply(self, window_function: Any, output_type: Any = None) -> DataStream:
+        """A WindowFunction (``apply(key, window, inputs)``) over each window's elements."""
+        if not isinstance(window_function, (WindowFunction, AllWindowFunction)):
+            raise ApiError(f"apply needs a WindowFunction, got {window_function!r}")
+        return self._window(output_type, window_fn=window_function)
 
     def reduce(self, reduce_function: Any, window_function: Any = None,
                output_type: Any = None) -> DataStream:
         fn = check_fn(reduce_function, ReduceFunction, "reduce", "reduce")
-        wf = None if window_function is None else check_fn(
-            window_function, ProcessWindowFunction, "process", "window function")
+        wf = None if window_function is None else _window_fn(window_function)
         out = output_type if wf is not None else (output_type or self._keyed.get_type())
         return self._window(out, reduce_fn=fn, window_fn=wf)
 
@@ -134,10 +147,14 @@ class WindowedStream:
         if not isinstance(aggregate_function, AggregateFunction):
             raise ApiError("aggregate needs an AggregateFunction "
                            "(create_accumulator, add, get_result, merge)")
-        wf = None if window_function is None else check_fn(
-            window_function, ProcessWindowFunction, "process", "window function")
+        wf = None if window_function is None else _window_fn(window_function)
         return self._window(output_type, aggregate_fn=aggregate_function, window_fn=wf)
 
     def process(self, process_window_function: Any, output_type: Any = None) -> DataStream:
-        wf = check_fn(process_window_function, ProcessWindowFunction, "process", "process")
-        return self._window(output_type, window_fn=wf)
+        return self._window(output_type, window_fn=_window_fn(process_window_function))
+
+
+def _window_fn(fn: Any) -> Any:
+    if isinstance(fn, (WindowFunction, AllWindowFunction, ProcessAllWindowFunction)):
+        return fn
+    return check_fn(fn, ProcessWindowFunction, "process", "window function")

@@ -3,6 +3,7 @@
 from flowc.api.environment import StreamExecutionEnvironment
 from flowc.api.functions import (
     AggregateFunction,
+    AllWindowFunction,
     CoFlatMapFunction,
     CoMapFunction,
     CoProcessFunction,
@@ -14,10 +15,12 @@ from flowc.api.functions import (
     KeySelector,
     MapFunction,
     Partitioner,
+    ProcessAllWindowFunction,
     ProcessFunction,
     ProcessJoinFunction,
     ProcessWindowFunction,
     ReduceFunction,
+    WindowFunction,
 )
 from flowc.api.stream import (
     ConnectedStreams,
@@ -48,6 +51,7 @@ from flowc.windowing import (
 )
 
 __all__ = [
+    "AllWindowFunction", "ProcessAllWindowFunction", "WindowFunction",
     "AggregateFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",
     "CollectSink", "ConnectedStreams", "DataStream", "DataStreamSink", "DiscardingSink",
     "Duration", "EventTimeSessionWindows", "FileSink", "FilterFunction", "FlatMapFunction",

@@ -2,6 +2,7 @@
 
 from flowc.api.functions import (
     AggregateFunction,
+    AllWindowFunction,
     CoFlatMapFunction,
     CoMapFunction,
     CoProcessFunction,
@@ -13,14 +14,17 @@ from flowc.api.functions import (
     KeySelector,
     MapFunction,
     Partitioner,
+    ProcessAllWindowFunction,
     ProcessFunction,
     ProcessJoinFunction,
     ProcessWindowFunction,
     ReduceFunction,
+    WindowFunction,
 )
 from flowc.executor.runtime.state import RuntimeContext
 
 __all__ = [
+    "AllWindowFunction", "ProcessAllWindowFunction", "WindowFunction",
     "AggregateFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",
     "FilterFunction", "FlatMapFunction", "JoinFunction", "KeyedCoProcessFunction",
     "KeyedProcessFunction", "KeySelector", "MapFunction", "Partitioner", "ProcessFunction",

@@ -4,7 +4,9 @@ from flowc.windowing import (
     CountSlidingWindowAssigner,
     CountTumblingWindowAssigner,
     CountWindow,
+    DynamicEventTimeSessionWindows,
     EventTimeSessionWindows,
+    SessionWindowTimeGapExtractor,
     SlidingEventTimeWindows,
     TimeWindow,
     TumblingEventTimeWindows,
@@ -12,5 +14,6 @@ from flowc.windowing import (
 )
 
 __all__ = ["CountSlidingWindowAssigner", "CountTumblingWindowAssigner", "CountWindow",
+           "DynamicEventTimeSessionWindows", "SessionWindowTimeGapExtractor",
            "EventTimeSessionWindows", "SlidingEventTimeWindows", "TimeWindow",
            "TumblingEventTimeWindows", "WindowAssigner"]

@@ -211,7 +211,10 @@ class WindowOperator(KeyedOperator):
         self.backend.current_key = key  # type: ignore[union-attr]
         wm = self.timers.current_watermark
         skipped = True
-        windows = self.assigner.assign_windows(t)
+        try:
+            windows = self.assigner.assign(value, t)
+        except ValueError as e:  # a dynamic gap <= 0
+            raise ExecutionError(str(e)) from None
         if self.merging:
             for w in windows:
                 actual, state_window = self._add_merging_window(key, w)
