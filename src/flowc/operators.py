@@ -184,6 +184,38 @@ class CountWindowOp(OperatorSpec):
         return f"Window({', '.join(parts)})"
 
 
+@dataclass(frozen=True, eq=False)
+class TriggerWindowOp(OperatorSpec):
+    """A keyed window with a trigger of its own (``window(...).trigger(t)``, or
+    ``GlobalWindows``): Flink's WindowOperator driven by the trigger's results
+    (runtime.trigger_windows). The functions are those of :class:`WindowOp`."""
+
+    assigner: WindowAssigner
+    trigger: Any
+    allowed_lateness: int = 0
+    late_tag: OutputTag | None = None
+    reduce_fn: Any = None
+    aggregate_fn: Any = None
+    window_fn: Any = None
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return type(self.assigner).__name__
+
+    @property
+    def default_description(self) -> str:
+        parts = [self.assigner.describe(), type(self.trigger).__name__]
+        pre = self.reduce_fn if self.reduce_fn is not None else self.aggregate_fn
+        if pre is not None:
+            parts.append(function_name(pre))
+            parts.append(function_name(self.window_fn) if self.window_fn is not None
+                         else "PassThroughWindowFunction")
+        elif self.window_fn is not None:
+            parts.append(function_name(self.window_fn))
+        return f"Window({', '.join(parts)})"
+
+
 def function_name(fn: Any) -> str:
     """What Flink prints for a user function: its class's simple name (a plain Python
     function prints as its own name)."""

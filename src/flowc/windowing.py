@@ -216,6 +216,29 @@ class DynamicEventTimeSessionWindows(WindowAssigner):
         return "DynamicEventTimeSessionWindows()"
 
 
+class GlobalWindow(NamedTuple):
+    """The one window of GlobalWindows (a named tuple with no fields: all are equal)."""
+
+    def max_timestamp(self) -> int:
+        return LONG_MAX
+
+
+@dataclass(frozen=True)
+class GlobalWindows(WindowAssigner):
+    """All elements of a key in one window that never ends; it fires only through a trigger
+    (``trigger(...)``; the default NeverTrigger never fires)."""
+
+    @staticmethod
+    def create() -> GlobalWindows:
+        return GlobalWindows()
+
+    def assign_windows(self, timestamp: int) -> list[Any]:
+        return [GlobalWindow()]
+
+    def describe(self) -> str:
+        return "GlobalWindows()"
+
+
 class CountWindow(NamedTuple):
     """PyFlink's CountWindow: the ``id``-th count window of a key. It has no end in time."""
 

@@ -34,6 +34,10 @@ class AllWindowedStream:
         self._windowed.allowed_lateness(time)
         return self
 
+    def trigger(self, trigger: Any) -> AllWindowedStream:
+        self._windowed.trigger(trigger)
+        return self
+
     def side_output_late_data(self, output_tag: Any) -> AllWindowedStream:
         self._windowed.side_output_late_data(output_tag)
         return self

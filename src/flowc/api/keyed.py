@@ -18,13 +18,21 @@ from flowc.api.functions import (
 )
 from flowc.api.typed import TypedKeyedProcess, typed
 from flowc.errors import ApiError
-from flowc.operators import AggregationOp, CountWindowOp, KeyedProcessOp, ReduceOp, WindowOp
+from flowc.operators import (
+    AggregationOp,
+    CountWindowOp,
+    KeyedProcessOp,
+    ReduceOp,
+    TriggerWindowOp,
+    WindowOp,
+)
 from flowc.transformations import KeySelector, OutputTag
 from flowc.windowing import (
     CountSlidingWindowAssigner,
     CountTumblingWindowAssigner,
     CountWindowAssigner,
     Duration,
+    GlobalWindows,
     WindowAssigner,
     to_millis,
 )
@@ -100,12 +108,26 @@ class WindowedStream:
         self._assigner = assigner
         self._lateness = 0
         self._late_tag: OutputTag | None = None
+        self._trigger: Any = None
 
     def allowed_lateness(self, time: Duration | int) -> WindowedStream:
         ms = to_millis(time)
         if ms < 0:
             raise ApiError("The allowed lateness cannot be negative.")
         self._lateness = ms
+        return self
+
+    def trigger(self, trigger: Any) -> WindowedStream:
+        """The window's trigger (flowc.triggers: PyFlink's built-in ones or a ``Trigger``
+        subclass), replacing the assigner's default."""
+        from flowc.triggers import Trigger
+
+        if not isinstance(trigger, Trigger):
+            raise ApiError(f"trigger needs a Trigger, got {trigger!r}")
+        if isinstance(self._assigner, CountWindowAssigner) or self._assigner.is_merging:
+            raise ApiError("flowc supports trigger() on tumbling, sliding and global windows, "
+                           f"not on {type(self._assigner).__name__}")
+        self._trigger = trigger
         return self
 
     def side_output_late_data(self, output_tag: OutputTag) -> WindowedStream:
@@ -115,8 +137,8 @@ class WindowedStream:
         return self
 
     def _window(self, output_type: Any, **fns: Any) -> DataStream:
-        op: WindowOp | CountWindowOp
-        named: WindowOp | CountWindowOp  # with the user's own functions, for the description
+        op: WindowOp | CountWindowOp | TriggerWindowOp
+        named: WindowOp | CountWindowOp | TriggerWindowOp  # with the user's own functions, for the description
         wf = fns.get("window_fn")
         run = dict(fns, window_fn=as_process_window_function(wf) if wf is not None else None)
         if isinstance(self._assigner, CountWindowAssigner):
@@ -124,6 +146,12 @@ class WindowedStream:
                 raise ApiError("count windows have no event time: allowed_lateness and "
                                "side_output_late_data apply to time windows only")
             op, named = CountWindowOp(self._assigner, **run), CountWindowOp(self._assigner, **fns)
+        elif self._trigger is not None or isinstance(self._assigner, GlobalWindows):
+            from flowc.triggers import NeverTrigger
+
+            trigger = self._trigger if self._trigger is not None else NeverTrigger()
+            args = (self._assigner, trigger, self._lateness, self._late_tag)
+            op, named = TriggerWindowOp(*args, **run), TriggerWindowOp(*args, **fns)
         else:
             op = WindowOp(self._assigner, self._lateness, self._late_tag, **run)
             named = WindowOp(self._assigner, self._lateness, self._late_tag, **fns)

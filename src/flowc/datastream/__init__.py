@@ -38,9 +38,12 @@ from flowc.executor.runtime.state import (
 )
 from flowc.operators import CollectSink, DiscardingSink, FileSink, PrintSink
 from flowc.transformations import OutputTag, RuntimeExecutionMode
+from flowc.triggers import Trigger, TriggerResult
 from flowc.windowing import (
+    CountWindow,
     Duration,
     EventTimeSessionWindows,
+    GlobalWindow,
     SlidingEventTimeWindows,
     Time,
     TimestampAssigner,
@@ -51,6 +54,7 @@ from flowc.windowing import (
 )
 
 __all__ = [
+    "CountWindow", "GlobalWindow", "Trigger", "TriggerResult",
     "AllWindowFunction", "ProcessAllWindowFunction", "WindowFunction",
     "AggregateFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",
     "CollectSink", "ConnectedStreams", "DataStream", "DataStreamSink", "DiscardingSink",

@@ -1,11 +1,22 @@
-"""``pyflink.datastream.window``: windows and window assigners."""
+"""``pyflink.datastream.window``: windows, window assigners and triggers."""
 
+from flowc.triggers import (
+    ContinuousEventTimeTrigger,
+    CountTrigger,
+    EventTimeTrigger,
+    NeverTrigger,
+    PurgingTrigger,
+    Trigger,
+    TriggerResult,
+)
 from flowc.windowing import (
     CountSlidingWindowAssigner,
     CountTumblingWindowAssigner,
     CountWindow,
     DynamicEventTimeSessionWindows,
     EventTimeSessionWindows,
+    GlobalWindow,
+    GlobalWindows,
     SessionWindowTimeGapExtractor,
     SlidingEventTimeWindows,
     TimeWindow,
@@ -13,7 +24,9 @@ from flowc.windowing import (
     WindowAssigner,
 )
 
-__all__ = ["CountSlidingWindowAssigner", "CountTumblingWindowAssigner", "CountWindow",
-           "DynamicEventTimeSessionWindows", "SessionWindowTimeGapExtractor",
+__all__ = ["ContinuousEventTimeTrigger", "CountTrigger", "EventTimeTrigger", "NeverTrigger",
+           "PurgingTrigger", "Trigger", "TriggerResult","CountSlidingWindowAssigner", "CountTumblingWindowAssigner", "CountWindow",
+           "DynamicEventTimeSessionWindows", "GlobalWindow",
+           "GlobalWindows", "SessionWindowTimeGapExtractor",
            "EventTimeSessionWindows", "SlidingEventTimeWindows", "TimeWindow",
            "TumblingEventTimeWindows", "WindowAssigner"]

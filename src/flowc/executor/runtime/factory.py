@@ -58,6 +58,11 @@ class _Factory:
     def visit_CountWindowOp(self, spec: Any) -> Operator:
         return self._make(windows.CountWindowOperator, spec)
 
+    def visit_TriggerWindowOp(self, spec: Any) -> Operator:
+        from flowc.executor.runtime.trigger_windows import TriggerWindowOperator
+
+        return self._make(TriggerWindowOperator, spec)
+
     def visit_CoMapOp(self, spec: Any) -> Operator:
         return self._make(ops.CoMapOperator, spec)
 
