@@ -263,6 +263,30 @@ class KeyedCoProcessOp(OperatorSpec):
 
 
 @dataclass(frozen=True, eq=False)
+class BroadcastProcessOp(OperatorSpec):
+    """``connect(broadcast_stream).process(BroadcastProcessFunction)``: input 2 is the
+    broadcast side; ``descriptors`` name its broadcast states."""
+
+    fn: Any
+    descriptors: tuple[Any, ...] = ()
+
+    @property
+    def default_name(self) -> str:
+        return "Co-Process-Broadcast"
+
+
+@dataclass(frozen=True, eq=False)
+class KeyedBroadcastProcessOp(OperatorSpec):
+    fn: Any
+    descriptors: tuple[Any, ...] = ()
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return "Co-Process-Broadcast-Keyed"
+
+
+@dataclass(frozen=True, eq=False)
 class IntervalJoinOp(OperatorSpec):
     """``left.ts + lower <= right.ts <= left.ts + upper`` (bounds inclusive unless excluded);
     ``fn`` is a ProcessJoinFunction ``process_element(left, right, ctx)``."""

@@ -50,7 +50,7 @@ from flowc.transformations import (
 from flowc.windowing import WatermarkStrategy
 
 if TYPE_CHECKING:
-    from flowc.api.connected import ConnectedStreams, JoinedStreams
+    from flowc.api.connected import JoinedStreams
     from flowc.api.environment import StreamExecutionEnvironment
     from flowc.api.keyed import KeyedStream
 
@@ -165,8 +165,15 @@ class DataStream(OperatorSettings):
     def shuffle(self) -> DataStream:
         return self._partition(PartitionerKind.SHUFFLE)
 
-    def broadcast(self) -> DataStream:
-        return self._partition(PartitionerKind.BROADCAST)
+    def broadcast(self, *broadcast_state_descriptors: Any) -> Any:
+        """BROADCAST partitioning; with state descriptors (PyFlink's
+        ``broadcast(MapStateDescriptor(...))``) a BroadcastStream to ``connect`` to."""
+        stream = self._partition(PartitionerKind.BROADCAST)
+        if not broadcast_state_descriptors:
+            return stream
+        from flowc.api.broadcast import BroadcastStream
+
+        return BroadcastStream(stream, tuple(broadcast_state_descriptors))
 
     def global_(self) -> DataStream:
         return self._partition(PartitionerKind.GLOBAL)
@@ -207,7 +214,11 @@ class DataStream(OperatorSettings):
 
         return AllWindowedStream(self, window_assigner)
 
-    def connect(self, stream: DataStream) -> ConnectedStreams:
+    def connect(self, stream: Any) -> Any:
+        from flowc.api.broadcast import BroadcastConnectedStream, BroadcastStream
+
+        if isinstance(stream, BroadcastStream) and stream.stream._env is self._env:
+            return BroadcastConnectedStream(self, stream)
         if not isinstance(stream, DataStream) or stream._env is not self._env:
             raise ApiError(f"connect needs a DataStream of the same environment, got {stream!r}")
         from flowc.api.connected import ConnectedStreams

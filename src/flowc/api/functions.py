@@ -123,6 +123,25 @@ def as_process_window_function(fn: Any) -> Any:
     return fn
 
 
+class BroadcastProcessFunction(Function):
+    """A non-keyed stream connected with a broadcast stream: ``process_element(value, ctx)``
+    reads the broadcast state (``ctx.get_broadcast_state(descriptor)``, read-only),
+    ``process_broadcast_element(value, ctx)`` may change it."""
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+
+class KeyedBroadcastProcessFunction(BroadcastProcessFunction):
+    """The keyed variant: keyed state and event-time timers on the keyed side."""
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        return None
+
+
 class CoMapFunction(Function):
     def map1(self, value: Any) -> Any:
         raise NotImplementedError

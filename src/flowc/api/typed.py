@@ -11,8 +11,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from flowc.api.functions import (
+    BroadcastProcessFunction,
     FlatMapFunction,
     Function,
+    KeyedBroadcastProcessFunction,
     KeyedProcessFunction,
     MapFunction,
     ProcessFunction,
@@ -70,6 +72,19 @@ class TypedKeyedProcess(_Typed, KeyedProcessFunction):
     def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
         return self._all(self.fn.on_timer(timestamp, ctx)
                          if isinstance(self.fn, KeyedProcessFunction) else None)
+
+
+class TypedBroadcastProcess(_Typed, BroadcastProcessFunction):
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._all(self.fn.process_element(value, ctx))
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        return self._all(self.fn.process_broadcast_element(value, ctx))
+
+
+class TypedKeyedBroadcastProcess(TypedBroadcastProcess, KeyedBroadcastProcessFunction):
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        return self._all(self.fn.on_timer(timestamp, ctx))
 
 
 def typed(fn: Any, output_type: Any, wrapper: type[_Typed]) -> Any:

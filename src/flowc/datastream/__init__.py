@@ -1,15 +1,18 @@
 """PyFlink-shaped DataStream API: ``from flowc.datastream import StreamExecutionEnvironment``."""
 
+from flowc.api.broadcast import BroadcastConnectedStream, BroadcastStream
 from flowc.api.environment import StreamExecutionEnvironment
 from flowc.api.functions import (
     AggregateFunction,
     AllWindowFunction,
+    BroadcastProcessFunction,
     CoFlatMapFunction,
     CoMapFunction,
     CoProcessFunction,
     FilterFunction,
     FlatMapFunction,
     JoinFunction,
+    KeyedBroadcastProcessFunction,
     KeyedCoProcessFunction,
     KeyedProcessFunction,
     KeySelector,
@@ -54,6 +57,8 @@ from flowc.windowing import (
 )
 
 __all__ = [
+    "BroadcastConnectedStream", "BroadcastProcessFunction", "BroadcastStream",
+    "KeyedBroadcastProcessFunction",
     "CountWindow", "GlobalWindow", "Trigger", "TriggerResult",
     "AllWindowFunction", "ProcessAllWindowFunction", "WindowFunction",
     "AggregateFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",

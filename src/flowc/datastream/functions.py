@@ -3,12 +3,14 @@
 from flowc.api.functions import (
     AggregateFunction,
     AllWindowFunction,
+    BroadcastProcessFunction,
     CoFlatMapFunction,
     CoMapFunction,
     CoProcessFunction,
     FilterFunction,
     FlatMapFunction,
     JoinFunction,
+    KeyedBroadcastProcessFunction,
     KeyedCoProcessFunction,
     KeyedProcessFunction,
     KeySelector,
@@ -24,6 +26,7 @@ from flowc.api.functions import (
 from flowc.executor.runtime.state import RuntimeContext
 
 __all__ = [
+    "BroadcastProcessFunction", "KeyedBroadcastProcessFunction",
     "AllWindowFunction", "ProcessAllWindowFunction", "WindowFunction",
     "AggregateFunction", "CoFlatMapFunction", "CoMapFunction", "CoProcessFunction",
     "FilterFunction", "FlatMapFunction", "JoinFunction", "KeyedCoProcessFunction",

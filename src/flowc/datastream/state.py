@@ -3,15 +3,17 @@
 from flowc.executor.runtime.state import (
     AggregatingState,
     AggregatingStateDescriptor,
+    BroadcastState,
     ListState,
     ListStateDescriptor,
     MapState,
     MapStateDescriptor,
+    ReadOnlyBroadcastState,
     ReducingState,
     ReducingStateDescriptor,
     ValueState,
     ValueStateDescriptor,
 )
 
-__all__ = ["AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState", "MapStateDescriptor",
+__all__ = ["BroadcastState", "ReadOnlyBroadcastState", "AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState", "MapStateDescriptor",
            "ReducingState", "ReducingStateDescriptor", "ValueState", "ValueStateDescriptor"]

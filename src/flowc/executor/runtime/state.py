@@ -228,6 +228,51 @@ class AggregatingState(_State):
         self._table[k] = self._fn.add(value, acc)
 
 
+class ReadOnlyBroadcastState:
+    """Broadcast (operator) state as the non-broadcast side sees it: a map it may read.
+    Every subtask keeps its own copy, which the broadcast elements update alike."""
+
+    def __init__(self, entries: dict[Any, Any]) -> None:
+        self._entries = entries
+
+    def get(self, key: Any) -> Any:
+        return self._entries.get(key)
+
+    def contains(self, key: Any) -> bool:
+        return key in self._entries
+
+    def items(self) -> Iterable[tuple[Any, Any]]:
+        return list(self._entries.items())
+
+    def keys(self) -> Iterable[Any]:
+        return list(self._entries)
+
+    def values(self) -> Iterable[Any]:
+        return list(self._entries.values())
+
+    def is_empty(self) -> bool:
+        return not self._entries
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._entries))
+
+
+class BroadcastState(ReadOnlyBroadcastState):
+    """Broadcast state as ``process_broadcast_element`` sees it: it may change it."""
+
+    def put(self, key: Any, value: Any) -> None:
+        self._entries[key] = value
+
+    def put_all(self, entries: dict[Any, Any]) -> None:
+        self._entries.update(entries)
+
+    def remove(self, key: Any) -> None:
+        self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
 class RuntimeContext:
     """PyFlink's RuntimeContext: task info plus keyed state (keyed operators only)."""
 
