@@ -122,3 +122,19 @@ def test_print_formats_records_as_pyflink_by_declared_type() -> None:
         "(a,1)", "(b,2)", "+I[a,None]", "+I[b,None]", "1.0E7", "2.0E7", "false", "true",
         "[1, 2]", "[2, 2]", "('a', 0.3333333333333333)", "('b', 0.6666666666666666)",
         "1.1", "2.2", "Row(k='a', v=1)", "Row(k='b', v=2)"]
+
+
+def test_function_and_window_base_classes_are_subscriptable_as_pyflinks_generics() -> None:
+    from flowc.datastream.functions import KeyedProcessFunction, ProcessWindowFunction
+    from flowc.datastream.window import TimeWindow, Trigger, WindowAssigner
+
+    class P(ProcessWindowFunction[tuple, str, str, TimeWindow]):
+        def process(self, key, context, elements):  # type: ignore[no-untyped-def]
+            yield key
+
+    class K(KeyedProcessFunction[str, int, int]):
+        pass
+
+    assert issubclass(P, ProcessWindowFunction) and issubclass(K, KeyedProcessFunction)
+    assert Trigger[int, TimeWindow] is Trigger and WindowAssigner[int, TimeWindow] is \
+        WindowAssigner

@@ -31,6 +31,9 @@ class TriggerResult(Enum):
 class Trigger:
     """Base class of triggers (PyFlink's ``Trigger``)."""
 
+    def __class_getitem__(cls, params: Any) -> type:
+        return cls  # Generic in PyFlink (``Trigger[T, W]``): type parameters document only
+
     def on_element(self, element: Any, timestamp: int, window: Any, ctx: Any) -> TriggerResult:
         raise NotImplementedError
 

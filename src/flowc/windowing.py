@@ -97,6 +97,9 @@ def _java_mod(a: int, b: int) -> int:
 class WindowAssigner:
     """Base for event-time assigners."""
 
+    def __class_getitem__(cls, params: Any) -> type:
+        return cls  # Generic in PyFlink (``Trigger[T, W]``): type parameters document only
+
     is_merging = False
 
     def assign_windows(self, timestamp: int) -> list[TimeWindow]:

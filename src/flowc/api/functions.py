@@ -11,6 +11,11 @@ from typing import Any
 
 
 class Function:
+    def __class_getitem__(cls, params: Any) -> type:
+        # PyFlink's functions are Generic (``ProcessWindowFunction[IN, OUT, KEY, W]``): a
+        # subscripted base class is the class itself (type parameters are documentation).
+        return cls
+
     def open(self, runtime_context: Any) -> None:  # noqa: B027 - optional hook
         pass
 
