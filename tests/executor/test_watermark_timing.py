@@ -1,4 +1,4 @@
-"""Watermark timing (docs/executor.md, "Watermark timing"): periodic by default, as Flink's
+"""Watermark timing (docs/executor.md, "Watermark generation"): periodic by default, as Flink's
 200 ms auto-watermark interval is on a small bounded input (only the end-of-input watermark),
 configurable through ``env.get_config().set_auto_watermark_interval`` and the option
 ``flowc.watermarks = per-record``."""

@@ -1,4 +1,4 @@
-"""When watermark generators emit (docs/executor.md, "Watermark timing").
+"""When watermark generators emit (docs/executor.md, "Watermark generation").
 
 Flink asks a periodic generator for its watermark every ``pipeline.auto-watermark-interval``
 (200 ms) of wall-clock time, so on a small bounded input nothing is emitted before the final
