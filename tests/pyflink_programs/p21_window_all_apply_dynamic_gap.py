@@ -3,10 +3,12 @@ WindowFunction through apply(), and session windows with a dynamic gap."""
 from pyflink.common import Time, Types, WatermarkStrategy
 from pyflink.common.watermark_strategy import TimestampAssigner
 from pyflink.datastream import StreamExecutionEnvironment
-from pyflink.datastream.functions import (AllWindowFunction, ProcessAllWindowFunction,
-                                          WindowFunction)
-from pyflink.datastream.window import (EventTimeSessionWindows, SessionWindowTimeGapExtractor,
-                                       TumblingEventTimeWindows)
+from pyflink.datastream.functions import AllWindowFunction, ProcessAllWindowFunction, WindowFunction
+from pyflink.datastream.window import (
+    EventTimeSessionWindows,
+    SessionWindowTimeGapExtractor,
+    TumblingEventTimeWindows,
+)
 
 
 class Ts(TimestampAssigner):

@@ -3,9 +3,15 @@ on tumbling windows, a user Trigger subclass, and window_all with a trigger."""
 from pyflink.common import Time, Types, WatermarkStrategy
 from pyflink.common.watermark_strategy import TimestampAssigner
 from pyflink.datastream import StreamExecutionEnvironment
-from pyflink.datastream.window import (ContinuousEventTimeTrigger, CountTrigger, GlobalWindows,
-                                       PurgingTrigger, TumblingEventTimeWindows, Trigger,
-                                       TriggerResult)
+from pyflink.datastream.window import (
+    ContinuousEventTimeTrigger,
+    CountTrigger,
+    GlobalWindows,
+    PurgingTrigger,
+    Trigger,
+    TriggerResult,
+    TumblingEventTimeWindows,
+)
 
 
 class Ts(TimestampAssigner):

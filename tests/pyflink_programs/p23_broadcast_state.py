@@ -4,8 +4,7 @@ depend on how the two inputs interleave), and a non-keyed BroadcastProcessFuncti
 from pyflink.common import Types, WatermarkStrategy
 from pyflink.common.watermark_strategy import TimestampAssigner
 from pyflink.datastream import StreamExecutionEnvironment
-from pyflink.datastream.functions import (BroadcastProcessFunction,
-                                          KeyedBroadcastProcessFunction)
+from pyflink.datastream.functions import BroadcastProcessFunction, KeyedBroadcastProcessFunction
 from pyflink.datastream.state import ListStateDescriptor, MapStateDescriptor
 
 limits = MapStateDescriptor("limits", Types.STRING(), Types.INT())
