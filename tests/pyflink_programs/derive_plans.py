@@ -5,8 +5,10 @@ program with the same structure), so real Flink 2.3 can plan it:
     FLINK_ORACLE_HOME=... /work/shared/tools/flink-oracle/run.sh plans/NAME.json
 
 writes plans/NAME.jobN.json (tests/golden/tools/spec_from_graph.py: operator ids and chains
-depend on structure only). Programs with two-input operators or side outputs, which the
-oracle cannot express, are skipped and listed."""
+depend on structure only), or plans/NAME.jobN.ext.json for jobs with two-input operators or
+side outputs, which only tests/golden/flink/ExtOracle.java expresses (run it as
+tests/golden/flink/regenerate_ext.sh compiles it; plans/ext_oracle.sh does). Jobs neither
+oracle can express are skipped and listed."""
 
 from __future__ import annotations
 
@@ -36,12 +38,17 @@ def main() -> None:
             with capture_environments(dry_run=True) as cap:
                 runpy.run_path(str(path), run_name="__main__")
         for i, job in enumerate(cap.jobs):
+            sg = job.get_stream_graph()
             try:
-                spec = spec_from_graph(job.get_stream_graph())
-            except Unsupported as e:
-                print(f"skip {program.stem} job {i}: {e}")
-                continue
-            (out / f"{program.stem}.job{i}.json").write_text(json.dumps(spec, indent=1) + "\n")
+                spec, suffix = spec_from_graph(sg), ""
+            except Unsupported:
+                try:  # two-input operators, side outputs: tests/golden/flink/ExtOracle.java
+                    spec, suffix = spec_from_graph(sg, ext=True), ".ext"
+                except Unsupported as e:
+                    print(f"skip {program.stem} job {i}: {e}")
+                    continue
+            path = out / f"{program.stem}.job{i}{suffix}.json"
+            path.write_text(json.dumps(spec, indent=1) + "\n")
 
 
 if __name__ == "__main__":
