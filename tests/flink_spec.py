@@ -111,9 +111,10 @@ def build(spec: dict[str, Any]) -> StreamExecutionEnvironment:
             # ExtOracle: getSideOutput(new OutputTag<Long>(tag)) of an operator (virtual).
             streams[nid] = ins[0].get_side_output(OutputTag(n.get("tag", "side"), int))
             continue
-        elif op in ("sink", "file_sink"):
-            # ExtOracle's "file_sink" is Flink's FileSink (a sink with a committer).
-            s = (inp.add_discarding_sink() if op == "sink"
+        elif op in ("sink", "file_sink", "print"):
+            # ExtOracle's "file_sink" is Flink's FileSink (a sink with a committer); "print" is
+            # FlinkOracle's print(), the legacy PrintSinkFunction.
+            s = (inp.add_discarding_sink() if op == "sink" else inp.print() if op == "print"
                  else inp.sink_to(FileSink(f"{nid}.csv", "csv"))).name(nid)
             if n.get("uid"):
                 s.uid(nid)

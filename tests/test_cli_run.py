@@ -57,8 +57,38 @@ def test_python_program_with_helper_module_and_parallelism(
         "('a', 1)", "('a', 2)", "('a', 3)", "('b', 1)", "('c', 1)"]
     assert "Flat Map (p=3): in 2, out 5" in captured.err
     # The chain ending in the print sink reports what the sink received.
-    assert "Print to Std. Out: Writer (p=3): in 5, out 0, written 5" in captured.err
+    assert "Sink: Print to Std. Out (p=3): in 5, out 0, written 5" in captured.err
     assert "job 'wc' finished" in captured.err
+
+
+def test_second_execute_runs_only_what_was_added_since_the_first(
+        tmp_path: Path, spark: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """PyFlink's execute() clears the environment's transformations: job 2 does not re-run
+    job 1 (before the fix the second job printed 1, 2, 3 again beside 10, 20)."""
+    (tmp_path / "two.py").write_text(
+        "from flowc.datastream import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "env.from_collection([1, 2, 3]).print()\n"
+        "env.execute('one')\n"
+        "env.from_collection([10, 20]).print()\n"
+        "env.execute('two')\n")
+    assert main(["run", str(tmp_path / "two.py"), "--no-progress"]) == 0
+    out = [line for line in capsys.readouterr().out.split("\n") if line]
+    assert sorted(out, key=int) == ["1", "2", "3", "10", "20"]
+
+
+def test_explain_of_a_program_with_two_executes_shows_the_last_job(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "two.py").write_text(
+        "from flowc.datastream import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "env.from_collection([1]).map(lambda v: v).name('first').print()\n"
+        "env.execute()\n"
+        "env.from_collection([2]).map(lambda v: v).name('second').print()\n"
+        "env.execute()\n")
+    assert main(["explain", str(tmp_path / "two.py")]) == 0
+    out = capsys.readouterr().out
+    assert "second" in out and "first" not in out
 
 
 def test_program_set_parallelism_wins_over_command_line(

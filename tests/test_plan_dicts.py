@@ -244,7 +244,7 @@ def _python_program_env(path: Path) -> Any:
 
     with capture_environments(dry_run=True) as cap:
         runpy.run_path(str(path), run_name="__main__")
-    return cap.environments[-1]
+    return cap.jobs[-1]  # what its env.execute() planned (execute() clears the environment)
 
 
 def _check_golden(name: str, d: dict[str, Any]) -> None:

@@ -52,6 +52,27 @@ def test_sink_nodes_v2_writer_and_legacy() -> None:
     assert '"pact" : "Data Sink"' in plan.split('"Sink: old"')[1]
 
 
+def test_print_is_flinks_legacy_print_sink_function_and_sink_to_print_sink_a_writer() -> None:
+    """DataStream.print() in Flink 2.3 is addSink(new PrintSinkFunction()).name("Print to
+    Std. Out"): one node with the sink's own id (tests/golden/flink/specs/t_print_*)."""
+    from flowc.datastream import PrintSink
+
+    e = env()
+    s = e.from_sequence(0, 1)  # 1
+    out = s.print()  # 2
+    err = s.print_to_err()  # 3
+    s.sink_to(PrintSink()).name("v2")  # 4; its writer draws 5
+    out.set_uid_hash("0123456789abcdef0123456789abcdef")  # a legacy sink takes one
+    sg = e.get_stream_graph()
+    assert {n.id: n.name for n in sg.nodes.values()} == {
+        1: "Source: Sequence Source", 2: "Sink: Print to Std. Out",
+        3: "Sink: Print to Std. Err", 5: "v2: Writer"}
+    assert (out.transformation_id, err.transformation_id) == (2, 3)
+    assert sg.nodes[2].kind is NodeKind.SINK and not sg.nodes[2].sink_writer
+    plan = e.get_execution_plan()
+    assert plan.count('"pact" : "Data Sink"') == 2
+
+
 def test_default_partitioner_forward_or_rebalance() -> None:
     e = env(2)
     s = e.from_sequence(0, 1)
@@ -217,14 +238,14 @@ def test_sink_committer_expansion_as_flinks_translator(mode: RuntimeExecutionMod
     e.set_option("flowc.sink_committers", "true")
     src = e.from_sequence(0, 9).name("src")  # 1
     sink = src.sink_to(FileSink("out.csv", "csv")).name("files").uid("fs")  # 2
-    src.print()  # 3: no committer (PrintSink)
+    src.print()  # 3: the legacy PrintSinkFunction, its own node (no writer, no committer)
     src.rebalance().map(inc).name("after")  # 4 (virtual), 5
     sg = e.get_stream_graph()
     by_name = {n.name: n for n in sg.nodes.values()}
     writer, committer = by_name["files: Writer"], by_name["files: Committer"]
     # Translation, roots in creation order: the file sink draws 6 (writer), 7 (partition),
-    # 8 (committer), 9 (virtual); the print sink 10 (writer); the rebalance 11 (virtual).
-    assert (writer.id, committer.id, by_name["Print to Std. Out: Writer"].id) == (6, 8, 10)
+    # 8 (committer), 9 (virtual); the legacy print sink keeps 3; the rebalance 10 (virtual).
+    assert (writer.id, committer.id, by_name["Sink: Print to Std. Out"].id) == (6, 8, 3)
     assert sink.transformation_id == 2
     assert (writer.kind, committer.kind) == (NodeKind.SINK, NodeKind.OPERATOR)
     assert isinstance(committer.operator, SinkCommitterOp) and committer.operator.sink is \

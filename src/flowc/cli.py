@@ -106,7 +106,7 @@ class _PythonProgram:
         self.env = env
 
 
-def _run_python(path: str, dry_run: bool, **capture: Any) -> list[Any]:
+def _run_python(path: str, dry_run: bool, **capture: Any) -> Any:
     import runpy
 
     from flowc import user_modules
@@ -130,7 +130,7 @@ def _run_python(path: str, dry_run: bool, **capture: Any) -> list[Any]:
         finally:
             if directory in sys.path:
                 sys.path.remove(directory)
-    return cap.environments
+    return cap
 
 
 class ProgramError(FlowcError):
@@ -170,9 +170,9 @@ def _compile(args: argparse.Namespace) -> Any:
     if not os.path.exists(args.file):
         raise ConfigError(f"no such file: {args.file}")
     if args.file.endswith(".py"):
-        envs = [e for e in _run_python(args.file, dry_run=True,
-                                       configure=_program_settings(args))
-                if e.program().roots]
+        cap = _run_python(args.file, dry_run=True, configure=_program_settings(args))
+        # The jobs its execute() calls planned, then environments built but not executed.
+        envs = cap.jobs + [e for e in cap.environments if e.program().roots]
         if not envs:
             raise ConfigError(f"{args.file} built no pipeline (no StreamExecutionEnvironment "
                               "with operators)")

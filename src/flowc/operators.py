@@ -164,6 +164,61 @@ class WindowOp(OperatorSpec):
         return f"Window({', '.join(parts)})"
 
 
+@dataclass(frozen=True, eq=False)
+class CountWindowOp(OperatorSpec):
+    """PyFlink's keyed count window (``count_window(size[, slide])``): the same functions as
+    :class:`WindowOp`; windows fire when full (flowc.windowing.CountWindowAssigner)."""
+
+    assigner: Any
+    reduce_fn: Any = None
+    aggregate_fn: Any = None
+    window_fn: Any = None
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return type(self.assigner).__name__
+
+    @property
+    def default_description(self) -> str:
+        parts = [self.assigner.describe(), "CountTrigger"]
+        parts += [function_name(f) for f in (self.reduce_fn, self.aggregate_fn, self.window_fn)
+                  if f is not None]
+        return f"Window({', '.join(parts)})"
+
+
+@dataclass(frozen=True, eq=False)
+class TriggerWindowOp(OperatorSpec):
+    """A keyed window with a trigger of its own (``window(...).trigger(t)``, or
+    ``GlobalWindows``): Flink's WindowOperator driven by the trigger's results
+    (runtime.trigger_windows). The functions are those of :class:`WindowOp`."""
+
+    assigner: WindowAssigner
+    trigger: Any
+    allowed_lateness: int = 0
+    late_tag: OutputTag | None = None
+    reduce_fn: Any = None
+    aggregate_fn: Any = None
+    window_fn: Any = None
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return type(self.assigner).__name__
+
+    @property
+    def default_description(self) -> str:
+        parts = [self.assigner.describe(), type(self.trigger).__name__]
+        pre = self.reduce_fn if self.reduce_fn is not None else self.aggregate_fn
+        if pre is not None:
+            parts.append(function_name(pre))
+            parts.append(function_name(self.window_fn) if self.window_fn is not None
+                         else "PassThroughWindowFunction")
+        elif self.window_fn is not None:
+            parts.append(function_name(self.window_fn))
+        return f"Window({', '.join(parts)})"
+
+
 def function_name(fn: Any) -> str:
     """What Flink prints for a user function: its class's simple name (a plain Python
     function prints as its own name)."""
@@ -208,6 +263,30 @@ class KeyedCoProcessOp(OperatorSpec):
     @property
     def default_name(self) -> str:
         return "KeyedCoProcess"
+
+
+@dataclass(frozen=True, eq=False)
+class BroadcastProcessOp(OperatorSpec):
+    """``connect(broadcast_stream).process(BroadcastProcessFunction)``: input 2 is the
+    broadcast side; ``descriptors`` name its broadcast states."""
+
+    fn: Any
+    descriptors: tuple[Any, ...] = ()
+
+    @property
+    def default_name(self) -> str:
+        return "Co-Process-Broadcast"
+
+
+@dataclass(frozen=True, eq=False)
+class KeyedBroadcastProcessOp(OperatorSpec):
+    fn: Any
+    descriptors: tuple[Any, ...] = ()
+    keyed = True
+
+    @property
+    def default_name(self) -> str:
+        return "Co-Process-Broadcast-Keyed"
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,6 +358,20 @@ class FileSource(SourceSpec):
 
 
 @dataclass(frozen=True, eq=False)
+class TextLineFileSource(SourceSpec):
+    """Flink's ``FileSource.forRecordStreamFormat(new TextLineInputFormat(), paths)``: every
+    line of every file under ``paths`` (directories recursively, hidden files and files
+    starting with ``_`` skipped) as a string; one split per file
+    (flowc.executor.runtime.sources)."""
+
+    paths: tuple[str, ...]
+
+    @property
+    def default_name(self) -> str:
+        return "FileSource"
+
+
+@dataclass(frozen=True, eq=False)
 class DatagenSource(SourceSpec):
     """Rows generated on the executors: ``generator(index) -> record`` for index in
     ``[0, rows)``; deterministic in the index so any subtask can generate its share."""
@@ -305,6 +398,9 @@ class PrintSink(SinkSpec):
 
     sink_identifier: str | None = None
     stderr: bool = False
+    # The stream's declared type (a flowc.common TypeInformation): records print as PyFlink
+    # prints them (``(a,1)``, ``+I[a,1]``); anything else prints with ``str()``.
+    record_type: Any = None
 
     @property
     def default_name(self) -> str:

@@ -97,10 +97,17 @@ def _java_mod(a: int, b: int) -> int:
 class WindowAssigner:
     """Base for event-time assigners."""
 
+    def __class_getitem__(cls, params: Any) -> type:
+        return cls  # Generic in PyFlink (``Trigger[T, W]``): type parameters document only
+
     is_merging = False
 
     def assign_windows(self, timestamp: int) -> list[TimeWindow]:
         raise NotImplementedError
+
+    def assign(self, element: Any, timestamp: int) -> list[TimeWindow]:
+        """The windows of ``element`` (only dynamic session gaps look at it)."""
+        return self.assign_windows(timestamp)
 
     def describe(self) -> str:
         raise NotImplementedError
@@ -171,11 +178,140 @@ class EventTimeSessionWindows(WindowAssigner):
     def with_gap(gap: Duration | int) -> EventTimeSessionWindows:
         return EventTimeSessionWindows(to_millis(gap))
 
+    @staticmethod
+    def with_dynamic_gap(extractor: Any) -> DynamicEventTimeSessionWindows:
+        return DynamicEventTimeSessionWindows(extractor)
+
     def assign_windows(self, timestamp: int) -> list[TimeWindow]:
         return [TimeWindow(timestamp, timestamp + self.gap)]
 
     def describe(self) -> str:
         return f"EventTimeSessionWindows({self.gap})"
+
+
+class SessionWindowTimeGapExtractor:
+    """PyFlink's gap extractor: ``extract(element)`` -> the session gap in milliseconds."""
+
+    def extract(self, element: Any) -> int:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class DynamicEventTimeSessionWindows(WindowAssigner):
+    """Session windows whose gap each element gives (Flink's
+    DynamicEventTimeSessionWindows)."""
+
+    extractor: Any
+    is_merging = True
+
+    def assign(self, element: Any, timestamp: int) -> list[TimeWindow]:
+        ex = self.extractor
+        gap = int(ex.extract(element) if isinstance(ex, SessionWindowTimeGapExtractor)
+                  else ex(element))
+        if gap <= 0:
+            raise ValueError("Dynamic gap can not be negative or zero.")
+        return [TimeWindow(timestamp, timestamp + gap)]
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        raise TypeError("dynamic session windows need the element (assign)")
+
+    def describe(self) -> str:
+        return "DynamicEventTimeSessionWindows()"
+
+
+class GlobalWindow(NamedTuple):
+    """The one window of GlobalWindows (a named tuple with no fields: all are equal)."""
+
+    def max_timestamp(self) -> int:
+        return LONG_MAX
+
+
+@dataclass(frozen=True)
+class GlobalWindows(WindowAssigner):
+    """All elements of a key in one window that never ends; it fires only through a trigger
+    (``trigger(...)``; the default NeverTrigger never fires)."""
+
+    @staticmethod
+    def create() -> GlobalWindows:
+        return GlobalWindows()
+
+    def assign_windows(self, timestamp: int) -> list[Any]:
+        return [GlobalWindow()]
+
+    def describe(self) -> str:
+        return "GlobalWindows()"
+
+
+class CountWindow(NamedTuple):
+    """PyFlink's CountWindow: the ``id``-th count window of a key. It has no end in time."""
+
+    id: int
+
+    def max_timestamp(self) -> int:
+        return LONG_MAX
+
+
+class CountWindowAssigner(WindowAssigner):
+    """Base of PyFlink's count window assigners: windows by the per-key element count, fired
+    by a CountTrigger when a window holds ``size`` elements (never before: a count window
+    that is not full at the end of input never fires, as in PyFlink)."""
+
+    size: int
+
+    def window_ids(self, count: int) -> list[int]:
+        """The ids of the windows the key's ``count``-th element (0-based) belongs to."""
+        raise NotImplementedError
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        raise TypeError("count windows are assigned by count, not by timestamp")
+
+
+@dataclass(frozen=True)
+class CountTumblingWindowAssigner(CountWindowAssigner):
+    size: int
+
+    def __post_init__(self) -> None:
+        if self.size <= 0:
+            raise ValueError("the size of a count window must be positive")
+
+    @staticmethod
+    def of(window_size: int) -> CountTumblingWindowAssigner:
+        return CountTumblingWindowAssigner(int(window_size))
+
+    def window_ids(self, count: int) -> list[int]:
+        return [count // self.size]
+
+    def describe(self) -> str:
+        return f"CountTumblingWindowAssigner({self.size})"
+
+
+@dataclass(frozen=True)
+class CountSlidingWindowAssigner(CountWindowAssigner):
+    size: int
+    slide: int
+
+    def __post_init__(self) -> None:
+        if self.size <= 0 or self.slide <= 0:
+            raise ValueError("the size and slide of a count window must be positive")
+
+    @staticmethod
+    def of(window_size: int, window_slide: int) -> CountSlidingWindowAssigner:
+        return CountSlidingWindowAssigner(int(window_size), int(window_slide))
+
+    def window_ids(self, count: int) -> list[int]:
+        # PyFlink's CountSlidingWindowAssigner: window k holds elements
+        # [k * slide, k * slide + size - 1]; latest window first.
+        last_id = count // self.slide
+        start = last_id * self.slide
+        ids = []
+        while last_id >= 0 and start <= count <= start + self.size - 1:
+            ids.append(last_id)
+            last_id -= 1
+            start -= self.slide
+        return ids
+
+    def describe(self) -> str:
+        return f"CountSlidingWindowAssigner({self.size}, {self.slide})"
 
 
 def merge_windows(windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:
@@ -211,6 +347,10 @@ class WatermarkStrategy:
     out_of_orderness: int | None  # None: no watermarks
     timestamp_assigner: Callable[[Any, int], int] | None = None
     idleness: int | None = None
+    # How often the generator's watermark is emitted, in records the generating subtask
+    # handled: 1 = after every record, 0 = never before the end of input. The planner sets
+    # it from the job's configuration (flowc.planner.watermark_timing); None = not yet set.
+    emit_every: int | None = None
 
     @staticmethod
     def for_monotonous_timestamps() -> WatermarkStrategy:
@@ -231,11 +371,11 @@ class WatermarkStrategy:
         self, assigner: TimestampAssigner | Callable[[Any, int], int]
     ) -> WatermarkStrategy:
         fn = assigner.extract_timestamp if isinstance(assigner, TimestampAssigner) else assigner
-        return WatermarkStrategy(self.out_of_orderness, fn, self.idleness)
+        return WatermarkStrategy(self.out_of_orderness, fn, self.idleness, self.emit_every)
 
     def with_idleness(self, idle_timeout: Duration | int) -> WatermarkStrategy:
         return WatermarkStrategy(self.out_of_orderness, self.timestamp_assigner,
-                                 to_millis(idle_timeout))
+                                 to_millis(idle_timeout), self.emit_every)
 
     def watermark_for(self, max_timestamp: int) -> int:
         """The watermark after seeing ``max_timestamp`` (Long.MIN_VALUE before any record)."""

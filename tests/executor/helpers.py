@@ -16,6 +16,10 @@ def env_for(parallelism: int = 1, batch: bool = False, chaining: bool = True,
             ) -> StreamExecutionEnvironment:
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(parallelism)
+    # The executor tests' late-data and timer expectations are written for watermarks after
+    # every record; the default periodic timing has tests of its own
+    # (tests/executor/test_watermark_timing.py).
+    env.set_option("flowc.watermarks", "per-record")
     if batch:
         env.set_runtime_mode(RuntimeExecutionMode.BATCH)
     if not chaining:

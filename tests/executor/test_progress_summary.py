@@ -161,12 +161,12 @@ def test_start_up_note_is_transient_and_tty_only() -> None:
 def test_summary_reports_written_records_and_start_up() -> None:
     r = JobResult("j", wall_time=1.5, startup_time=3.25)
     r.vertices = [VertexMetrics("Source: s -> Map", 2, 10, 10),
-                  VertexMetrics("TumblingEventTimeWindows -> Print to Std. Out: Writer", 2,
+                  VertexMetrics("TumblingEventTimeWindows -> Sink: Print to Std. Out", 2,
                                 10, 0, 4)]
     assert r.summary().splitlines() == [
         "job 'j' finished in 1.50 s (Spark start-up 3.25 s)",
         "  Source: s -> Map (p=2): in 10, out 10",
-        "  TumblingEventTimeWindows -> Print to Std. Out: Writer (p=2): in 10, out 0, "
+        "  TumblingEventTimeWindows -> Sink: Print to Std. Out (p=2): in 10, out 0, "
         "written 4",
     ]
     assert JobResult("j").summary() == "job 'j' finished in 0.00 s"  # no start-up: no note

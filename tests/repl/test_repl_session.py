@@ -68,7 +68,7 @@ def test_session_without_spark(tmp_path: Path) -> None:
     text = out.getvalue()
     assert code == 0
     assert "nums" in text and "(event time)" in text
-    assert "Keyed Reduce" in text and "Filter -> Print" in text
+    assert "Keyed Reduce" in text and "Filter -> Sink: Print to Std. Out" in text
     assert "unknown table 'numz'" in text and "did you mean 'nums'?" in text
     assert "unknown field 'x' in 'filter'" in text
     assert "datagen" in text and "big" in s.unit.scratch.streams

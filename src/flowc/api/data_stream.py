@@ -18,8 +18,11 @@ from flowc.api.functions import (
     Partitioner,
     ProcessFunction,
 )
+from flowc.api.typed import TypedFlatMap, TypedMap, TypedProcess, typed
+from flowc.common.typeinfo import TypeInformation
 from flowc.errors import ApiError
 from flowc.operators import (
+    CollectSink,
     DiscardingSink,
     FilterOp,
     FlatMapOp,
@@ -47,7 +50,7 @@ from flowc.transformations import (
 from flowc.windowing import WatermarkStrategy
 
 if TYPE_CHECKING:
-    from flowc.api.connected import ConnectedStreams, JoinedStreams
+    from flowc.api.connected import JoinedStreams
     from flowc.api.environment import StreamExecutionEnvironment
     from flowc.api.keyed import KeyedStream
 
@@ -93,11 +96,12 @@ class DataStream(OperatorSettings):
     # ------------------------------------------------------------------ one-input operators
 
     def map(self, func: Any, output_type: Any = None) -> DataStream:
-        return self._transform(MapOp(check_fn(func, MapFunction, "map", "map")), output_type)
+        fn = typed(check_fn(func, MapFunction, "map", "map"), output_type, TypedMap)
+        return self._transform(MapOp(fn), output_type)
 
     def flat_map(self, func: Any, output_type: Any = None) -> DataStream:
         fn = check_fn(func, FlatMapFunction, "flat_map", "flat_map")
-        return self._transform(FlatMapOp(fn), output_type)
+        return self._transform(FlatMapOp(typed(fn, output_type, TypedFlatMap)), output_type)
 
     def filter(self, func: Any) -> DataStream:
         fn = check_fn(func, FilterFunction, "filter", "filter")
@@ -105,7 +109,7 @@ class DataStream(OperatorSettings):
 
     def process(self, func: Any, output_type: Any = None) -> DataStream:
         fn = check_fn(func, ProcessFunction, "process_element", "process")
-        return self._transform(ProcessOp(fn), output_type)
+        return self._transform(ProcessOp(typed(fn, output_type, TypedProcess)), output_type)
 
     def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> DataStream:
         if not isinstance(strategy, WatermarkStrategy):
@@ -161,8 +165,15 @@ class DataStream(OperatorSettings):
     def shuffle(self) -> DataStream:
         return self._partition(PartitionerKind.SHUFFLE)
 
-    def broadcast(self) -> DataStream:
-        return self._partition(PartitionerKind.BROADCAST)
+    def broadcast(self, *broadcast_state_descriptors: Any) -> Any:
+        """BROADCAST partitioning; with state descriptors (PyFlink's
+        ``broadcast(MapStateDescriptor(...))``) a BroadcastStream to ``connect`` to."""
+        stream = self._partition(PartitionerKind.BROADCAST)
+        if not broadcast_state_descriptors:
+            return stream
+        from flowc.api.broadcast import BroadcastStream
+
+        return BroadcastStream(stream, tuple(broadcast_state_descriptors))
 
     def global_(self) -> DataStream:
         return self._partition(PartitionerKind.GLOBAL)
@@ -197,7 +208,17 @@ class DataStream(OperatorSettings):
         env._add(t, register=False)
         return DataStream(env, t.id)
 
-    def connect(self, stream: DataStream) -> ConnectedStreams:
+    def window_all(self, window_assigner: Any) -> Any:
+        """A window over the whole stream (flowc.api.all_windows)."""
+        from flowc.api.all_windows import AllWindowedStream
+
+        return AllWindowedStream(self, window_assigner)
+
+    def connect(self, stream: Any) -> Any:
+        from flowc.api.broadcast import BroadcastConnectedStream, BroadcastStream
+
+        if isinstance(stream, BroadcastStream) and stream.stream._env is self._env:
+            return BroadcastConnectedStream(self, stream)
         if not isinstance(stream, DataStream) or stream._env is not self._env:
             raise ApiError(f"connect needs a DataStream of the same environment, got {stream!r}")
         from flowc.api.connected import ConnectedStreams
@@ -211,24 +232,51 @@ class DataStream(OperatorSettings):
 
     # ------------------------------------------------------------------ sinks
 
-    def _sink(self, spec: SinkSpec, name: str | None) -> DataStreamSink:
+    def _sink(self, spec: SinkSpec, name: str | None, legacy: bool = False) -> DataStreamSink:
         env = self._env
         t = SinkTransformation(id=env._draw_id(), name=name or spec.default_name, input=self._id,
                                sink=spec, parallelism=env.config.parallelism,
-                               span=env._caller_span(), output_type=self.get_type())
+                               span=env._caller_span(), output_type=self.get_type(),
+                               legacy=legacy)
         env._add(t, register=True)
         return DataStreamSink(env, t.id)
 
+    # Flink 2.3's print() / printToErr() are still the legacy
+    # ``addSink(new PrintSinkFunction(..)).name("Print to Std. Out")``: one node
+    # ``Sink: Print to Std. Out`` (a Data Sink), no writer expansion; ``sink_to(PrintSink(..))``
+    # is the v2 sink (``<name>: Writer``), as ``sinkTo(new PrintSink<>())`` is in Flink.
     def print(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self._sink(PrintSink(sink_identifier), None)
+        return self._sink(PrintSink(sink_identifier, record_type=self._print_type()), None,
+                          legacy=True)
 
     def print_to_err(self, sink_identifier: str | None = None) -> DataStreamSink:
-        return self._sink(PrintSink(sink_identifier, stderr=True), None)
+        return self._sink(PrintSink(sink_identifier, stderr=True,
+                                    record_type=self._print_type()), None, legacy=True)
+
+    def _print_type(self) -> TypeInformation | None:
+        t = self.get_type()
+        return t if isinstance(t, TypeInformation) else None
 
     def sink_to(self, sink: SinkSpec) -> DataStreamSink:
         if not isinstance(sink, SinkSpec):
             raise ApiError(f"sink_to needs a flowc sink (FileSink, PrintSink, ...), got {sink!r}")
         return self._sink(sink, None)
+
+    def execute_and_collect(self, job_execution_name: str | None = None,
+                            limit: int | None = None) -> Any:
+        """PyFlink's ``execute_and_collect``: runs the environment's job (everything built so
+        far, like ``execute()``) with this stream collected, and returns an iterator over its
+        records (a context manager, as PyFlink's CloseableIterator). ``limit`` returns a list
+        of at most that many records instead."""
+        env = self._env
+        name = f"execute_and_collect-{self._id}"
+        self.sink_to(CollectSink(name))
+        result = env.execute(job_execution_name)
+        # Under `flowc explain` (dry run) nothing ran: no records.
+        records = [] if result is None else result.collected.get(name, [])
+        if limit is not None:
+            return records[:limit]
+        return CollectResults(records)
 
     def add_discarding_sink(self) -> DataStreamSink:
         return self._sink(DiscardingSink(), None)
@@ -236,3 +284,25 @@ class DataStream(OperatorSettings):
 
 class DataStreamSink(OperatorSettings):
     """The result of a sink: its per-operator settings (name, uid, parallelism, ...)."""
+
+
+class CollectResults:
+    """The records ``execute_and_collect()`` returns: iterable once, closeable."""
+
+    def __init__(self, records: list[Any]) -> None:
+        self._it = iter(records)
+
+    def __iter__(self) -> CollectResults:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
+
+    def close(self) -> None:
+        self._it = iter(())
+
+    def __enter__(self) -> CollectResults:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -15,6 +15,7 @@ from flowc.operators import (
     CollectionSource,
     SequenceSource,
     SourceSpec,
+    TextLineFileSource,
 )
 from flowc.transformations import (
     Config,
@@ -26,6 +27,7 @@ from flowc.transformations import (
 from flowc.windowing import WatermarkStrategy
 
 if TYPE_CHECKING:
+    from flowc.api.config import ExecutionConfig
     from flowc.api.stream import DataStream
     from flowc.chaining.execution_graph import ExecutionGraph
     from flowc.chaining.job_graph import JobGraph
@@ -50,6 +52,8 @@ class _Capture:
         self.run_options = run_options or {}
         self.on_result = on_result
         self.environments: list[StreamExecutionEnvironment] = []
+        # What each execute() call planned (a snapshot: execute() clears the environment).
+        self.jobs: list[StreamExecutionEnvironment] = []
 
 
 _capture_stack: list[_Capture] = []
@@ -204,10 +208,17 @@ class StreamExecutionEnvironment:
     def config(self) -> Config:
         return self._config
 
+    def get_config(self) -> ExecutionConfig:
+        from flowc.api.config import ExecutionConfig
+
+        return ExecutionConfig(self)
+
     # ------------------------------------------------------------------ sources
 
     def from_collection(self, collection: Iterable[Any], type_info: Any = None) -> DataStream:
-        values = tuple(collection)
+        from flowc.api.typed import converted
+
+        values = converted(collection, type_info)
         t = self._new_source(CollectionSource(values), None, type_info, parallelism=1)
         return self._stream(t.id)
 
@@ -227,6 +238,10 @@ class StreamExecutionEnvironment:
             raise ApiError(f"from_source needs a WatermarkStrategy, got {watermark_strategy!r}")
         strategy = (watermark_strategy if watermark_strategy is not None
                     and watermark_strategy.out_of_orderness is not None else None)
+        if type_info is None and isinstance(source, TextLineFileSource):
+            from flowc.common.typeinfo import Types
+
+            type_info = Types.STRING()  # Flink's TextLineInputFormat produces Strings
         t = self._new_source(source, source_name, type_info, watermark_strategy=strategy)
         return self._stream(t.id)
 
@@ -314,18 +329,35 @@ class StreamExecutionEnvironment:
 
         return execution_plan_json(self.get_stream_graph())
 
+    def _take_job(self) -> StreamExecutionEnvironment:
+        """A copy of this environment holding what was built so far, which is then cleared:
+        PyFlink's ``execute()`` generates the StreamGraph with ``clear_transformations=True``,
+        so a second ``execute()`` runs only what was added after the first. Transformation
+        ids keep counting (Flink's counter is global)."""
+        job = StreamExecutionEnvironment()
+        job._transformations = dict(self._transformations)
+        job._roots = list(self._roots)
+        job._next_id = self._next_id
+        job._config = self._config
+        job._side_outputs = {k: dict(v) for k, v in self._side_outputs.items()}
+        self._roots = []
+        return job
+
     def execute(self, job_name: str | None = None) -> Any:
         """Run the job on the Spark executor and return its result (collected outputs and
-        per-vertex counts)."""
-        if _capture_stack and _capture_stack[-1].dry_run:
-            self.get_job_graph()  # plan errors still surface
+        per-vertex counts). Like PyFlink, it clears the environment's transformations."""
+        cap = _capture_stack[-1] if _capture_stack else None
+        if cap is not None and cap.dry_run:
+            job = self._take_job()
+            job.get_job_graph()  # plan errors still surface
+            cap.jobs.append(job)
             return None
         try:
             from flowc.executor import run_job_graph
         except ImportError as e:  # pragma: no cover - only before the executor exists
             raise ConfigError("no executor is available in this build of flowc") from e
-        cap = _capture_stack[-1] if _capture_stack else None
-        result = run_job_graph(self.get_job_graph(), job_name=job_name or self._config.job_name,
+        graph = self._take_job().get_job_graph()
+        result = run_job_graph(graph, job_name=job_name or self._config.job_name,
                                **(cap.run_options if cap else {}))
         if cap is not None and cap.on_result is not None:
             cap.on_result(result)

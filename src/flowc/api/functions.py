@@ -11,6 +11,11 @@ from typing import Any
 
 
 class Function:
+    def __class_getitem__(cls, params: Any) -> type:
+        # PyFlink's functions are Generic (``ProcessWindowFunction[IN, OUT, KEY, W]``): a
+        # subscripted base class is the class itself (type parameters are documentation).
+        return cls
+
     def open(self, runtime_context: Any) -> None:  # noqa: B027 - optional hook
         pass
 
@@ -75,6 +80,71 @@ class KeyedProcessFunction(Function):
 class ProcessWindowFunction(Function):
     def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
         raise NotImplementedError
+
+
+class WindowFunction(Function):
+    """``apply(key, window, inputs)`` over all elements of a window."""
+
+    def apply(self, key: Any, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class AllWindowFunction(Function):
+    def apply(self, window: Any, inputs: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class ProcessAllWindowFunction(Function):
+    def process(self, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+
+class _WindowFnAdapter(ProcessWindowFunction):
+    """A WindowFunction / AllWindowFunction / ProcessAllWindowFunction run as the
+    ProcessWindowFunction the window operator calls (the all-window ones ignore the key)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def open(self, runtime_context: Any) -> None:
+        self.fn.open(runtime_context)
+
+    def close(self) -> None:
+        self.fn.close()
+
+    def process(self, key: Any, context: Any, elements: Iterable[Any]) -> Iterable[Any]:
+        fn = self.fn
+        if isinstance(fn, WindowFunction):
+            return fn.apply(key, context.window(), elements)
+        if isinstance(fn, AllWindowFunction):
+            return fn.apply(context.window(), elements)
+        return fn.process(context, elements)
+
+
+def as_process_window_function(fn: Any) -> Any:
+    """``fn`` as the window operator's ProcessWindowFunction."""
+    if isinstance(fn, (WindowFunction, AllWindowFunction, ProcessAllWindowFunction)):
+        return _WindowFnAdapter(fn)
+    return fn
+
+
+class BroadcastProcessFunction(Function):
+    """A non-keyed stream connected with a broadcast stream: ``process_element(value, ctx)``
+    reads the broadcast state (``ctx.get_broadcast_state(descriptor)``, read-only),
+    ``process_broadcast_element(value, ctx)`` may change it."""
+
+    def process_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+    def process_broadcast_element(self, value: Any, ctx: Any) -> Iterable[Any] | None:
+        raise NotImplementedError
+
+
+class KeyedBroadcastProcessFunction(BroadcastProcessFunction):
+    """The keyed variant: keyed state and event-time timers on the keyed side."""
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterable[Any] | None:
+        return None
 
 
 class CoMapFunction(Function):

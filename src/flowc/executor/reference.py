@@ -37,6 +37,7 @@ from flowc.executor.sinks import (
     declared_columns,
     infer_columns,
     print_prefix,
+    print_text,
     row_checker,
     shaper,
     sink_path,
@@ -121,7 +122,7 @@ class _Outputs:
         self.result = result
         # per (node, subtask), joined in that order at the end as a node-at-a-time run would
         self.collected: dict[tuple[int, int], tuple[str, list[Any]]] = {}
-        self.printed: dict[tuple[int, int], tuple[str, list[Any]]] = {}
+        self.printed: dict[tuple[int, int], tuple[str, Any, list[Any]]] = {}
         self.files: dict[int, dict[int, list[Any]]] = {}
         self.dead: dict[int, files.BadRows] = {}
         self.splits: dict[int, list[files.Split]] = {}
@@ -175,8 +176,8 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
         name, values = outs.collected[key]
         result.collected.setdefault(name, []).extend(values)
     for key in sorted(outs.printed):
-        prefix, values = outs.printed[key]
-        result.printed.extend(f"{prefix}{v}" for v in values)
+        prefix, spec, values = outs.printed[key]
+        result.printed.extend(f"{prefix}{print_text(spec, v)}" for v in values)
     _write_files(sg, outs)
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
@@ -440,7 +441,7 @@ def _sink_buffer(node: StreamNode, subtask: int, p: int, outs: _Outputs) -> list
     if isinstance(spec, CollectSink):
         outs.collected[(node.id, subtask)] = (spec.name, values)
     elif isinstance(spec, PrintSink):
-        outs.printed[(node.id, subtask)] = (print_prefix(spec, subtask, p), values)
+        outs.printed[(node.id, subtask)] = (print_prefix(spec, subtask, p), spec, values)
     elif isinstance(spec, FileSink):
         outs.files.setdefault(node.id, {})[subtask] = values
     elif isinstance(spec, DiscardingSink):

@@ -58,6 +58,16 @@ def print_prefix(spec: PrintSink, subtask: int, parallelism: int) -> str:
     return prefix + "> " if prefix else ""
 
 
+def print_text(spec: PrintSink, value: Any) -> str:
+    """A printed record: its Java ``toString()`` under a declared PyFlink type, else (as
+    PyFlink prints pickled records) Python's ``str()``."""
+    from flowc.common.typeinfo import TypeInformation
+
+    if isinstance(spec.record_type, TypeInformation):
+        return spec.record_type.java_str(value)
+    return value if isinstance(value, str) else str(value)
+
+
 def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
     """The sink's (column, type) pairs from its input stream's schema, or None."""
     from flowc.types import Schema

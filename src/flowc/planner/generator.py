@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 from flowc._util import paused_gc
 from flowc.errors import InternalError, PlanError
-from flowc.operators import WindowOp
+from flowc.operators import TimestampsAndWatermarksOp, WindowOp
 from flowc.planner.sink_topology import SinkCommitterOp, committers_enabled, has_committer
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
+from flowc.planner.watermark_timing import timed
 from flowc.transformations import (
     ChainingStrategy,
     KeySelector,
@@ -176,11 +177,15 @@ def _translate(b: _Builder, t: Transformation, inputs: list[list[int]]) -> list[
     """Translate one transformation whose inputs are translated; returns its result ids."""
     if isinstance(t, SourceTransformation):
         node = _node(b, t, NodeKind.SOURCE, "Source: " + t.name, t.source, (), [])
-        b.add_node(dataclasses.replace(node, watermark_strategy=t.watermark_strategy))
+        b.add_node(dataclasses.replace(
+            node, watermark_strategy=timed(t.watermark_strategy, b.program.config)))
         return [t.id]
     if isinstance(t, OneInputTransformation):
         ids = inputs[0]
-        b.add_node(_node(b, t, NodeKind.OPERATOR, t.name, t.operator, (t.key,), ids))
+        op = t.operator
+        if isinstance(op, TimestampsAndWatermarksOp):
+            op = dataclasses.replace(op, strategy=timed(op.strategy, b.program.config))
+        b.add_node(_node(b, t, NodeKind.OPERATOR, t.name, op, (t.key,), ids))
         for iid in ids:
             b.add_edge(iid, t.id, 0)
         return [t.id]

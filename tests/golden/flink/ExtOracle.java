@@ -8,6 +8,7 @@
 //    vertices' SlotSharingGroup objects and "regions" their logical pipelined regions; per
 //    edge line (same order), "datasets" numbers the IntermediateDataSets the edges read; all
 //    numbered by first appearance;
+//  - op "print": print().name(id), as in FlinkOracle;
 //  - op "file_sink": like "sink", but sinkTo(FileSink.forRowFormat(...).build()), a sink with a
 //    committer (SupportsCommitter), which Flink expands into "<id>: Writer" and "<id>: Committer";
 //  - with --plan first, env.getExecutionPlan() instead of the JobGraph.
@@ -136,8 +137,10 @@ public class ExtOracle {
                     continue;
                 }
                 case "sink":
+                case "print":  // print(): the legacy PrintSinkFunction ("Sink: <name>")
                 case "file_sink": {
                     DataStreamSink<Long> s = op.equals("sink") ? in.sinkTo(new DiscardingSink<>()).name(id)
+                        : op.equals("print") ? in.print().name(id)
                         : in.sinkTo(FileSink.forRowFormat(new Path(System.getProperty("java.io.tmpdir"), id),
                                                           new SimpleStringEncoder<Long>()).build()).name(id);
                     if (n.path("uid").asBoolean(false)) s.uid(id);

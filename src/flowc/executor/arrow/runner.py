@@ -20,7 +20,7 @@ from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
-from flowc.executor.sinks import Staged, sink_path, stage_lines
+from flowc.executor.sinks import Staged, print_text, sink_path, stage_lines
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.runner import _Outcome, _SparkJob, run_on_spark
 from flowc.executor.wiring import Wiring
@@ -299,8 +299,8 @@ class _ColumnarJob(_SparkJob):
     def _print_lines(self, rdd: Any, slot: Any, prefixes: list[str]) -> Any:
         schema = convert.arrow_schema(self.sg.nodes[slot.node].output_type)
         return rdd.mapPartitionsWithIndex(
-            lambda idx, it, i=slot.index, pre=prefixes, sc=schema:
-            (f"{pre[idx]}{r}" for x in it if x[0] == i
+            lambda idx, it, i=slot.index, pre=prefixes, sc=schema, spec=slot.sink:
+            (f"{pre[idx]}{print_text(spec, r)}" for x in it if x[0] == i
              for r in convert.from_ipc(x[1], sc).rows()))
 
 

@@ -55,6 +55,24 @@ class _Factory:
     def visit_WindowOp(self, spec: Any) -> Operator:
         return self._make(windows.WindowOperator, spec)
 
+    def visit_CountWindowOp(self, spec: Any) -> Operator:
+        return self._make(windows.CountWindowOperator, spec)
+
+    def visit_BroadcastProcessOp(self, spec: Any) -> Operator:
+        from flowc.executor.runtime.broadcast import BroadcastProcessOperator
+
+        return self._make(BroadcastProcessOperator, spec)
+
+    def visit_KeyedBroadcastProcessOp(self, spec: Any) -> Operator:
+        from flowc.executor.runtime.broadcast import KeyedBroadcastProcessOperator
+
+        return self._make(KeyedBroadcastProcessOperator, spec)
+
+    def visit_TriggerWindowOp(self, spec: Any) -> Operator:
+        from flowc.executor.runtime.trigger_windows import TriggerWindowOperator
+
+        return self._make(TriggerWindowOperator, spec)
+
     def visit_CoMapOp(self, spec: Any) -> Operator:
         return self._make(ops.CoMapOperator, spec)
 

@@ -31,6 +31,7 @@ from flowc.executor.runtime.core import (
     results,
     unwrap,
 )
+from flowc.transformations import OutputTag
 
 _MISSING = object()
 TIMER_NS = "user-timer"
@@ -100,6 +101,17 @@ class ProcessContext:
         self._op.side(tag, value, self._ts)
 
 
+def emit_results(op: Operator, produced: Any, ts: int | None) -> None:
+    """Emit what a process-style function produced. A ``(OutputTag, value)`` pair goes to
+    that side output: PyFlink's way of writing one (``yield output_tag, value``)."""
+    out, side = op.out, op.side
+    for r in results(produced):
+        if type(r) is tuple and len(r) == 2 and isinstance(r[0], OutputTag):
+            side(r[0], r[1], ts)
+        else:
+            out(r, ts)
+
+
 # ----------------------------------------------------------------- stateless
 
 
@@ -141,9 +153,7 @@ class ProcessOperator(Operator):
 
     def process(self, value: Any, ts: int | None) -> None:
         self.ctx._ts = ts
-        out = self.out
-        for r in results(self.fn(value, self.ctx)):
-            out(r, ts)
+        emit_results(self, self.fn(value, self.ctx), ts)
 
 
 # ----------------------------------------------------------------- keyed
@@ -171,18 +181,14 @@ class KeyedProcessOperator(KeyedOperator):
     def process(self, value: Any, ts: int | None) -> None:
         self.backend.current_key = self.key_fn(value)  # type: ignore[union-attr]
         self.ctx._ts = ts
-        out = self.out
-        for r in results(self.fn(value, self.ctx)):
-            out(r, ts)
+        emit_results(self, self.fn(value, self.ctx), ts)
 
     def on_timer(self, ts: int, key: Any, namespace: Any) -> None:
         if self.timer_fn is None:
             return
         self.backend.current_key = key  # type: ignore[union-attr]
         self.ctx._ts = ts
-        out = self.out
-        for r in results(self.timer_fn(ts, self.ctx)):
-            out(r, ts)
+        emit_results(self, self.timer_fn(ts, self.ctx), ts)
 
 
 class ReduceOperator(KeyedOperator):
@@ -282,9 +288,10 @@ class AggregationOperator(ReduceOperator):
 
 class TimestampsAndWatermarksOperator(Operator):
     """Assigns timestamps and generates bounded-out-of-orderness watermarks. Flink emits them
-    periodically (every 200 ms); flowc's deterministic rule: after every record, emit the
-    generator's watermark if it rose. Upstream watermarks are swallowed except the final
-    ``LONG_MAX`` (end of input), as in Flink."""
+    periodically (every 200 ms); flowc's deterministic rule (flowc.planner.watermark_timing):
+    every ``strategy.emit_every`` records, emit the generator's watermark if it rose (1: after
+    every record; 0: only at the end of input). Upstream watermarks are swallowed except the
+    final ``LONG_MAX`` (end of input), as in Flink."""
 
     def open(self) -> None:
         strategy = self.spec.strategy
@@ -292,19 +299,26 @@ class TimestampsAndWatermarksOperator(Operator):
         self.assigner = strategy.timestamp_assigner
         self.max_ts = LONG_MIN
         self.emitted = LONG_MIN
-        self.generates = strategy.out_of_orderness is not None and not self.info.batch
+        self.every = 1 if strategy.emit_every is None else strategy.emit_every
+        self.generates = (strategy.out_of_orderness is not None and not self.info.batch
+                          and self.every > 0)
         self.delay = (strategy.out_of_orderness or 0) + 1
+        self.count = 0
 
     def process(self, value: Any, ts: int | None) -> None:
         if self.assigner is not None:
             ts = int(self.assigner(value, LONG_MIN if ts is None else ts))
         self.out(value, ts)
-        if self.generates and ts is not None and ts > self.max_ts:
+        if not self.generates:
+            return
+        if ts is not None and ts > self.max_ts:
             self.max_ts = ts
-            wm = ts - self.delay
-            if wm > self.emitted:
-                self.emitted = wm
-                self.out_wm(wm)
+        self.count += 1
+        if self.count >= self.every:
+            self.count = 0
+            if self.max_ts != LONG_MIN and self.max_ts - self.delay > self.emitted:
+                self.emitted = self.max_ts - self.delay
+                self.out_wm(self.emitted)
 
     def on_watermark(self, wm: int) -> None:
         if wm == LONG_MAX and self.watermark < LONG_MAX:
@@ -363,8 +377,7 @@ class CoProcessOperator(Operator):
 
     def _run(self, f: Any, value: Any, ts: int | None) -> None:
         self.ctx._ts = ts
-        for r in results(f(value, self.ctx)):
-            self.out(r, ts)
+        emit_results(self, f(value, self.ctx), ts)
 
     def process1(self, value: Any, ts: int | None) -> None:
         self._run(self.f1, value, ts)
@@ -389,8 +402,7 @@ class KeyedCoProcessOperator(CoProcessOperator):
             return
         self.backend.current_key = key  # type: ignore[union-attr]
         self.ctx._ts = ts
-        for r in results(self.timer_fn(ts, self.ctx)):
-            self.out(r, ts)
+        emit_results(self, self.timer_fn(ts, self.ctx), ts)
 
 
 def make_task_info(name: str, subtask: int, parallelism: int, max_parallelism: int,

@@ -62,6 +62,17 @@ class ReducingStateDescriptor(StateDescriptor):
         object.__setattr__(self, "type_info", type_info)
 
 
+@dataclass(frozen=True, init=False)
+class AggregatingStateDescriptor(StateDescriptor):
+    agg_function: Any
+    type_info: Any
+
+    def __init__(self, name: str, agg_function: Any, state_type_info: Any = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "agg_function", agg_function)
+        object.__setattr__(self, "type_info", state_type_info)
+
+
 class KeyedStateBackend:
     """All keyed state of one operator subtask: ``tables[state name][key] -> value``."""
 
@@ -194,6 +205,74 @@ class ReducingState(_State):
         self._table[k] = value if cur is _MISSING else self._fn(cur, value)
 
 
+class AggregatingState(_State):
+    """Flink's heap AggregatingState: the table holds the accumulator; ``get`` returns
+    ``get_result(accumulator)`` (None when empty); adding None clears it."""
+
+    def __init__(self, backend: KeyedStateBackend, table: dict[Any, Any], fn: Any) -> None:
+        super().__init__(backend, table)
+        self._fn = fn
+
+    def get(self) -> Any:
+        acc = self._table.get(self._backend.current_key, _MISSING)
+        return None if acc is _MISSING else self._fn.get_result(acc)
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            self.clear()
+            return
+        k = self._backend.current_key
+        acc = self._table.get(k, _MISSING)
+        if acc is _MISSING:
+            acc = self._fn.create_accumulator()
+        self._table[k] = self._fn.add(value, acc)
+
+
+class ReadOnlyBroadcastState:
+    """Broadcast (operator) state as the non-broadcast side sees it: a map it may read.
+    Every subtask keeps its own copy, which the broadcast elements update alike."""
+
+    def __init__(self, entries: dict[Any, Any]) -> None:
+        self._entries = entries
+
+    def get(self, key: Any) -> Any:
+        return self._entries.get(key)
+
+    def contains(self, key: Any) -> bool:
+        return key in self._entries
+
+    def items(self) -> Iterable[tuple[Any, Any]]:
+        return list(self._entries.items())
+
+    def keys(self) -> Iterable[Any]:
+        return list(self._entries)
+
+    def values(self) -> Iterable[Any]:
+        return list(self._entries.values())
+
+    def is_empty(self) -> bool:
+        return not self._entries
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._entries))
+
+
+class BroadcastState(ReadOnlyBroadcastState):
+    """Broadcast state as ``process_broadcast_element`` sees it: it may change it."""
+
+    def put(self, key: Any, value: Any) -> None:
+        self._entries[key] = value
+
+    def put_all(self, entries: dict[Any, Any]) -> None:
+        self._entries.update(entries)
+
+    def remove(self, key: Any) -> None:
+        self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
 class RuntimeContext:
     """PyFlink's RuntimeContext: task info plus keyed state (keyed operators only)."""
 
@@ -241,3 +320,7 @@ class RuntimeContext:
     def get_reducing_state(self, descriptor: ReducingStateDescriptor) -> ReducingState:
         b = self._need_backend()
         return ReducingState(b, b.table(descriptor), descriptor.reduce_function)
+
+    def get_aggregating_state(self, descriptor: AggregatingStateDescriptor) -> AggregatingState:
+        b = self._need_backend()
+        return AggregatingState(b, b.table(descriptor), descriptor.agg_function)

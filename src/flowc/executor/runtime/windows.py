@@ -22,10 +22,9 @@ from flowc.executor.runtime.core import (
     Partial,
     method_of,
     require_timestamp,
-    results,
 )
-from flowc.executor.runtime.operators import KeyedOperator
-from flowc.windowing import TimeWindow, merge_windows
+from flowc.executor.runtime.operators import KeyedOperator, emit_results
+from flowc.windowing import CountWindow, TimeWindow, merge_windows
 
 _MISSING = object()
 _FIRE = "fire"
@@ -142,8 +141,7 @@ class WindowOperator(KeyedOperator):
                 out(e, ts)
             return
         self.ctx._window = w
-        for r in results(self.window_fn(key, self.ctx, elements)):
-            out(r, ts)
+        emit_results(self, self.window_fn(key, self.ctx, elements), ts)
 
     # -- elements -----------------------------------------------------------------
 
@@ -213,7 +211,10 @@ class WindowOperator(KeyedOperator):
         self.backend.current_key = key  # type: ignore[union-attr]
         wm = self.timers.current_watermark
         skipped = True
-        windows = self.assigner.assign_windows(t)
+        try:
+            windows = self.assigner.assign(value, t)
+        except ValueError as e:  # a dynamic gap <= 0
+            raise ExecutionError(str(e)) from None
         if self.merging:
             for w in windows:
                 actual, state_window = self._add_merging_window(key, w)
@@ -311,3 +312,64 @@ class WindowOperator(KeyedOperator):
                 self.mapping[key].pop(w, None)
                 if not self.mapping[key]:
                     del self.mapping[key]
+
+
+class CountWindowOperator(KeyedOperator):
+    """PyFlink's count windows: a per-key element counter assigns each element to window ids
+    (CountWindowAssigner.window_ids); a window fires (CountTrigger) when it holds ``size``
+    elements and is then dropped (no element can reach it again). Results carry
+    ``CountWindow.max_timestamp()``, Long.MAX_VALUE, as in PyFlink."""
+
+    def open(self) -> None:
+        super().open()
+        spec = self.spec
+        self.assigner = spec.assigner
+        self.size = spec.assigner.size
+        self.reduce = (method_of(spec.reduce_fn, ReduceFunction, "reduce")
+                       if spec.reduce_fn is not None else None)
+        self.agg: AggregateFunction | None = spec.aggregate_fn
+        self.window_fn = (method_of(spec.window_fn, ProcessWindowFunction, "process")
+                          if spec.window_fn is not None else None)
+        self.ctx = WindowContext(self)  # type: ignore[arg-type]
+        self.counts: dict[Any, int] = {}
+        # (key, window id) -> [elements seen, contents]
+        self.state: dict[tuple[Any, int], list[Any]] = {}
+        for fn in (spec.reduce_fn, spec.aggregate_fn, spec.window_fn):
+            if fn is not None:
+                self.open_function(fn)
+
+    def process(self, value: Any, ts: Any) -> None:
+        key = self.key_fn(value)
+        self.backend.current_key = key  # type: ignore[union-attr]
+        count = self.counts.get(key, 0)
+        self.counts[key] = count + 1
+        for wid in self.assigner.window_ids(count):
+            entry = self.state.get((key, wid))
+            if entry is None:
+                acc = self.agg.create_accumulator() if self.agg is not None else None
+                entry = self.state[(key, wid)] = [0, acc if self.agg is not None else []]
+            entry[0] += 1
+            if self.reduce is not None:
+                entry[1] = value if entry[0] == 1 else self.reduce(entry[1], value)
+            elif self.agg is not None:
+                entry[1] = self.agg.add(value, entry[1])
+            else:
+                entry[1].append(value)
+            if entry[0] == self.size:
+                del self.state[(key, wid)]
+                self._fire(key, CountWindow(wid), entry[1])
+
+    def _fire(self, key: Any, w: CountWindow, contents: Any) -> None:
+        ts = w.max_timestamp()
+        if self.reduce is not None:
+            elements: list[Any] = [contents]
+        elif self.agg is not None:
+            elements = [self.agg.get_result(contents)]
+        else:
+            elements = contents
+        if self.window_fn is None:
+            for e in elements:
+                self.out(e, ts)
+            return
+        self.ctx._window = w  # type: ignore[assignment]
+        emit_results(self, self.window_fn(key, self.ctx, elements), ts)

@@ -204,13 +204,27 @@ class _Gen:
         self.const("_fsrcta", assigner.fn if isinstance(assigner, CodeFn) else assigner)
         self.emit(indent, "_fts = int(_fsrcta(_fv, _FLONG_MIN))", head)
         self.gen_out(head, None, "_fv", "_fts", indent)
-        if self.plan.batch:
+        strategy = spec.strategy  # type: ignore[union-attr]
+        every = 1 if strategy.emit_every is None else strategy.emit_every
+        if self.plan.batch or strategy.out_of_orderness is None or every == 0:
             return
-        delay = (spec.strategy.out_of_orderness or 0) + 1  # type: ignore[union-attr]
+        delay = (strategy.out_of_orderness or 0) + 1
+        if every == 1:  # after every record (flowc.watermarks = per-record)
+            self.emit(indent, "if _fts > _fsrcmax:", head)
+            self.emit(indent + 1, "_fsrcmax = _fts", head)
+            self.emit(indent + 1, f"_fw = _fts - {delay}", head)
+            self.emit(indent + 1, "if _fw > _fsrcwm:", head)
+            self.emit(indent + 2, "_fsrcwm = _fw", head)
+            self.emit(indent + 2, f"_fwm{head}(_fw)", head)
+            return
+        # Periodic (flowc.planner.watermark_timing): every `every` records.
         self.emit(indent, "if _fts > _fsrcmax:", head)
         self.emit(indent + 1, "_fsrcmax = _fts", head)
-        self.emit(indent + 1, f"_fw = _fts - {delay}", head)
-        self.emit(indent + 1, "if _fw > _fsrcwm:", head)
+        self.emit(indent, "_fsrcn += 1", head)
+        self.emit(indent, f"if _fsrcn >= {every}:", head)
+        self.emit(indent + 1, "_fsrcn = 0", head)
+        self.emit(indent + 1, f"_fw = _fsrcmax - {delay}", head)
+        self.emit(indent + 1, "if _fsrcmax != _FLONG_MIN and _fw > _fsrcwm:", head)
         self.emit(indent + 2, "_fsrcwm = _fw", head)
         self.emit(indent + 2, f"_fwm{head}(_fw)", head)
 
@@ -255,6 +269,7 @@ class _Gen:
         self.emit(1, "_fops = []")
         self.emit(1, "_fopened = []")
         self.emit(1, "_fsrcmax = _fsrcwm = _FLONG_MIN")
+        self.emit(1, "_fsrcn = 0")
         self.emit(1, "try:")
         ind = 2
         P, M = plan.parallelism, plan.max_parallelism

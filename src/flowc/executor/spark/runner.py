@@ -23,7 +23,14 @@ from flowc.executor.runtime import files
 from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.sources import source_values
-from flowc.executor.sinks import Staged, check_sink, print_prefix, sink_path, stage_lines
+from flowc.executor.sinks import (
+    Staged,
+    check_sink,
+    print_prefix,
+    print_text,
+    sink_path,
+    stage_lines,
+)
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.codegen import Slot, VertexPlan, generate_chain
 from flowc.executor.spark.combine import combinable
@@ -396,8 +403,8 @@ class _SparkJob:
     def _print_lines(self, rdd: Any, slot: Any, prefixes: list[str]) -> Any:
         """The RDD of a print sink's lines, formatted in the workers."""
         return rdd.mapPartitionsWithIndex(
-            lambda idx, it, i=slot.index, pre=prefixes:
-            (f"{pre[idx]}{x[1]}" for x in it if x[0] == i))
+            lambda idx, it, i=slot.index, pre=prefixes, spec=slot.sink:
+            (f"{pre[idx]}{print_text(spec, x[1])}" for x in it if x[0] == i))
 
     def _metrics(self, order: list[JobVertex], result: JobResult) -> None:
         stats = self.stats.value
