@@ -86,6 +86,28 @@ class ProcessOp(OperatorSpec):
 
 
 @dataclass(frozen=True, eq=False)
+class SortOp(OperatorSpec):
+    """BATCH only: all records of the input, sorted by ``columns`` - (field position,
+    descending, nulls first) pairs, most significant first; ties keep their input order -
+    then ``offset`` skipped and at most ``limit`` emitted (None: all). Runs at parallelism
+    1 behind a GLOBAL edge, as Flink's Sort / SortLimit / Limit after a singleton exchange."""
+
+    columns: tuple[tuple[int, bool, bool], ...]
+    limit: int | None = None
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        if self.offset < 0 or (self.limit is not None and self.limit < 0):
+            raise ValueError("offset and limit are not negative")
+
+    @property
+    def default_name(self) -> str:
+        if not self.columns:
+            return "Limit"
+        return "SortLimit" if self.limit is not None else "Sort"
+
+
+@dataclass(frozen=True, eq=False)
 class KeyedProcessOp(OperatorSpec):
     fn: Any
     keyed = True

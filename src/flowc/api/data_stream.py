@@ -31,6 +31,7 @@ from flowc.operators import (
     PrintSink,
     ProcessOp,
     SinkSpec,
+    SortOp,
     TimestampsAndWatermarksOp,
 )
 from flowc.transformations import (
@@ -139,6 +140,16 @@ class DataStream(OperatorSettings):
         return DataStream(env, t.id)
 
     # ------------------------------------------------------------------ partitioning
+
+    def sort(self, columns: Any, limit: int | None = None, offset: int = 0) -> DataStream:
+        """flowc's extension (what .flow's ``order by`` / ``limit`` and SQL's ORDER BY /
+        LIMIT lower to; BATCH only): all records sorted by ``columns`` - (field position,
+        descending, nulls first) triples - then ``offset`` skipped and at most ``limit``
+        kept, at parallelism 1 behind a GLOBAL edge."""
+        spec = SortOp(tuple((int(p), bool(d), bool(n)) for p, d, n in columns), limit, offset)
+        out = self.global_()._transform(spec, self._env._get(self._id).output_type)
+        out.set_parallelism(1)
+        return out
 
     def key_by(self, key_selector: Any, key_type: Any = None) -> KeyedStream:
         ks = as_key_selector(key_selector)

@@ -49,6 +49,9 @@ class _Factory:
     def visit_AggregationOp(self, spec: Any) -> Operator:
         return self._make(ops.AggregationOperator, spec)
 
+    def visit_SortOp(self, spec: Any) -> Operator:
+        return self._make(ops.SortOperator, spec)
+
     def visit_TimestampsAndWatermarksOp(self, spec: Any) -> Operator:
         return self._make(ops.TimestampsAndWatermarksOperator, spec)
 

@@ -220,6 +220,35 @@ class ReduceOperator(KeyedOperator):
         super().finish()
 
 
+class SortOperator(Operator):
+    """``SortOp``: buffers its input and at end of input emits it sorted (stable: one
+    sorting pass per column, least significant first), offset and limit applied. BATCH
+    only: an unbounded input never ends, so STREAMING refuses it."""
+
+    def open(self) -> None:
+        super().open()
+        if not self.info.batch:
+            raise UnsupportedError("sorting (order by / ORDER BY, limit) needs BATCH mode: "
+                                   "an unbounded stream never ends")
+        self.buffer: list[tuple[Any, int | None]] = []
+
+    def process(self, value: Any, ts: int | None) -> None:
+        self.buffer.append((value, ts))
+
+    def finish(self) -> None:
+        rows = self.buffer
+        self.buffer = []
+        for pos, descending, nulls_first in reversed(self.spec.columns):
+            nulls = [r for r in rows if r[0][pos] is None]
+            values = sorted((r for r in rows if r[0][pos] is not None),
+                            key=lambda r, p=pos: r[0][p], reverse=descending)
+            rows = nulls + values if nulls_first else values + nulls
+        end = None if self.spec.limit is None else self.spec.offset + self.spec.limit
+        for value, ts in rows[self.spec.offset:end]:
+            self.out(value, ts)
+        super().finish()
+
+
 def get_field(value: Any, position: int | str) -> Any:
     if isinstance(value, (tuple, list)):
         if isinstance(position, str):
