@@ -291,6 +291,36 @@ class PartitionStep:
 
 
 @dataclass(frozen=True)
+class OrderItem:
+    """``field [asc | desc] [nulls first | nulls last]``; ``nulls_first`` None: Flink's
+    default (first when ascending, last when descending)."""
+
+    field: FieldRef
+    descending: bool
+    nulls_first: bool | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class OrderStep:
+    """``order by ...`` (SQL's ORDER BY): BATCH only, a global sort."""
+
+    items: tuple[OrderItem, ...]
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class LimitStep:
+    """``limit n [offset m]`` (SQL's LIMIT / OFFSET)."""
+
+    count: int
+    offset: int
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
 class PrintSink:
     identifier: str | None
     span: Span
@@ -323,6 +353,8 @@ Step = (
     | UnionStep
     | JoinStep
     | PartitionStep
+    | OrderStep
+    | LimitStep
     | PrintSink
     | FileSinkStep
     | BlackholeSink

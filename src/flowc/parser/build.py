@@ -416,6 +416,33 @@ class AstBuilder(Transformer_NonRecursive):
     def partition_op(self, meta: Any, kind: Token) -> A.PartitionStep:
         return A.PartitionStep(str(kind), self.meta(meta))
 
+    @v_args(meta=True)
+    def order_op(self, meta: Any, items: list[A.OrderItem]) -> A.OrderStep:
+        return A.OrderStep(tuple(items), self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def order_item(self, meta: Any, name: Token, direction: str | None,
+                   nulls: str | None) -> A.OrderItem:
+        return A.OrderItem(self._ref(name), direction == "desc",
+                           None if nulls is None else nulls == "first", self.meta(meta))
+
+    def asc(self) -> str:
+        return "asc"
+
+    def desc(self) -> str:
+        return "desc"
+
+    def nulls_first(self) -> str:
+        return "first"
+
+    def nulls_last(self) -> str:
+        return "last"
+
+    @v_args(meta=True, inline=True)
+    def limit_op(self, meta: Any, count: Token, offset: Token | None) -> A.LimitStep:
+        return A.LimitStep(self._int(count), 0 if offset is None else self._int(offset),
+                           self.meta(meta))
+
     @v_args(meta=True, inline=True)
     def print_op(self, meta: Any, ident: Token | None) -> A.PrintSink:
         return A.PrintSink(string_value(ident) if ident is not None else None, self.meta(meta))

@@ -36,6 +36,7 @@ from flowc.parser.aggregates import (
 )
 from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
 from flowc.parser.settings import apply_hints
+from flowc.parser.sorting import check_after_sort, sort_step
 from flowc.transformations import KeySelector, OutputTag
 from flowc.types import NULL, TIMESTAMP, Field, Schema, Type
 from flowc.vector import VCol
@@ -68,6 +69,7 @@ class Flow:
     # qualifier that names both sides of a join. Only the head (until a step reshapes the
     # stream) and the sides of a join (until the next reshaping step) are qualifiers.
     names: Qualifiers = field(default_factory=dict)
+    ordered: bool = False  # after 'order by' / 'limit': only a sink (at parallelism 1) follows
 
 
 def identity_names(name: str, schema: Schema) -> Qualifiers:
@@ -126,7 +128,19 @@ class PipelineBuilder:
         """Lower ``pipeline``; returns the final flow and its sink step (if it ends in one)."""
         flow = self.head(pipeline)
         last = len(pipeline.steps) - 1
+        skip = False
         for i, step in enumerate(pipeline.steps):
+            if skip:  # the limit of an 'order by ... | limit n' (one SortLimit)
+                skip = False
+                continue
+            check_after_sort(flow, step)
+            if isinstance(step, (A.OrderStep, A.LimitStep)):
+                after = pipeline.steps[i + 1] if i < last else None
+                skip = isinstance(step, A.OrderStep) and isinstance(after, A.LimitStep)
+                limit = after if skip else (step if isinstance(step, A.LimitStep) else None)
+                order = step if isinstance(step, A.OrderStep) else None
+                flow = sort_step(self, flow, order, limit)  # type: ignore[arg-type]
+                continue
             if isinstance(step, A.SINK_STEPS) and i != last:
                 raise FlowSyntaxError("a sink ends a pipeline; nothing can follow it",
                                       pipeline.steps[i + 1].span)
@@ -515,8 +529,14 @@ class PipelineBuilder:
 
     # ------------------------------------------------------------------ sinks
 
+    def _ordered_sink(self, flow: Flow, sink: Any) -> None:
+        """After a sort, one sink subtask receives the records in order."""
+        if flow.ordered:
+            sink.set_parallelism(1)
+
     def _PrintSink(self, flow: Flow, step: A.PrintSink) -> Flow:
         sink = self.materialized(flow).print(step.identifier)
+        self._ordered_sink(flow, sink)
         apply_hints(sink, step.hints, sink=True)
         self.ctx.add_sink("print", sink, flow.schema, step.span, None)
         return flow
@@ -534,12 +554,14 @@ class PipelineBuilder:
         options = self.ctx.file_options(fmt, step.options, sink=True)
         path = self.ctx.resolve_path(step.path)
         sink = self.materialized(flow).sink_to(FileSink(path, fmt, flow.schema.names, options))
+        self._ordered_sink(flow, sink)
         apply_hints(sink, step.hints, sink=True)
         self.ctx.add_sink(fmt, sink, flow.schema, step.span, path)
         return flow
 
     def _BlackholeSink(self, flow: Flow, step: A.BlackholeSink) -> Flow:
         sink = self.materialized(flow).add_discarding_sink()
+        self._ordered_sink(flow, sink)
         apply_hints(sink, step.hints, sink=True)
         self.ctx.add_sink("blackhole", sink, flow.schema, step.span, None)
         return flow
