@@ -243,6 +243,8 @@ class QueryTranslator:
 
     def _modifier(self, node: exp.Expression, key: str) -> None:
         mod = node.args.get(key)
+        if isinstance(mod, list):  # WINDOW, LATERAL: a list of clauses; point at the first
+            mod = mod[0] if mod else None
         span = self.spans(mod, self.spans(node))
         if key == "order":
             raise UnsupportedError("ORDER BY on an unbounded stream is not supported", span,
@@ -251,7 +253,9 @@ class QueryTranslator:
         if key == "limit":
             raise UnsupportedError("LIMIT is not supported in a pipeline", span,
                                    hint="the REPL shows the first rows of a query anyway")
-        raise UnsupportedError(f"{key.upper()} is not supported", span)
+        clause = {"windows": "WINDOW", "laterals": "LATERAL VIEW", "cluster": "CLUSTER BY",
+                  "distribute": "DISTRIBUTE BY", "sort": "SORT BY"}.get(key, key.upper())
+        raise UnsupportedError(f"{clause} is not supported", span)
 
     def select(self, node: exp.Select) -> Piece:
         for key in ("order", "limit", "offset", "qualify", "windows", "laterals", "cluster",
