@@ -247,7 +247,9 @@ class QueryTranslator:
             mod = mod[0] if mod else None
         span = self.spans(mod, self.spans(node))
         if key == "order":
-            raise UnsupportedError("ORDER BY on an unbounded stream is not supported", span,
+            # Not "unbounded": files are bounded, and Flink sorts them in BATCH mode
+            raise UnsupportedError("ORDER BY is not supported, in STREAMING or BATCH mode "
+                                   "(flowc has no sort operator)", span,
                                    hint="results arrive in event order per key; sort them "
                                         "where you read them")
         if key == "limit":
