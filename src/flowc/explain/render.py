@@ -160,9 +160,10 @@ def execution_dot(g: ExecutionGraph) -> str:
 
 
 # Mermaid renders a quoted label as HTML and reads `#...;` as an entity code: markup and
-# entity starts in a name are written as entity codes, so a name shows as written.
-_MERMAID_ESCAPES = str.maketrans({"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;",
-                                  "&": "#amp;", "`": "#96;", "\n": " ", "\r": " "})
+# entity starts in a name are written as entity codes, so a name shows as written. ('>'
+# alone opens no tag: chain names keep their "A -> B".)
+_MERMAID_ESCAPES = str.maketrans({"#": "#35;", '"': "#quot;", "<": "#lt;", "&": "#amp;",
+                                  "`": "#96;", "\n": " ", "\r": " "})
 
 
 def _mid(s: str) -> str:
