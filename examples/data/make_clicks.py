@@ -6,6 +6,7 @@ Timestamps are ISO-8601 UTC strings with milliseconds (``2024-05-01T10:00:00.250
 
 from __future__ import annotations
 
+import argparse
 import csv
 import datetime as dt
 import os
@@ -21,9 +22,9 @@ def iso(t: dt.datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
-def main() -> None:
+def main(directory: str | None = None) -> None:
     rng = random.Random(20240501)  # fixed seed: the same files on every run
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = directory or os.path.dirname(os.path.abspath(__file__))
     clicks = []
     t = START
     for i in range(300):
@@ -47,5 +48,13 @@ def main() -> None:
         w.writerows(impressions)
 
 
+def cli(argv: list[str] | None = None) -> None:
+    # argparse: `--help` (or a typo) must not rewrite the data files
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", metavar="DIR", help="write clicks.csv and impressions.csv "
+                        "into DIR (default: next to this script)")
+    main(parser.parse_args(argv).out)
+
+
 if __name__ == "__main__":
-    main()
+    cli()

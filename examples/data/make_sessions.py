@@ -12,6 +12,7 @@ Run: python examples/data/make_sessions.py
 
 from __future__ import annotations
 
+import argparse
 import csv
 import datetime as dt
 import os
@@ -67,5 +68,13 @@ def main(directory: str | None = None) -> None:
         w.writerows(out)
 
 
+def cli(argv: list[str] | None = None) -> None:
+    # argparse: `--help` (or a typo) must not rewrite the data files
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", metavar="DIR", help="write sessions.csv into DIR "
+                        "(default: next to this script)")
+    main(parser.parse_args(argv).out)
+
+
 if __name__ == "__main__":
-    main()
+    cli()

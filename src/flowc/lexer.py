@@ -38,7 +38,7 @@ class FlowLexer(RegexLexer):
         "root": [
             (r"\s+", Text),
             (r"--[^\n]*", Comment.Single),
-            (r"'(?:[^']|'')*'", String.Single),
+            (r"'[^']*(?:''[^']*)*'", String.Single),
             (r"\d+(?:\.\d+)?(?:ms|s|m|h|d)\b", Number),
             (r"\d+\.\d+", Number.Float),
             (r"\d+", Number.Integer),

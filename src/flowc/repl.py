@@ -8,15 +8,17 @@ CollectSink; nothing a query creates outlives it, so no state leaks between quer
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import io
 import os
 import re
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.table import Table
 
 from flowc.errors import (
     FlowcError,
@@ -29,15 +31,27 @@ from flowc.errors import (
 from flowc.parser import ast as A
 from flowc.parser import parse_source, read_script
 from flowc.parser.plan_help import plan_help
+from flowc.repl_terminal import (
+    META,
+    NATURAL_WIDTH,
+    cancel_on_interrupt,
+    complete_input,
+    completer,
+    make_table,
+    prompt_loop,
+    start_spark,
+    terminal_pager,
+)
 from flowc.sql import Unit, collect_query, explain_env
 from flowc.sql.changelog import Updating, changelog
 from flowc.sql.source import MAIN_STATEMENTS, SqlChunk, split_sql
 from flowc.sql.terms import sql_terms
 from flowc.sql.unit import _SET, set_statement
 
+__all__ = ["Session", "complete_input", "completer", "main", "prompt_loop", "run_init"]
+
 SQL_STARTS = ("select", "with", "create", "insert", "values", "drop", "(")
 FLOW_STARTS = ("source", "let", "set", "import", "explain", "union")
-META = ("help", "quit", "exit", "show", "describe", "desc", "reset", r"\q")
 SHOW = ("streams", "tables", "settings")
 DEFAULT_MAX_ROWS = 20
 HELP = """\
@@ -55,9 +69,17 @@ A GROUP BY without a window gives an updating result, shown as Flink's changelog
 
 
 class Session:
+    """``pager``: shows a result too long or too wide for the screen whole (the terminal's
+    pager in ``flowc repl``); without one, the first ``max_rows`` rows are shown.
+    ``spark_start``: the thread starting Spark in the background (see start_spark)."""
+
     def __init__(self, *, master: str | None = None, out: TextIO | None = None,
-                 max_rows: int = DEFAULT_MAX_ROWS, width: int | None = None) -> None:
+                 max_rows: int = DEFAULT_MAX_ROWS, width: int | None = None,
+                 pager: Callable[[str], None] | None = None,
+                 spark_start: threading.Thread | None = None) -> None:
         self.master = master
+        self.pager = pager
+        self.spark_start = spark_start
         self.console = Console(file=out, width=width, highlight=False,
                                force_terminal=False if out is not None else None)
         self.max_rows = max_rows
@@ -375,10 +397,23 @@ class Session:
         start = time.perf_counter()
         with plan_help(script.env):  # planner errors get script-level help, as in `flowc run`
             job_graph = script.env.get_job_graph()
-        result = run_job_graph(job_graph, master=self.master, job_name="flowc repl")
+        printed = io.StringIO()
+        with cancel_on_interrupt() as interrupted:
+            try:
+                self._wait_for_spark(interrupted)
+                # run_on_spark prints the print sinks' lines itself; they are shown below
+                # (once, and paged), from its output
+                with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+                    result = run_job_graph(job_graph, master=self.master, job_name="flowc repl")
+            except Exception:
+                if interrupted.is_set():  # the cancelled job's error is not news
+                    raise KeyboardInterrupt from None
+                self._lines(printed.getvalue().splitlines())  # what ran before the error
+                raise
+            if interrupted.is_set():
+                raise KeyboardInterrupt
         self.last_time = time.perf_counter() - start
-        for line in result.printed[: self.max_rows]:
-            self.console.print(line, markup=False)
+        self._lines(printed.getvalue().splitlines())
         if columns is None:
             self.console.print(f"done in {self.last_time:.2f} s", markup=False)
             return
@@ -397,17 +432,54 @@ class Session:
         elif updating is not None:
             note = " of updates (each the latest row of a GROUP BY key; -U/+U cannot be " \
                    "shown here)"
-        self._table(tuple(names), [tuple(_show(v, k) for v, k in zip(r, kinds))
-                                   for r in rows[: self.max_rows]])
-        more = f" (showing {self.max_rows})" if len(rows) > self.max_rows else ""
+        cells = [tuple(_show(v, k) for v, k in zip(r, kinds)) for r in rows]
+        paged = self._paged_table(tuple(names), cells)
+        if not paged:
+            self._table(tuple(names), cells[: self.max_rows])
+        more = f" (showing {self.max_rows}; set max_rows = N for more)" \
+            if len(rows) > self.max_rows and not paged else ""
         self.console.print(f"{len(rows)} row{'s' if len(rows) != 1 else ''}{note}{more} in "
                            f"{self.last_time:.2f} s", markup=False)
 
+    def _wait_for_spark(self, interrupted: threading.Event) -> None:
+        """The first query waits for the background start (Ctrl-C stops waiting)."""
+        thread = self.spark_start
+        if thread is None or not thread.is_alive():
+            return
+        self.console.print("waiting for Spark to start ...", markup=False)
+        while thread.is_alive():
+            thread.join(0.2)
+            if interrupted.is_set():
+                raise KeyboardInterrupt
+
+    def _lines(self, lines: list[str]) -> None:
+        """Print sinks' lines: all of them through the pager, else the first max_rows."""
+        if len(lines) > self.max_rows and self.pager is not None:
+            self.pager("\n".join(lines) + "\n")
+            return
+        for line in lines[: self.max_rows]:
+            self.console.print(line, markup=False, highlight=False)
+        if len(lines) > self.max_rows:
+            self.console.print(f"... {len(lines) - self.max_rows} more printed lines (set "
+                               "max_rows = N for more)", markup=False)
+
+    def _paged_table(self, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> bool:
+        """A result with more than max_rows rows, or wider than the screen, goes whole
+        through the pager at its natural width (when there is one)."""
+        if self.pager is None:
+            return False
+        table = make_table(columns, rows)
+        wide = Console(width=NATURAL_WIDTH).measure(table).maximum > self.console.width
+        if len(rows) <= self.max_rows and not wide:
+            return False
+        text = io.StringIO()
+        Console(file=text, width=NATURAL_WIDTH, force_terminal=False,
+                highlight=False).print(table, crop=False)
+        self.pager(text.getvalue())
+        return True
+
     def _table(self, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
-        table = Table(*columns, show_lines=False)
-        for row in rows:
-            table.add_row(*(str(v) for v in row))
-        self.console.print(table)
+        self.console.print(make_table(columns, rows))
 
     # ------------------------------------------------------------------ completion data
 
@@ -447,113 +519,6 @@ def _show(v: Any, kind: str) -> Any:
     return v
 
 
-def _code_end(text: str) -> str | None:
-    """The last character of ``text`` that is code (not in a ``--`` or ``/* */`` comment),
-    or None when the text ends inside a string or a block comment (so it goes on)."""
-    last = ""
-    i, n = 0, len(text)
-    while i < n:
-        if text.startswith("--", i):
-            nl = text.find("\n", i)
-            i = n if nl < 0 else nl
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            if end < 0:
-                return None
-            i = end + 2
-        elif text[i] in "'`":
-            end = text.find(text[i], i + 1)
-            while end >= 0 and text.startswith(text[i], end + 1):  # '' inside a string
-                end = text.find(text[i], end + 2)
-            if end < 0:
-                return None
-            last = text[end]
-            i = end + 1
-        else:
-            if not text[i].isspace():
-                last = text[i]
-            i += 1
-    return last
-
-
-def complete_input(text: str) -> bool:
-    """Whether Enter submits ``text``: its code ends with ';' (not one in a comment or a
-    string), or it is a one-line command."""
-    body = text.strip()
-    if not body:
-        return True
-    end = _code_end(body)
-    if end == ";":
-        return True
-    first = body.split(maxsplit=1)[0].lower()
-    return end is not None and "\n" not in body and first in META
-
-
-def completer(session: Session) -> Any:
-    """prompt_toolkit's Tab completion: the session's names, fields, keywords and functions
-    that start with the word before the cursor (any case)."""
-    from prompt_toolkit.completion import Completer, Completion
-
-    class Words(Completer):
-        def get_completions(self, document: Any, complete_event: Any) -> Any:
-            word = document.get_word_before_cursor(WORD=False)
-            if not word or not (word[0].isalnum() or word[0] == "_"):
-                return
-            low = word.lower()
-            for w in session.words():
-                if w.lower().startswith(low) and w != word:
-                    yield Completion(w, start_position=-len(word))
-
-    return Words()
-
-
-def prompt_loop(session: Session, *, history: str | None = None, input: Any = None,
-                output: Any = None) -> int:
-    """Read-eval-print until quit or Ctrl-D. ``input``/``output`` are prompt_toolkit's
-    (tests pass a pipe input and a DummyOutput)."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory, InMemoryHistory
-    from prompt_toolkit.key_binding import KeyBindings
-    from prompt_toolkit.lexers import PygmentsLexer
-
-    from flowc.lexer import FlowLexer
-
-    kb = KeyBindings()
-
-    @kb.add("enter")
-    def _(event: Any) -> None:
-        buf = event.current_buffer
-        if complete_input(buf.text):
-            buf.validate_and_handle()
-        else:
-            buf.insert_text("\n")
-
-    path = history if history is not None else os.path.expanduser("~/.flowc_history")
-    hist: Any
-    try:
-        hist = FileHistory(path) if path else InMemoryHistory()
-    except OSError:
-        hist = InMemoryHistory()
-    prompt: Any = PromptSession(history=hist, completer=completer(session),
-                                lexer=PygmentsLexer(FlowLexer),
-                                multiline=True, key_bindings=kb, input=input, output=output,
-                                complete_while_typing=False)
-    while True:
-        try:
-            text = prompt.prompt("flowc> ", prompt_continuation="  ...> ")
-        except KeyboardInterrupt:
-            continue
-        except EOFError:
-            return 0
-        try:
-            if not session.execute(text):
-                return 0
-        except KeyboardInterrupt:
-            session.console.print("interrupted", markup=False)
-        except Exception as e:  # noqa: BLE001 - the session survives our bugs too
-            session.console.print(f"internal error: {type(e).__name__}: {e}", markup=False)
-
-
 def run_init(session: Session, path: str) -> None:
     """Run an init file: diagnostics name the file, and its relative data paths are
     relative to the file (as for ``flowc run``), not to the working directory. A file that
@@ -575,7 +540,21 @@ def run_init(session: Session, path: str) -> None:
 
 def main(init: str | None = None, master: str | None = None,
          history: str | None = None) -> int:
-    session = Session(master=master)
+    import sys
+
+    from flowc.executor.spark.session import spark_running, stop_spark
+
+    pager = terminal_pager() if sys.stdout.isatty() else None
+    session = Session(master=master, pager=pager, spark_start=start_spark(master))
+    session.console.print("Starting Spark in the background (the first query waits for it); "
+                          "type help for help.", markup=False)
     if init is not None:
         run_init(session, init)
-    return prompt_loop(session, history=history)
+    try:
+        return prompt_loop(session, history=history)
+    finally:
+        # A session still starting is left to exit with the process (its JVM ends when
+        # this process does); a running one is stopped cleanly.
+        if session.spark_start is not None and not session.spark_start.is_alive() \
+                and spark_running():
+            stop_spark()

@@ -132,3 +132,13 @@ def test_flat_map_of_any_array_expression_with_nulls() -> None:
     # exploding into an existing name replaces that column in place
     assert run("t | flat_map split(s || '_' || k, '_') as s | map k, s | print;") == [
         ("a", "a"), ("a", "it's"), ("b", "a"), ("b", "b"), ("b", "c")]
+
+
+def test_is_null_of_a_constant_is_folded_without_a_warning() -> None:
+    # `1 is not None` in generated code made Python print a SyntaxWarning
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert run("t | filter 1 is not null | map k | print;") == [("a",), ("b",), ("c",)]
+        assert run("t | filter 'x' is null | map k | print;") == []
+        assert run("t | filter null is null | map k | print;") == [("a",), ("b",), ("c",)]

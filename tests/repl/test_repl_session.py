@@ -269,3 +269,12 @@ def test_planner_errors_get_script_help() -> None:
     assert text.count("help: 'forward' (line 1) connects the ") == 2
     assert "connects the 'map' on line 1 (parallelism 2) to the 'print' on line 1" in text
     assert "Traceback" not in text and "internal error" not in text
+
+
+@pytest.mark.spark
+def test_print_output_is_shown_once_on_spark(spark: object,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # the Spark runner prints the lines itself; the REPL used to print them again
+    _, text = run_lines([SOURCE, "nums | map n * 111 as m | print;"])
+    shown = text + capsys.readouterr().out
+    assert shown.count("333") == 1 and shown.count("222") == 1, shown

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flowc.errors import ApiError, ConfigError, Span
 from flowc.operators import (
     CollectionSource,
+    FileSource,
     SequenceSource,
     SourceSpec,
     TextLineFileSource,
@@ -242,6 +243,10 @@ class StreamExecutionEnvironment:
             from flowc.common.typeinfo import Types
 
             type_info = Types.STRING()  # Flink's TextLineInputFormat produces Strings
+        if isinstance(source, FileSource) and source.format == "csv" and \
+                not any(k == "header" for k, _ in source.options):
+            # the same default as .flow and SQL: a csv file's first line names its columns
+            source = dataclasses.replace(source, options=(("header", "true"),) + source.options)
         t = self._new_source(source, source_name, type_info, watermark_strategy=strategy)
         return self._stream(t.id)
 

@@ -160,8 +160,15 @@ def execution_dot(g: ExecutionGraph) -> str:
     return "\n".join(out) + "\n"
 
 
+# Mermaid renders a quoted label as HTML and reads `#...;` as an entity code: markup and
+# entity starts in a name are written as entity codes, so a name shows as written. ('>'
+# alone opens no tag: chain names keep their "A -> B".)
+_MERMAID_ESCAPES = str.maketrans({"#": "#35;", '"': "#quot;", "<": "#lt;", "&": "#amp;",
+                                  "`": "#96;", "\n": " ", "\r": " "})
+
+
 def _mid(s: str) -> str:
-    return s.replace('"', "#quot;")
+    return s.translate(_MERMAID_ESCAPES)
 
 
 def stream_mermaid(g: StreamGraph) -> str:

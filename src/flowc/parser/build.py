@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import math
 import re
 from typing import Any
 
 from lark import Token, v_args
 from lark.visitors import Transformer_NonRecursive
 
-from flowc.errors import FlowNameError, FlowSyntaxError, Span, did_you_mean
+from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
 from flowc.parser import ast as A
 from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, TYPE_NAMES, Type, type_from_name
 
@@ -68,6 +69,16 @@ def duration_millis(text: str, span: Span) -> int:
     if millis != int(millis):
         raise FlowSyntaxError(f"duration '{text}' is not a whole number of milliseconds", span)
     return int(millis)
+
+
+def finite_float(text: str, span: Span) -> float:
+    """A double literal; one beyond the double range is an error (Calcite's message), not
+    infinity, which has no literal to stand for it in generated code."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise FlowTypeError(f"numeric literal '{text}' out of range", span,
+                            hint="a double is at most about 1.8e308")
+    return value
 
 
 def string_value(token: Token) -> str:
@@ -251,7 +262,8 @@ class AstBuilder(Transformer_NonRecursive):
         return self._int(t, negative=True), self.tok(t)
 
     def float_value(self, t: Token) -> tuple[object, Span]:
-        return float(t), self.tok(t)
+        span = self.tok(t)
+        return finite_float(str(t), span), span
 
     def duration_value(self, t: Token) -> tuple[object, Span]:
         span = self.tok(t)
@@ -531,7 +543,8 @@ class AstBuilder(Transformer_NonRecursive):
         return A.Literal(self._int(t), INT, self.tok(t))
 
     def float_lit(self, t: Token) -> A.Literal:
-        return A.Literal(float(t), DOUBLE, self.tok(t))
+        span = self.tok(t)
+        return A.Literal(finite_float(str(t), span), DOUBLE, span)
 
     def string_lit(self, t: Token) -> A.Literal:
         return A.Literal(string_value(t), STRING, self.tok(t))

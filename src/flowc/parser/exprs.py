@@ -366,6 +366,8 @@ class ExprCompiler:
 
     def _IsNull(self, e: A.IsNull, depth: int) -> Typed:
         x = self.compile(e.operand, depth)
+        if x.const:  # `1 is not None` would be a SyntaxWarning in the generated code
+            return _lit((x.value is None) != e.negated, BOOL)
         return Typed(BOOL, f"({x.code} is {'not ' if e.negated else ''}None)", nonnull=True,
                      vec=V.call("is_not_null" if e.negated else "is_null", BOOL, x))
 

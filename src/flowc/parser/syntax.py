@@ -22,7 +22,9 @@ from flowc.parser.build import AstBuilder
 
 # Strings (possibly unterminated: they stop at the end of the line, like the lexer's), comments
 # and semicolons; everything else is skipped by the splitter.
-_SPLIT = re.compile(r"'(?:[^'\n]|'')*'?|--[^\n]*|;")
+# Strings as `'[^']*(?:''[^']*)*'`, not `'(?:[^']|'')*'`: Python's regex engine keeps
+# state for each repetition of a group, so the latter took gigabytes on a 10 MB string.
+_SPLIT = re.compile(r"'[^'\n]*(?:''[^'\n]*)*'?|--[^\n]*|;")
 _BLANK = re.compile(r"^(?:\s|--[^\n]*)*$")
 _DEFINES = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)")
 

@@ -149,8 +149,15 @@ def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],
                    chunk.full)
     tree = parse_statement(sub)
     spans = SpanMap(tree, sub)
-    expr_node = tree.expressions[0]
     wspan = chunk.span(wm.column_range[0], hi)
+    # 'AS WHERE x' parses as SELECT WHERE x: no expression, or clauses after it
+    extra = [k for k, v in tree.args.items() if v and k != "expressions"]
+    if not isinstance(tree, exp.Select) or len(tree.expressions) != 1 or extra:
+        raise FlowSyntaxError("expected an expression after WATERMARK FOR ... AS",
+                              chunk.span(lo, hi),
+                              hint=f"for example: WATERMARK FOR {wm.column} AS {wm.column} - "
+                                   "INTERVAL '2' SECOND")
+    expr_node = tree.expressions[0]
     delay = 0
     target = expr_node
     if isinstance(expr_node, exp.Sub) and isinstance(expr_node.expression, exp.Interval):

@@ -7,6 +7,7 @@ expression compiler afterwards, so SQL gets exactly the .flow diagnostics ("unkn
 
 from __future__ import annotations
 
+import decimal
 import re
 from collections.abc import Callable, Collection
 
@@ -21,7 +22,12 @@ from flowc.errors import (
     did_you_mean,
 )
 from flowc.parser import ast as A
-from flowc.parser.build import parse_timestamp
+from flowc.parser.build import (
+    MAX_DURATION_DAYS,
+    MAX_DURATION_MS,
+    finite_float,
+    parse_timestamp,
+)
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.sql.source import SqlChunk
 from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, Type, array_of
@@ -64,6 +70,7 @@ _COMPARE = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">",
             exp.NullSafeEQ: "="}
 _ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*",
           exp.DPipe: "||", exp.And: "and", exp.Or: "or"}
+_BINARY = {*_COMPARE, *_ARITH, exp.Div, exp.Mod}
 _TYPES = {
     "TEXT": STRING, "VARCHAR": STRING, "CHAR": STRING, "NCHAR": STRING, "NVARCHAR": STRING,
     "STRING": STRING, "BIGINT": INT, "INT": INT, "SMALLINT": INT, "TINYINT": INT,
@@ -261,18 +268,22 @@ def interval_millis(node: exp.Interval, span: Span) -> int:
         raise UnsupportedError(f"INTERVAL unit {unit.upper()} is not supported", span,
                                hint="use MILLISECOND, SECOND, MINUTE, HOUR or DAY")
     value = node.this
-    text = value.name if isinstance(value, exp.Literal) else None
-    try:
-        number = float(text) if text is not None else None
-    except ValueError:
-        number = None
-    if number is None:
+    text = value.name.strip() if isinstance(value, exp.Literal) else ""
+    # Decimal, not float: exact for long literals; 'Infinity'/'NaN' are refused, as Flink
+    # refuses them ("Illegal interval literal format").
+    if not _INTERVAL_NUMBER.match(text):
         raise UnsupportedError("only INTERVAL '<number>' <unit> is supported", span,
                                hint="for example INTERVAL '5' SECOND")
-    millis = number * INTERVAL_UNITS[unit]
-    if millis != int(millis):
+    millis = decimal.Decimal(text) * INTERVAL_UNITS[unit]
+    if abs(millis) > MAX_DURATION_MS:
+        raise FlowTypeError(f"this interval is too long: at most {MAX_DURATION_DAYS} DAY "
+                            "(10000 years)", span)
+    if millis != millis.to_integral_value():
         raise FlowTypeError("this interval is not a whole number of milliseconds", span)
     return int(millis)
+
+
+_INTERVAL_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$")
 
 
 class ExprTranslator:
@@ -310,15 +321,8 @@ class ExprTranslator:
             return A.Literal(None, NULL, span)
         if isinstance(node, exp.Interval):
             return A.DurationLit(interval_millis(node, span), span)
-        if isinstance(node, (exp.Div, exp.Mod)):
-            # Flink: INT / INT is integer division and a zero divisor fails the job (.flow's
-            # '/' is always double, and x / 0 is null there), so SQL has its own operators
-            fn = "_sql_div" if isinstance(node, exp.Div) else "_sql_mod"
-            return A.Call(fn, (self.expr(node.this), self.expr(node.expression)), span, span,
-                          internal=True)
-        if t in _COMPARE or t in _ARITH:
-            op = _COMPARE.get(t) or _ARITH[t]
-            return A.Binary(op, self.expr(node.this), self.expr(node.expression), span)
+        if t in _BINARY:
+            return self._binary_chain(node)
         if isinstance(node, exp.Neg):
             return A.Unary("neg", self.expr(node.this), span)
         if isinstance(node, exp.Not):
@@ -381,6 +385,28 @@ class ExprTranslator:
         raise UnsupportedError(f"this SQL expression ({node.key}) is not supported", span)
 
     # ------------------------------------------------------------------ pieces
+
+    def _binary_chain(self, node: exp.Expression) -> A.Expr:
+        """``a + b - c ...``: sqlglot nests a chain to the left, one level per operator, so
+        walk its left spine in a loop (a chain of 100,000 terms is not deep nesting)."""
+        spine: list[exp.Expression] = []
+        while type(node) in _BINARY and id(node) not in self.overrides:
+            spine.append(node)
+            node = node.this
+        acc = self.expr(node)
+        for op_node in reversed(spine):
+            acc = self._binary(op_node, acc, self.expr(op_node.expression))
+        return acc
+
+    def _binary(self, node: exp.Expression, left: A.Expr, right: A.Expr) -> A.Expr:
+        span = self.spans(node)
+        if isinstance(node, (exp.Div, exp.Mod)):
+            # Flink: INT / INT is integer division and a zero divisor fails the job (.flow's
+            # '/' is always double, and x / 0 is null there), so SQL has its own operators
+            fn = "_sql_div" if isinstance(node, exp.Div) else "_sql_mod"
+            return A.Call(fn, (left, right), span, span, internal=True)
+        op = _COMPARE.get(type(node)) or _ARITH[type(node)]
+        return A.Binary(op, left, right, span)
 
     def _filtered(self, node: exp.Filter, span: Span) -> A.Expr:
         """``agg(x) FILTER (WHERE c)`` is ``agg(CASE WHEN c THEN x END)``: every aggregate
@@ -551,9 +577,12 @@ class ExprTranslator:
         if hint is not None and spelt.isupper():
             hint = hint.upper().replace("DID YOU MEAN", "did you mean")
         udfs = did_you_mean(spelt, self.udfs) if self.udfs else None
+        # `import udf` is a .flow statement: the REPL takes it, a .sql file does not
+        repl = self.spans.chunk.filename.startswith("<repl")
         raise FlowNameError(f"unknown function '{spelt}'", at, hint=udfs or hint or
-                            "docs/sql.md lists the functions; Python functions are imported "
-                            "with 'import udf'")
+                            "docs/sql.md lists the functions" + (
+                                "; Python functions are imported with 'import udf'" if repl
+                                else ""))
 
 
 def _args_of(node: exp.Func) -> list[exp.Expression]:
@@ -577,7 +606,7 @@ def _literal(node: exp.Literal, span: Span) -> A.Expr:
     text = node.this
     try:
         if any(c in text for c in ".eE"):
-            return A.Literal(float(text), DOUBLE, span)
+            return A.Literal(finite_float(text, span), DOUBLE, span)
         value = int(text)
     except ValueError:
         raise FlowSyntaxError(f"'{text}' is not a number", span) from None

@@ -261,19 +261,25 @@ class QueryTranslator:
 
     def _modifier(self, node: exp.Expression, key: str) -> None:
         mod = node.args.get(key)
+        if isinstance(mod, list):  # WINDOW, LATERAL: a list of clauses; point at the first
+            mod = mod[0] if mod else None
         span = self.spans(mod, self.spans(node))
         if key == "order" and self.catalog.is_batch():
             raise UnsupportedError("ORDER BY is not supported (flowc has no sort operator, "
                                    "in BATCH mode either)", span,
                                    hint="sort the output where you read it")
         if key == "order":
-            raise UnsupportedError("ORDER BY on an unbounded stream is not supported", span,
+            # Not "unbounded": files are bounded, and Flink sorts them in BATCH mode
+            raise UnsupportedError("ORDER BY is not supported, in STREAMING or BATCH mode "
+                                   "(flowc has no sort operator)", span,
                                    hint="results arrive in event order per key; sort them "
                                         "where you read them")
         if key == "limit":
             raise UnsupportedError("LIMIT is not supported in a pipeline", span,
                                    hint="the REPL shows the first rows of a query anyway")
-        raise UnsupportedError(f"{key.upper()} is not supported", span)
+        clause = {"windows": "WINDOW", "laterals": "LATERAL VIEW", "cluster": "CLUSTER BY",
+                  "distribute": "DISTRIBUTE BY", "sort": "SORT BY"}.get(key, key.upper())
+        raise UnsupportedError(f"{clause} is not supported", span)
 
     def select(self, node: exp.Select) -> Piece:
         for key in ("order", "limit", "offset", "qualify", "windows", "laterals", "cluster",

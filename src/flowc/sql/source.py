@@ -17,8 +17,13 @@ remembered in :class:`Rewrites`:
 
 from __future__ import annotations
 
+import bisect
+import contextlib
+import functools
 import logging
 import re
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import sqlglot
@@ -29,6 +34,7 @@ from sqlglot.parser import Parser
 from sqlglot.tokens import Token, Tokenizer, TokenType
 
 from flowc.errors import FlowSyntaxError, Span, UnsupportedError
+from flowc.parser.exprs import MAX_DEPTH
 from flowc.parser.syntax import BOM
 
 
@@ -77,14 +83,22 @@ class SqlChunk:
 
 def span_at(text: str, filename: str, start: int, end: int) -> Span:
     """Span of text offsets ``start`` .. ``end`` (exclusive); multi-line spans keep their end."""
-    line = text.count("\n", 0, start) + 1
-    col = start - (text.rfind("\n", 0, start) + 1) + 1
-    end_line = line + text.count("\n", start, end)
-    end_col = end - (text.rfind("\n", 0, end) + 1) + 1
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, start)
+    col = start - starts[line - 1] + 1
+    end_line = bisect.bisect_right(starts, max(start, end))
+    end_col = end - starts[bisect.bisect_right(starts, end) - 1] + 1
     if text.startswith(BOM):  # a UTF-8 byte order mark takes no column (as in .flow files)
         col -= line == 1 and start > 0
         end_col -= end_line == 1 and end > 0
     return Span(filename, line, col, end_line, end_col, text)
+
+
+@functools.lru_cache(maxsize=4)
+def _line_starts(text: str) -> list[int]:
+    """Offsets where each line starts: a statement with 100,000 terms asks for 400,000
+    spans, and counting newlines for each one made that quadratic."""
+    return [0, *(m.end() for m in re.finditer("\n", text))]
 
 
 def tokenize(text: str, chunk: SqlChunk | None = None, filename: str = "<input>") -> list[Token]:
@@ -226,8 +240,49 @@ _NOT_AFTER_COMMA = (TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN, TokenTyp
                     TokenType.GROUP_BY, TokenType.HAVING)
 
 
+# sqlglot parses recursively, about 25 Python frames for each level of parentheses or CASE:
+# a statement deeper than .flow's expression limit is refused before parsing, and parsing
+# (and translating) runs with room for that many levels (see deep_stack).
+MAX_NESTING = MAX_DEPTH
+_FRAMES_PER_LEVEL = 40
+
+
+def check_nesting(tokens: list[Token], chunk: SqlChunk) -> None:
+    """Refuse parentheses and CASE nested deeper than MAX_NESTING, at the first level
+    too many (sqlglot would run out of stack on it)."""
+    depth = 0
+    for tok in tokens:
+        kind = tok.token_type
+        if kind in (TokenType.L_PAREN, TokenType.CASE):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise FlowSyntaxError(
+                    f"this statement is nested too deeply (the limit is {MAX_NESTING} levels "
+                    "of parentheses, function calls, subqueries and CASE inside one another)",
+                    chunk.span(tok.start, tok.end),
+                    hint="compute inner parts in a view (CREATE VIEW ... AS SELECT ...) and "
+                         "select from it")
+        elif kind in (TokenType.R_PAREN, TokenType.END) and depth > 0:
+            depth -= 1
+
+
+@contextlib.contextmanager
+def deep_stack() -> Iterator[None]:
+    """Room on the Python stack for sqlglot and the translator at MAX_NESTING levels."""
+    old = sys.getrecursionlimit()
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    sys.setrecursionlimit(max(old, depth + 1000 + MAX_NESTING * _FRAMES_PER_LEVEL))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def check_tokens(tokens: list[Token], chunk: SqlChunk) -> None:
     """Flink SQL that sqlglot would reject with a confusing message, or accept silently."""
+    check_nesting(tokens, chunk)
     for i, tok in enumerate(tokens):
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         span = chunk.span(tok.start, tok.end)
@@ -422,7 +477,8 @@ def parse_statement(chunk: SqlChunk, text: str | None = None) -> exp.Expression:
     """Parse one (rewritten) statement; sqlglot errors become positioned FlowSyntaxErrors."""
     body = chunk.text if text is None else text
     try:
-        tree = sqlglot.parse_one(body, read=FlowcSQL)
+        with deep_stack():
+            tree = sqlglot.parse_one(body, read=FlowcSQL)
     except ParseError as e:
         raise (unknown_statement(chunk) or syntax_error(e, chunk)) from None
     except TokenError:

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 
 from flowc.api.environment import StreamExecutionEnvironment
-from flowc.errors import FlowcError, FlowNameError, FlowTypeError, Span, UnsupportedError
+from flowc.errors import (
+    FlowcError,
+    FlowNameError,
+    FlowSyntaxError,
+    FlowTypeError,
+    Span,
+    UnsupportedError,
+)
 from flowc.parser import ast as A
 from flowc.parser.lower import BrokenName, CompiledScript, Lowerer
 from flowc.sql.changelog import Updating, consumer_error
@@ -27,13 +34,13 @@ from flowc.sql.exprs import SpanMap
 from flowc.sql.function_ddl import create_function
 from flowc.sql.insert import check_form, check_own_input
 from flowc.sql.query import Piece, QueryTranslator
-from flowc.sql.source import SqlChunk, parse_statement, rewrite, unknown_statement
+from flowc.sql.source import SqlChunk, deep_stack, parse_statement, rewrite, unknown_statement
 from flowc.sql.terms import sql_terms
 from flowc.transformations import RuntimeExecutionMode
 from flowc.types import Schema, assignable
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:PLAN\s+FOR\s+)?", re.I)
-_SET = re.compile(r"^\s*SET\s+'?([A-Za-z_][\w.\-]*)'?\s*=\s*('(?:[^']|'')*'|\S+)\s*$", re.I | re.S)
+_SET = re.compile(r"^\s*SET\s+'?([A-Za-z_][\w.\-]*)'?\s*=\s*('[^']*(?:''[^']*)*'|\S+)\s*$", re.I | re.S)
 _WORDS = {"on", "off", "true", "false", "streaming", "batch", "new", "never"}
 _STATEMENT_HINTS = {
     "SHOW": "flowc repl lists them: show tables, show streams",
@@ -185,7 +192,8 @@ class Unit:
         'insert', 'query', 'explain'); errors are collected in ``errors``."""
         before = len(self.errors)
         try:
-            return self._add_sql(chunk, query_sink)
+            with deep_stack():
+                return self._add_sql(chunk, query_sink)
         except BrokenName:
             return "broken"
         except FlowcError as e:
@@ -233,6 +241,11 @@ class Unit:
             if kind == "VIEW":
                 name_node = tree.this
                 name = name_node.name
+                if not isinstance(tree.expression, exp.Expression):
+                    end = len(chunk.text.rstrip()) - 1
+                    raise FlowSyntaxError(f"CREATE VIEW {name} needs AS and a query",
+                                          chunk.span(end, end),
+                                          hint=f"CREATE VIEW {name} AS SELECT ...")
                 try:
                     lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)
                 except FlowcError:

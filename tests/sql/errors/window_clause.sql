@@ -1,0 +1,1 @@
+SELECT () FROM (SELECT CASE WHEN a 'x' END k window t)
