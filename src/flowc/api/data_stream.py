@@ -245,8 +245,12 @@ class DataStream(OperatorSettings):
 
     def _sink(self, spec: SinkSpec, name: str | None, legacy: bool = False) -> DataStreamSink:
         env = self._env
+        source = env._get(self._id)
+        # A sorted stream has one subtask; so has its sink, or the order would be lost.
+        sorted_input = isinstance(getattr(source, "operator", None), SortOp)
         t = SinkTransformation(id=env._draw_id(), name=name or spec.default_name, input=self._id,
-                               sink=spec, parallelism=env.config.parallelism,
+                               sink=spec, parallelism=1 if sorted_input else
+                               env.config.parallelism,
                                span=env._caller_span(), output_type=self.get_type(),
                                legacy=legacy)
         env._add(t, register=True)

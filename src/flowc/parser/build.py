@@ -14,10 +14,10 @@ import re
 from typing import Any
 
 from lark import Token, v_args
-from lark.visitors import Transformer_NonRecursive
 
 from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
 from flowc.parser import ast as A
+from flowc.parser.build_sort import SortSteps
 from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, TYPE_NAMES, Type, type_from_name
 
 INT64_MAX = 2**63 - 1
@@ -86,7 +86,7 @@ def string_value(token: Token) -> str:
 
 
 @v_args(inline=True)
-class AstBuilder(Transformer_NonRecursive):
+class AstBuilder(SortSteps):
     def __init__(self, filename: str, text: str, line0: int, col0: int) -> None:
         super().__init__()
         self.filename = filename
@@ -428,32 +428,6 @@ class AstBuilder(Transformer_NonRecursive):
     def partition_op(self, meta: Any, kind: Token) -> A.PartitionStep:
         return A.PartitionStep(str(kind), self.meta(meta))
 
-    @v_args(meta=True)
-    def order_op(self, meta: Any, items: list[A.OrderItem]) -> A.OrderStep:
-        return A.OrderStep(tuple(items), self.meta(meta))
-
-    @v_args(meta=True, inline=True)
-    def order_item(self, meta: Any, name: Token, direction: str | None,
-                   nulls: str | None) -> A.OrderItem:
-        return A.OrderItem(self._ref(name), direction == "desc",
-                           None if nulls is None else nulls == "first", self.meta(meta))
-
-    def asc(self) -> str:
-        return "asc"
-
-    def desc(self) -> str:
-        return "desc"
-
-    def nulls_first(self) -> str:
-        return "first"
-
-    def nulls_last(self) -> str:
-        return "last"
-
-    @v_args(meta=True, inline=True)
-    def limit_op(self, meta: Any, count: Token, offset: Token | None) -> A.LimitStep:
-        return A.LimitStep(self._int(count), 0 if offset is None else self._int(offset),
-                           self.meta(meta))
 
     @v_args(meta=True, inline=True)
     def print_op(self, meta: Any, ident: Token | None) -> A.PrintSink:

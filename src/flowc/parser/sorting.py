@@ -26,11 +26,11 @@ def sort_step(builder: PipelineBuilder, flow: Flow, order: A.OrderStep | None,
 
     step = order or limit
     assert step is not None
-    if builder.ctx.env.config.mode is RuntimeExecutionMode.STREAMING:
-        what = "'order by'" if order is not None else "'limit'"
-        raise FlowTypeError(f"{what} needs BATCH mode: an unbounded stream never ends, so "
+    if builder.ctx.env.config.mode is RuntimeExecutionMode.STREAMING and order is not None:
+        raise FlowTypeError("'order by' needs BATCH mode: an unbounded stream never ends, so "
                             "it could never sort it", step.span,
-                            hint="set mode = batch; (file sources are bounded)")
+                            hint="set mode = batch; (file sources are bounded; 'limit' "
+                                 "alone works in STREAMING)")
     if flow.key is not None:
         raise FlowSyntaxError("'key by' must be followed by a keyed step, not a sort",
                               step.span, hint="remove the 'key by'")

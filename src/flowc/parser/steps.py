@@ -529,14 +529,8 @@ class PipelineBuilder:
 
     # ------------------------------------------------------------------ sinks
 
-    def _ordered_sink(self, flow: Flow, sink: Any) -> None:
-        """After a sort, one sink subtask receives the records in order."""
-        if flow.ordered:
-            sink.set_parallelism(1)
-
     def _PrintSink(self, flow: Flow, step: A.PrintSink) -> Flow:
         sink = self.materialized(flow).print(step.identifier)
-        self._ordered_sink(flow, sink)
         apply_hints(sink, step.hints, sink=True)
         self.ctx.add_sink("print", sink, flow.schema, step.span, None)
         return flow
@@ -554,14 +548,12 @@ class PipelineBuilder:
         options = self.ctx.file_options(fmt, step.options, sink=True)
         path = self.ctx.resolve_path(step.path)
         sink = self.materialized(flow).sink_to(FileSink(path, fmt, flow.schema.names, options))
-        self._ordered_sink(flow, sink)
         apply_hints(sink, step.hints, sink=True)
         self.ctx.add_sink(fmt, sink, flow.schema, step.span, path)
         return flow
 
     def _BlackholeSink(self, flow: Flow, step: A.BlackholeSink) -> Flow:
         sink = self.materialized(flow).add_discarding_sink()
-        self._ordered_sink(flow, sink)
         apply_hints(sink, step.hints, sink=True)
         self.ctx.add_sink("blackhole", sink, flow.schema, step.span, None)
         return flow

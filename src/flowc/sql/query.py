@@ -34,7 +34,7 @@ from flowc.errors import (
     did_you_mean,
 )
 from flowc.parser import ast as A
-from flowc.sql import setops
+from flowc.sql import ordering, setops
 from flowc.sql.changelog import KEY, Updating, check_filter
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
@@ -121,6 +121,8 @@ class QueryTranslator:
     def query(self, node: exp.Expression) -> Piece:
         if isinstance(node, exp.Subquery):
             return self.query(node.this)
+        if ordering.has_modifiers(node):
+            return ordering.ordered_query(self, node)
         if isinstance(node, exp.Union):
             return self.union(node)
         if isinstance(node, (exp.Intersect, exp.Except)):
@@ -187,9 +189,8 @@ class QueryTranslator:
                     raise UnsupportedError("mixing UNION and UNION ALL in one query is not "
                                            "supported", self.spans.keyword(n, "UNION"),
                                            hint="put one of them in a view")
-                for mod in ("order", "limit"):
-                    if n.args.get(mod) is not None:
-                        self._modifier(n, mod)
+                if n is not node and ordering.has_modifiers(n):  # inside: a sub-union
+                    self._modifier(n, next(k for k in ordering.MODIFIERS if n.args.get(k)))
                 stack.append(n.expression)
                 stack.append(n.this)
             else:
@@ -268,22 +269,16 @@ class QueryTranslator:
             raise UnsupportedError("ORDER BY is not supported (flowc has no sort operator, "
                                    "in BATCH mode either)", span,
                                    hint="sort the output where you read it")
-        if key == "order":
-            # Not "unbounded": files are bounded, and Flink sorts them in BATCH mode
-            raise UnsupportedError("ORDER BY is not supported, in STREAMING or BATCH mode "
-                                   "(flowc has no sort operator)", span,
-                                   hint="results arrive in event order per key; sort them "
-                                        "where you read them")
-        if key == "limit":
-            raise UnsupportedError("LIMIT is not supported in a pipeline", span,
-                                   hint="the REPL shows the first rows of a query anyway")
+        if key in ("order", "limit", "offset"):
+            raise UnsupportedError(f"{key.upper()} inside a UNION branch is not supported",
+                                   span, hint="put it after the whole UNION (it then sorts or "
+                                              "limits the union's result)")
         clause = {"windows": "WINDOW", "laterals": "LATERAL VIEW", "cluster": "CLUSTER BY",
                   "distribute": "DISTRIBUTE BY", "sort": "SORT BY"}.get(key, key.upper())
         raise UnsupportedError(f"{clause} is not supported", span)
 
     def select(self, node: exp.Select) -> Piece:
-        for key in ("order", "limit", "offset", "qualify", "windows", "laterals", "cluster",
-                    "distribute", "sort"):
+        for key in ("qualify", "windows", "laterals", "cluster", "distribute", "sort"):
             if node.args.get(key):
                 self._modifier(node, key)
         if node.args.get("distinct") is not None:

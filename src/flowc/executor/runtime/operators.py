@@ -227,15 +227,28 @@ class SortOperator(Operator):
 
     def open(self) -> None:
         super().open()
-        if not self.info.batch:
-            raise UnsupportedError("sorting (order by / ORDER BY, limit) needs BATCH mode: "
+        # A limit without sorting passes its records on as they come (Flink's streaming
+        # Limit, append-only): it works on an unbounded stream too.
+        self.passing = not self.spec.columns
+        if not self.info.batch and not self.passing:
+            raise UnsupportedError("sorting (order by / ORDER BY) needs BATCH mode: "
                                    "an unbounded stream never ends")
         self.buffer: list[tuple[Any, int | None]] = []
+        self.seen = 0
 
     def process(self, value: Any, ts: int | None) -> None:
+        if self.passing:
+            n, self.seen = self.seen, self.seen + 1
+            end = None if self.spec.limit is None else self.spec.offset + self.spec.limit
+            if n >= self.spec.offset and (end is None or n < end):
+                self.out(value, ts)
+            return
         self.buffer.append((value, ts))
 
     def finish(self) -> None:
+        if self.passing:
+            super().finish()
+            return
         rows = self.buffer
         self.buffer = []
         for pos, descending, nulls_first in reversed(self.spec.columns):
