@@ -18,7 +18,8 @@ from .helpers import collect, env_for
 
 def _run(path: Path, fmt: str, schema: Any, dead: Path | None = None) -> Any:
     env = env_for(1)
-    spec = FileSource(str(path), fmt, tuple(schema), (), str(dead) if dead else None)
+    options = (("header", "false"),) if fmt == "csv" else ()  # these files have none
+    spec = FileSource(str(path), fmt, tuple(schema), options, str(dead) if dead else None)
     collect(env.from_source(spec, None, "src"))
     return run_reference(env.get_job_graph())
 

@@ -176,7 +176,7 @@ def _file_source(env: Any, data: list[Any], files: int, delay: int, where: Path)
         (where / f"part-{i}.csv").write_text("".join(x + "\n" for x in lines))
     spec = FileSource(str(where / "part-*.csv"), "csv",
                       (("k", "string"), ("ts", "int"), ("v", "int")),
-                      dead_letter=str(where / "dead"))
+                      (("header", "false"),), dead_letter=str(where / "dead"))
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(delay) \
         .with_timestamp_assigner(ts_of)
     return env.from_source(spec, strategy, "files")

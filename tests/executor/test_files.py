@@ -27,6 +27,8 @@ T1 = 1704067201000  # 2024-01-01 00:00:01 UTC
 
 def _source(env: Any, path: Path, fmt: str, schema: Any, options: Any = (),
             dead: Path | None = None) -> Any:
+    if fmt == "csv" and not any(k == "header" for k, _ in options):
+        options = (*options, ("header", "false"))  # these files have no header line
     spec = FileSource(str(path), fmt, tuple(schema), tuple(options),
                       str(dead) if dead else None)
     return env.from_source(spec, None, "src")

@@ -72,13 +72,14 @@ def _clicks(path: Path, bad: bool = False) -> None:
 
 SCHEMA = (("user_id", "string"), ("article_id", "string"), ("action", "string"),
           ("ts", "timestamp"))
+NO_HEADER = (("header", "false"),)  # _clicks writes no header line
 
 
 def test_csv_source_and_file_sinks(spark: Any, tmp_path: Path) -> None:
     src = tmp_path / "clicks.csv"
     _clicks(src)
     env = env_for(1)
-    s = env.from_source(FileSource(str(src), "csv", SCHEMA), None, "clicks")
+    s = env.from_source(FileSource(str(src), "csv", SCHEMA, NO_HEADER), None, "clicks")
     collect(s)
     out = tmp_path / "out"
     s.map(lambda r: (r[0], r[3])).sink_to(FileSink(str(out), "json", ("user", "ts")))
@@ -96,7 +97,7 @@ def test_bad_row_fails_naming_file(spark: Any, tmp_path: Path) -> None:
     _clicks(src, bad=True)
     env = env_for(1)
     out = tmp_path / "out"
-    env.from_source(FileSource(str(src), "csv", SCHEMA), None, "clicks") \
+    env.from_source(FileSource(str(src), "csv", SCHEMA, NO_HEADER), None, "clicks") \
         .sink_to(FileSink(str(out), "csv"))
     with pytest.raises(ExecutionError) as info:
         run_job_graph(env.get_job_graph())
@@ -109,7 +110,7 @@ def test_bad_rows_to_dead_letter(spark: Any, tmp_path: Path) -> None:
     _clicks(src, bad=True)
     dl = tmp_path / "dead"
     env = env_for(1)
-    collect(env.from_source(FileSource(str(src), "csv", SCHEMA, dead_letter=str(dl)), None,
+    collect(env.from_source(FileSource(str(src), "csv", SCHEMA, NO_HEADER, dead_letter=str(dl)), None,
                             "clicks"))
     r = run_job_graph(env.get_job_graph())
     assert len(r["out"]) == 2
@@ -195,7 +196,7 @@ def test_bad_row_error_names_file_and_line_on_both(spark: Any, tmp_path: Path) -
     src = tmp_path / "clicks.csv"
     _clicks(src, bad=True)
     env = env_for(2)
-    collect(env.from_source(FileSource(str(src), "csv", SCHEMA), None, "clicks"))
+    collect(env.from_source(FileSource(str(src), "csv", SCHEMA, NO_HEADER), None, "clicks"))
     with pytest.raises(ExecutionError) as spark_err:
         run_job_graph(env.get_job_graph())
     with pytest.raises(ExecutionError) as ref_err:

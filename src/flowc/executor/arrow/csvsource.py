@@ -38,7 +38,7 @@ def read_split(spec: FileSource, split: files.Split, fh: IO[bytes], bad: files.B
     path = display or split.path
     o = files.csv_options(spec.options)
     if spec.format != "csv" or o["escape"] or len(o["delimiter"]) != 1:
-        yield from _row_chunks(files.read_split(spec, split, fh, bad, display), schema, rows)
+        yield from row_chunks(files.read_split(spec, split, fh, bad, display), schema, rows)
         return
     begin = files._aligned(fh, split.start)
     base: list[int] = []
@@ -58,7 +58,7 @@ def read_split(spec: FileSource, split: files.Split, fh: IO[bytes], bad: files.B
             done = lines
             rest = files._read_text(spec, itertools.chain([block], blocks), header, path,
                                     lambda done=done: first_line() + done, bad)
-            yield from _row_chunks(rest, schema, rows)
+            yield from row_chunks(rest, schema, rows)
             return
         header = False
         lines += block.count(b"\n") + (not block.endswith(b"\n"))
@@ -163,8 +163,9 @@ _CONVERTERS: dict[str, tuple[str, Callable[[pa.Array], pa.Array]]] = {
 }
 
 
-def _row_chunks(records: Iterator[tuple[Any, ...]], schema: pa.Schema,
-                rows: int) -> Iterator[Chunk]:
+def row_chunks(records: Iterator[tuple[Any, ...]], schema: pa.Schema,
+               rows: int) -> Iterator[Chunk]:
+    """Records from the row reader in chunks of ``rows`` (no timestamps yet)."""
     buf: list[Any] = []
     for r in records:
         buf.append(r)

@@ -50,8 +50,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             node = sg.nodes[nid]
             spec = node.operator
             schema = node.output_type
-            if not isinstance(schema, Schema):
-                return f"'{node.name}' has no declared schema"
+            if not isinstance(schema, Schema) or not all(f.type.storable for f in schema):
+                return f"'{node.name}' has no declared schema of storable types"
             if node.two_input or len(sg.inputs(nid)) > 1 and nid != v.head:
                 return f"'{node.name}' has two inputs"
             if node.kind is NodeKind.SOURCE:

@@ -20,7 +20,7 @@ from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
-from flowc.executor.sinks import Staged, print_text, sink_path, stage_lines
+from flowc.executor.sinks import Staged, print_text, sink_path
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.runner import _Outcome, _SparkJob, run_on_spark
 from flowc.executor.wiring import Wiring
@@ -224,7 +224,7 @@ class _ColumnarJob(_SparkJob):
             def run_source(idx: int, it: Any) -> Any:
                 bad = files.BadRows(spec)
                 chunks = native(idx, bad) if native is not None else \
-                    _chunks(read(idx, it, bad), schema)
+                    csvsource.row_chunks(read(idx, it, bad), schema, ROWS)
                 yield from run_chain(idx, chunks)
                 for line in bad.lines:
                     yield dead, line
@@ -284,14 +284,7 @@ class _ColumnarJob(_SparkJob):
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).flatMap(
                     lambda x, sc=schema: convert.from_ipc(x[1], sc).rows())
                 staged.add(self._write_sink(s, values), sink_path(s.sink))  # type: ignore[arg-type]
-        dead = self._dead_letter(v)
-        if dead is not None:
-            lines = rdd.filter(lambda x: x[0] == io.DEAD).map(lambda x: x[1]).collect()
-            path = files.dead_letter_path(dead)
-            try:
-                staged.add(stage_lines(path, lines), path)
-            except FlowcError as e:  # named as the source, with its line
-                raise wrap(self.sg.nodes[v.head], e) from None
+        dead = self._stage_dead_letters(v, rdd, staged)
         if not v.produced and not shown and not prints and dead is None and not any(
                 isinstance(s.sink, FileSink) for s in slots):
             rdd.foreach(_noop)
@@ -325,18 +318,6 @@ def _guarded(chunks: Any, nid: int) -> Any:
         except Exception as e:
             raise TaskFailure(nid, e) from None
         yield chunk
-
-
-def _chunks(rows: Any, schema: Any) -> Any:
-    """Source records in chunks of ``ROWS`` (no timestamps yet)."""
-    buf: list[Any] = []
-    for r in rows:
-        buf.append(r)
-        if len(buf) == ROWS:
-            yield convert.from_rows(buf, [None] * len(buf), schema)
-            buf = []
-    if buf:
-        yield convert.from_rows(buf, [None] * len(buf), schema)
 
 
 def _noop(_: Any) -> None:

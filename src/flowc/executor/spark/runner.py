@@ -341,14 +341,7 @@ class _SparkJob:
             if isinstance(s.sink, FileSink):
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).map(lambda x: x[1])
                 staged.add(self._write_sink(s, values), sink_path(s.sink))
-        dead = self._dead_letter(v)
-        if dead is not None:
-            lines = rdd.filter(lambda x: x[0] == io.DEAD).map(lambda x: x[1]).collect()
-            path = files.dead_letter_path(dead)
-            try:
-                staged.add(stage_lines(path, lines), path)
-            except FlowcError as e:  # named as the source, with its line
-                raise wrap(self.sg.nodes[v.head], e) from None
+        dead = self._stage_dead_letters(v, rdd, staged)
         if not v.produced and not shown and not prints and not any(
                 isinstance(s.sink, FileSink) for s in sink_slots) and dead is None:
             rdd.foreach(_noop)
@@ -366,6 +359,19 @@ class _SparkJob:
                 raise  # a task failed: _translate names its operator
             raise ExecutionError(f"writing the {spec.format} sink {spec.path} failed: "
                                  f"{io.spark_message(e)}", node.span) from None
+
+    def _stage_dead_letters(self, v: JobVertex, rdd: Any, staged: Staged) -> str | None:
+        """A file source's bad rows (``(DEAD, json line)`` items of its vertex RDD) staged
+        for its dead-letter path; returns that path (None: the vertex has none)."""
+        dead = self._dead_letter(v)
+        if dead is not None:
+            lines = rdd.filter(lambda x: x[0] == io.DEAD).map(lambda x: x[1]).collect()
+            path = files.dead_letter_path(dead)
+            try:
+                staged.add(stage_lines(path, lines), path)
+            except FlowcError as e:  # named as the source, with its line
+                raise wrap(self.sg.nodes[v.head], e) from None
+        return dead
 
     def _dead_letter(self, v: JobVertex) -> str | None:
         head = self.sg.nodes[v.head].operator
