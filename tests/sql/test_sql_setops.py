@@ -53,10 +53,16 @@ def test_streaming_is_a_positioned_error(tmp_path: Path, query: str, message: st
      "INTERSECT ALL is not supported"),
     ("SELECT user_id FROM clicks UNION SELECT user_id FROM clicks UNION ALL "
      "SELECT user_id FROM clicks", "mixing UNION and UNION ALL"),
-    ("SELECT DISTINCT user_id FROM clicks ORDER BY user_id",
-     r"ORDER BY is not supported \(flowc has no sort operator, in BATCH mode either\)"),
-    ("SELECT user_id FROM clicks LIMIT 3", "LIMIT is not supported"),
 ])
 def test_unsupported_forms_in_batch(tmp_path: Path, query: str, message: str) -> None:
     with pytest.raises(FlowcError, match=message):
         run_sql(tmp_path, BATCH + query + ";")
+
+
+def test_distinct_then_order_by_and_limit(tmp_path: Path) -> None:
+    """ORDER BY / LIMIT apply to the DISTINCT result (one sort after the set operation)."""
+    _, rows = run_sql(tmp_path, BATCH + "SELECT DISTINCT user_id FROM clicks "
+                      "ORDER BY user_id DESC LIMIT 3;")
+    values = [r[0] for r in rows]
+    assert len(values) == 3 and len(set(values)) == 3
+    assert values == sorted(values, key=lambda v: (v is not None, v), reverse=True)

@@ -265,10 +265,6 @@ class QueryTranslator:
         if isinstance(mod, list):  # WINDOW, LATERAL: a list of clauses; point at the first
             mod = mod[0] if mod else None
         span = self.spans(mod, self.spans(node))
-        if key == "order" and self.catalog.is_batch():
-            raise UnsupportedError("ORDER BY is not supported (flowc has no sort operator, "
-                                   "in BATCH mode either)", span,
-                                   hint="sort the output where you read it")
         if key in ("order", "limit", "offset"):
             raise UnsupportedError(f"{key.upper()} inside a UNION branch is not supported",
                                    span, hint="put it after the whole UNION (it then sorts or "
