@@ -178,6 +178,7 @@ def _drive_pty(lines: list[tuple[str, float]], env: dict[str, str]) -> str:
 
 @pytest.mark.spark
 @pytest.mark.slow
+@pytest.mark.heavy  # about 4 minutes: not in the default run
 def test_ctrl_c_cancels_a_running_query_quietly(tmp_path: Path) -> None:
     env = {**os.environ, "PROMPT_TOOLKIT_NO_CPR": "1", "PAGER": "cat",
            "PYTHONPATH": str(Path(__file__).parents[2] / "src")}

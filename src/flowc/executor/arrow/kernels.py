@@ -95,6 +95,8 @@ class _Compiler:
             common = _common(types)
             a, b = args
             if op in _COMPARE:
+                if set(types) == {pa.int64(), pa.float64()}:
+                    return _mixed_compare(fn, a, b, e.args[0].type.kind == "int")
                 return lambda batch: fn(_cast(a(batch), common), _cast(b(batch), common))
             return lambda batch: _cast(fn(_cast(a(batch), common), _cast(b(batch), common)),
                                        out)
@@ -147,6 +149,32 @@ class _Compiler:
             (a,) = args
             return lambda batch: _cast(a(batch), out)
         raise NotImplementedError(op)
+
+
+_EXACT = 2 ** 53  # every int64 of at most this magnitude is exactly a double
+
+
+def _mixed_compare(fn: Callable[..., Any], a: Kernel, b: Kernel, left_int: bool) -> Kernel:
+    """int vs double: pyarrow compares them as doubles; Python compares exactly. Equal
+    for ints of magnitude <= 2**53; a batch with a larger int is compared in Python."""
+    import operator
+
+    py = {pc.equal: operator.eq, pc.not_equal: operator.ne, pc.less: operator.lt,
+          pc.less_equal: operator.le, pc.greater: operator.gt,
+          pc.greater_equal: operator.ge}[fn]
+
+    def run(batch: pa.RecordBatch) -> Any:
+        x, y = a(batch), b(batch)
+        ints = x if left_int else y
+        big = pc.max(pc.abs(ints)).as_py() if isinstance(ints, pa.Array) else (
+            abs(ints.as_py()) if ints.is_valid else None)
+        if big is None or big <= _EXACT:
+            return fn(_cast(x, pa.float64()), _cast(y, pa.float64()))
+        n = batch.num_rows
+        xs, ys = as_array(x, n).to_pylist(), as_array(y, n).to_pylist()
+        return pa.array([None if p is None or q is None else py(p, q)
+                         for p, q in zip(xs, ys)], pa.bool_())
+    return run
 
 
 def _common(types: list[pa.DataType]) -> pa.DataType:
