@@ -132,27 +132,24 @@ def _bool(values: pa.Array) -> pa.Array:
 
 
 def _timestamp(values: pa.Array) -> pa.Array:
-    """ISO text in the common shape (UTC), or epoch milliseconds."""
+    """ISO text in the common shape (UTC), or epoch milliseconds. pyarrow's strptime rolls
+    impossible dates over (2023-02-29 -> 03-01) and takes second 60 and year 0: those raise
+    here, so the row reader (which rejects them) takes the block."""
+    null = pa.scalar(None, pa.string())
     is_ms = pc.match_substring_regex(values, _INT)
-    iso = pc.if_else(is_ms, pa.scalar(None, pa.string()), values)
-    date = pc.utf8_slice_codeunits(iso, 0, 10)
-    days = pc.cast(pc.strptime(date, format="%Y-%m-%d", unit="s"), pa.int64())
-    if pc.any(pc.and_(pc.is_valid(date), pc.invert(pc.equal(pc.strftime(pc.cast(
-            days, pa.timestamp("s")), format="%Y-%m-%d"), date)))).as_py():
-        raise ValueError("a date that does not exist")
-    h = pc.cast(pc.utf8_slice_codeunits(iso, 11, 13), pa.int64())
-    m = pc.cast(pc.utf8_slice_codeunits(iso, 14, 16), pa.int64())
-    s = pc.cast(pc.utf8_slice_codeunits(iso, 17, 19), pa.int64())
-    if pc.any(pc.or_(pc.or_(pc.greater(h, 23), pc.greater(m, 59)),
-                     pc.greater(s, 59))).as_py():
+    iso = pc.if_else(is_ms, null, values)
+    if pc.any(pc.or_(pc.greater(pc.utf8_slice_codeunits(iso, 17, 19), "59"),
+                     pc.less(pc.utf8_slice_codeunits(iso, 0, 4), "0001"))).as_py():
         raise ValueError("a time that does not exist")
-    frac = pc.utf8_slice_codeunits(pc.replace_substring_regex(iso, r"Z$", ""), 20, 23)
-    frac = pc.utf8_rpad(frac, width=3, padding="0")
-    ms = pc.add(pc.multiply(days, 1000), pc.add(
-        pc.add(pc.multiply(h, 3_600_000), pc.multiply(m, 60_000)),
-        pc.add(pc.multiply(s, 1000), pc.cast(frac, pa.int64()))))
-    return pc.if_else(is_ms, _int(pc.if_else(is_ms, values, pa.scalar(None, pa.string()))),
-                      ms)
+    head = pc.replace_substring(pc.utf8_slice_codeunits(iso, 0, 19), " ", "T")
+    stamp = pc.strptime(head, format="%Y-%m-%dT%H:%M:%S", unit="ms")
+    day = pc.cast(pc.utf8_slice_codeunits(iso, 8, 10), pa.int64())
+    if pc.any(pc.not_equal(pc.day(stamp), day)).as_py():
+        raise ValueError("a date that does not exist")
+    frac = pc.utf8_rpad(pc.utf8_rtrim(pc.utf8_slice_codeunits(iso, 20, 23), characters="Z"),
+                        width=3, padding="0")
+    ms = pc.add(pc.cast(stamp, pa.int64()), pc.cast(frac, pa.int64()))
+    return pc.if_else(is_ms, _int(pc.if_else(is_ms, values, null)), ms)
 
 
 _CONVERTERS: dict[str, tuple[str, Callable[[pa.Array], pa.Array]]] = {
