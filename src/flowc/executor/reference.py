@@ -406,28 +406,18 @@ class _Subtask:
                             sink.append(item[1])
                 return True
             assert op is not None
-            if op.two_input:
-                p1, p2, wm = op.process1, op.process2, op.on_watermark
-                for item in self.merged:
-                    if item is BLOCKED:
-                        return False
-                    i, v, ts = item
-                    if i == 0:
-                        wm(ts)
-                    else:
-                        n += 1
-                        (p1 if i == 1 else p2)(v, ts)
-            else:
-                proc, wm = op.process, op.on_watermark
-                for item in self.merged:
-                    if item is BLOCKED:
-                        return False
-                    i, v, ts = item
-                    if i == 0:
-                        wm(ts)
-                    else:
-                        n += 1
-                        proc(v, ts)
+            # input 1 / 2 of a two-input operator; a one-input operator has input 1 only
+            p1, p2 = (op.process1, op.process2) if op.two_input else (op.process, op.process)
+            wm = op.on_watermark
+            for item in self.merged:
+                if item is BLOCKED:
+                    return False
+                i, v, ts = item
+                if i == 0:
+                    wm(ts)
+                else:
+                    n += 1
+                    (p1 if i == 1 else p2)(v, ts)
             op.finish()
             return True
         finally:

@@ -32,7 +32,7 @@ from flowc.executor.runtime.state import (
     ValueState,
     ValueStateDescriptor,
 )
-from flowc.executor.runtime.windows import WindowContext
+from flowc.executor.runtime.windows import WindowContext, add_to_window
 from flowc.windowing import GlobalWindows
 
 _MISSING = object()
@@ -120,17 +120,7 @@ class TriggerWindowOperator(KeyedOperator):
         return t if t < LONG_MAX else LONG_MAX
 
     def _add(self, key: Any, w: Any, value: Any) -> None:
-        k = (key, w)
-        cur = self.state.get(k, _MISSING)
-        if self.reduce is not None:
-            self.state[k] = value if cur is _MISSING else self.reduce(cur, value)
-        elif self.agg is not None:
-            acc = self.agg.create_accumulator() if cur is _MISSING else cur
-            self.state[k] = self.agg.add(value, acc)
-        elif cur is _MISSING:
-            self.state[k] = [value]
-        else:
-            cur.append(value)
+        add_to_window(self.state, (key, w), value, self.reduce, self.agg)
 
     def _result(self, key: Any, w: Any, r: Any) -> None:
         """Act on a TriggerResult for (key, w)."""

@@ -30,6 +30,20 @@ _MISSING = object()
 _FIRE = "fire"
 
 
+def add_to_window(state: dict[Any, Any], k: Any, value: Any, reduce: Any, agg: Any) -> None:
+    """One element into a window's state: the reduced value, the accumulator, or the
+    element list (neither function: the window function gets all elements)."""
+    cur = state.get(k, _MISSING)
+    if reduce is not None:
+        state[k] = value if cur is _MISSING else reduce(cur, value)
+    elif agg is not None:
+        state[k] = agg.add(value, agg.create_accumulator() if cur is _MISSING else cur)
+    elif cur is _MISSING:
+        state[k] = [value]
+    else:
+        cur.append(value)
+
+
 class WindowContext:
     """ProcessWindowFunction.Context."""
 
@@ -92,17 +106,7 @@ class WindowOperator(KeyedOperator):
         return self._cleanup_time(w) <= self.timers.current_watermark
 
     def _add(self, key: Any, sw: TimeWindow, value: Any) -> None:
-        k = (key, sw)
-        cur = self.state.get(k, _MISSING)
-        if self.reduce is not None:
-            self.state[k] = value if cur is _MISSING else self.reduce(cur, value)
-        elif self.agg is not None:
-            acc = self.agg.create_accumulator() if cur is _MISSING else cur
-            self.state[k] = self.agg.add(value, acc)
-        elif cur is _MISSING:
-            self.state[k] = [value]
-        else:
-            cur.append(value)
+        add_to_window(self.state, (key, sw), value, self.reduce, self.agg)
 
     def _merge_state(self, key: Any, target: TimeWindow, sources: Iterable[TimeWindow]) -> None:
         st = self.state
@@ -146,17 +150,7 @@ class WindowOperator(KeyedOperator):
     # -- elements -----------------------------------------------------------------
 
     def _batch_add(self, g: tuple[Any, int, int], value: Any) -> None:
-        st = self.batch_state
-        cur = st.get(g, _MISSING)
-        if self.reduce is not None:
-            st[g] = value if cur is _MISSING else self.reduce(cur, value)
-        elif self.agg is not None:
-            st[g] = self.agg.add(value, self.agg.create_accumulator() if cur is _MISSING
-                                 else cur)
-        elif cur is _MISSING:
-            st[g] = [value]
-        else:
-            cur.append(value)
+        add_to_window(self.batch_state, g, value, self.reduce, self.agg)
 
     def finish(self) -> None:
         if self.fast_batch:
