@@ -35,9 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"flowc {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
-    def script_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("file", help="a .flow script, a .sql file or a PyFlink-style .py "
-                                    "program")
+    def script_args(p: argparse.ArgumentParser, optional: bool = False) -> None:
+        p.add_argument("file", nargs="?" if optional else None,
+                       help="a .flow script, a .sql file or a PyFlink-style .py program")
         p.add_argument("--parallelism", "-p", type=int, default=None,
                        help="default parallelism (overrides the script's `set parallelism`)")
         p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
@@ -62,7 +62,11 @@ def _parser() -> argparse.ArgumentParser:
                           "path (spark.submit.pyFiles)")
 
     explain = sub.add_parser("explain", help="show the plans")
-    script_args(explain)
+    script_args(explain, optional=True)
+    explain.add_argument("--diff", nargs=2, default=None, metavar=("OLD", "NEW"),
+                         help="which state of OLD (a script, or a savepoint directory with "
+                              "_metadata.json) NEW restores, loses or starts empty; exit 1 "
+                              "when state would be lost (formats text, json)")
     explain.add_argument("--level", choices=LEVELS, default="job")
     explain.add_argument("--format", choices=FORMATS, default="text",
                          help="html: one self-contained page drawing the JobGraph")
@@ -209,16 +213,28 @@ def _explains_text(script: Any, fmt: str) -> str:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    text = _explain_text(args)
+    code = EXIT_OK
+    if args.diff is not None:
+        if args.file is not None:
+            raise ConfigError(f"explain takes either a FILE or --diff OLD NEW, not both "
+                              f"(got {args.file} too)")
+        from flowc.savepoint.cli import explain_diff
+
+        text, lost = explain_diff(args, _compile)
+        code = EXIT_USER if lost else EXIT_OK
+    elif args.file is None:
+        raise ConfigError("explain needs a FILE (a .flow, .sql or .py) or --diff OLD NEW")
+    else:
+        text = _explain_text(args)
     if args.output is None:
         sys.stdout.write(text)
-        return EXIT_OK
+        return code
     try:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:
         raise ConfigError(f"cannot write {args.output}: {e.strerror}") from None
-    return EXIT_OK
+    return code
 
 
 def _explain_text(args: argparse.Namespace) -> str:
