@@ -270,3 +270,41 @@ def test_cli_missing_file(jobs: Path, capsys: pytest.CaptureFixture[str]) -> Non
     old = write(jobs, "old.flow", job())
     assert main(["explain", "--diff", old, "nope.flow"]) == 1
     assert "no such file: nope.flow" in capsys.readouterr().err
+
+
+PROGRAM = """
+from flowc.common import Types
+from flowc.datastream import StreamExecutionEnvironment
+
+env = StreamExecutionEnvironment.get_execution_environment()
+env.set_parallelism(2)
+stream = env.from_collection([("a", 1), ("b", 2)]){extra}
+(stream.key_by(lambda e: e[0])
+    .reduce(lambda a, b: (a[0], a[1] + b[1])){uid}
+    .print())
+env.execute("totals")
+"""
+
+
+@pytest.mark.parametrize("uid,lost", [("", True), (".uid('totals')", False)])
+def test_cli_python_programs(jobs: Path, capsys: pytest.CaptureFixture[str], uid: str,
+                             lost: bool) -> None:
+    old = write(jobs, "old.py", PROGRAM.format(extra="", uid=uid))
+    new = write(jobs, "new.py", PROGRAM.format(extra=".filter(lambda e: e[1] > 0)", uid=uid))
+    assert main(["explain", "--diff", old, new, "--format", "json"]) == (1 if lost else 0)
+    doc = json.loads(capsys.readouterr().out)
+    (reduce,) = [o for o in doc["operators"] if o["name"] == "Keyed Reduce"
+                 and o["status"] != NEW]
+    assert reduce["status"] == (LOST if lost else RESTORED)
+    assert reduce["state_names"] == ["_op_state"]
+    if lost:
+        assert f"Filter ({new} line 7) was added upstream" in reduce["reasons"]
+
+
+def test_batch_jobs_are_noted(jobs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = write(jobs, "old.flow", job())
+    new = write(jobs, "new.flow", "set mode = batch;\n" + job())
+    main(["explain", "--diff", old, new, "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["notes"] == [
+        f"{new} runs in BATCH mode: Flink takes no checkpoints or savepoints of BATCH jobs "
+        "(this compares operator ids only)"]

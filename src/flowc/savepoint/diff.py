@@ -88,6 +88,7 @@ class StateDiff:
     old: str
     new: str
     entries: tuple[DiffEntry, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def loses_state(self) -> bool:
@@ -99,7 +100,7 @@ class StateDiff:
     def to_dict(self) -> dict[str, Any]:
         return {"old": self.old, "new": self.new,
                 "summary": {s: self.count(s) for s in (RESTORED, LOST, NEW)},
-                "state_lost": self.loses_state,
+                "state_lost": self.loses_state, "notes": list(self.notes),
                 "operators": [e.to_dict() for e in self.entries]}
 
 
@@ -143,7 +144,12 @@ def diff_states(old: SavepointMetadata, new: ExecutionGraph, new_origin: str, *,
         entries.append(DiffEntry(NEW, n.name, n.id, n.id, n.uid, n.state_names, None,
                                  n.parallelism, None, n.max_parallelism, None, n.line,
                                  tuple(reasons)))
-    return StateDiff(old.origin, new_origin, tuple(entries))
+    notes = tuple(f"{side} runs in BATCH mode: Flink takes no checkpoints or savepoints of "
+                  "BATCH jobs (this compares operator ids only)"
+                  for side, mode in ((old.origin, old.mode),
+                                     (new_origin, new.job_graph.config.mode.value))
+                  if mode == "BATCH")
+    return StateDiff(old.origin, new_origin, tuple(entries), notes)
 
 
 def _entry(o: OperatorMeta, target: _Target | None, pointer: str, why: IdChanges | None,

@@ -54,7 +54,7 @@ def diff_text(diff: StateDiff) -> str:
             notes.append(f"  Flink: {e.flink_error}")
     verdict = ("state would be lost (exit 1)" if diff.loses_state
                else "all state is restored")
-    parts = [head, "", rows, ""]
+    parts = [head, *(f"note: {n}" for n in diff.notes), "", rows, ""]
     if notes:
         parts += [*notes, ""]
     parts.append(verdict)

@@ -12,13 +12,16 @@ order (a heuristic: the plans carry no identity beyond these).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from flowc.chaining.hashing import operator_hashes
 from flowc.chaining.job_graph import JobGraph
 from flowc.chaining.rules import chain_breaks, is_chainable
 from flowc.planner.stream_graph import StreamGraph, StreamNode
+
+_SHOWN = 5  # operators named in one reason; the rest are counted
 
 
 def _ids(jg: JobGraph) -> dict[int, str]:
@@ -97,6 +100,11 @@ class IdChanges:
         self.old_pos = {n: i for i, n in enumerate(operator_hashes(self.old))}
         self.new_pos = {n: i for i, n in enumerate(operator_hashes(self.new))}
         self.new_ids = _ids(new)
+        # Unpaired operators in hash order (with their positions), for bisecting.
+        self.added = [x for x in self.new_pos if x not in self.back]
+        self.added_at = [self.new_pos[x] for x in self.added]
+        self.removed = [x for x in self.old_pos if x not in self.pairs]
+        self.removed_at = [self.old_pos[x] for x in self.removed]
 
     def counterpart(self, old_node: int) -> int | None:
         return self.pairs.get(old_node)
@@ -181,10 +189,9 @@ class IdChanges:
         po, pn = self.old_pos.get(o), self.new_pos.get(n)
         if po is None or pn is None or po == pn:
             return []
-        added = [x for x, i in self.new_pos.items()
-                 if i < pn and x not in self.back and x not in new_up]
-        removed = [x for x, i in self.old_pos.items()
-                   if i < po and x not in self.pairs and x not in old_up]
+        added = [x for x in self.added[:bisect_left(self.added_at, pn)] if x not in new_up]
+        removed = [x for x in self.removed[:bisect_left(self.removed_at, po)]
+                   if x not in old_up]
         if not added and not removed:
             return [] if (new_up - set(self.back)) or (old_up - set(self.pairs)) else [
                 f"it is hashed {_ordinal(pn + 1)} instead of {_ordinal(po + 1)} in Flink's "
@@ -195,8 +202,10 @@ class IdChanges:
                 f"counts them, it is now hashed {_ordinal(pn + 1)}, was {_ordinal(po + 1)}"]
 
 
-def _names(graph: StreamGraph, nodes: Iterable[int], label: str, what: str) -> list[str]:
-    return [f"{_describe(graph.nodes[x], label)} {what}" for x in nodes]
+def _names(graph: StreamGraph, nodes: Sequence[int], label: str, what: str) -> list[str]:
+    shown = [f"{_describe(graph.nodes[x], label)} {what}" for x in nodes[:_SHOWN]]
+    more = len(nodes) - _SHOWN
+    return shown + ([f"{more} more {what}"] if more > 0 else [])
 
 
 def _ordinal(n: int) -> str:
