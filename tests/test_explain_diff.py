@@ -308,3 +308,18 @@ def test_batch_jobs_are_noted(jobs: Path, capsys: pytest.CaptureFixture[str]) ->
     assert json.loads(capsys.readouterr().out)["notes"] == [
         f"{new} runs in BATCH mode: Flink takes no checkpoints or savepoints of BATCH jobs "
         "(this compares operator ids only)"]
+
+
+def test_the_example_in_upgrading_md(jobs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "upgrading.md").read_text(encoding="utf-8")
+    block = doc[doc.index("```\nState of v1/job.flow") + 4:]
+    block = block[:block.index("```")]
+    (jobs / "v1").mkdir()
+    write(jobs / "v1", "job.flow", job())
+    write(jobs, "job.flow", job(filter_=True))
+    assert main(["explain", "--diff", "v1/job.flow", "job.flow"]) == 1
+    out = capsys.readouterr().out
+    shown = [line.split("Cannot map")[0] if line.startswith("  Flink: ") else line
+             for line in out.splitlines()]
+    assert shown == [line.split("Cannot map")[0] if line.startswith("  Flink: ") else line
+                     for line in block.splitlines()]
