@@ -323,3 +323,14 @@ def test_the_example_in_upgrading_md(jobs: Path, capsys: pytest.CaptureFixture[s
              for line in out.splitlines()]
     assert shown == [line.split("Cannot map")[0] if line.startswith("  Flink: ") else line
                      for line in block.splitlines()]
+
+
+def test_uid_hash_naming_the_old_id_restores_it() -> None:
+    old_id = op_id(plan(job()), WINDOW)
+    rescued = job(f" with (uid_hash = '{old_id}')", filter_=True)
+    new = plan(rescued)
+    assert op_id(new, WINDOW) != old_id  # the generated id moved; the user-defined one maps
+    d = diff(job(), rescued)
+    w = entry(d, WINDOW, RESTORED)
+    assert (w.id, w.new_id) == (old_id, op_id(new, WINDOW))
+    assert not d.loses_state and d.count(NEW) == 0
