@@ -334,3 +334,32 @@ def test_uid_hash_naming_the_old_id_restores_it() -> None:
     w = entry(d, WINDOW, RESTORED)
     assert (w.id, w.new_id) == (old_id, op_id(new, WINDOW))
     assert not d.loses_state and d.count(NEW) == 0
+
+
+def test_changed_parallelism_upstream_is_named() -> None:
+    wider = job().replace("lower(action) as action, ts", "lower(action) as action, ts "
+                          "with (parallelism = 3)")
+    lost = entry(diff(job(), wider), WINDOW, LOST)
+    assert ("chaining changed: Source: clicks (new.flow line 2) no longer chains to Map "
+            "(new.flow line 6) (parallelism changes (2 -> 3); REBALANCE partitioning)"
+            ) in lost.reasons
+
+
+@pytest.mark.parametrize("name", ["clicks.flow", "join.flow", "sessions.flow", "hints.flow",
+                                  "clicks.sql"])
+def test_every_example_restores_all_of_its_own_state(name: str) -> None:
+    from flowc.cli import _compile, _parser
+
+    root = Path(__file__).parents[1] / "examples"
+    args = _parser().parse_args(["explain", str(root / name)])
+    graph = _compile(args).env.get_execution_graph()
+    d = diff_states(metadata_from_plan(graph, name), graph, name, old_graph=graph)
+    assert d.entries and {e.status for e in d.entries} == {RESTORED}
+    assert all(e.id == e.new_id for e in d.entries)
+
+
+def test_cli_output_file_keeps_the_exit_code(jobs: Path) -> None:
+    old = write(jobs, "old.flow", job())
+    new = write(jobs, "new.flow", job(window=False))
+    assert main(["explain", "--diff", old, new, "--format", "json", "-o", "state.json"]) == 1
+    assert json.loads((jobs / "state.json").read_text())["state_lost"] is True
