@@ -363,3 +363,27 @@ def test_cli_output_file_keeps_the_exit_code(jobs: Path) -> None:
     new = write(jobs, "new.flow", job(window=False))
     assert main(["explain", "--diff", old, new, "--format", "json", "-o", "state.json"]) == 1
     assert json.loads((jobs / "state.json").read_text())["state_lost"] is True
+
+
+def _chain_of_reduces(n: int, filtered: bool):  # type: ignore[no-untyped-def]
+    from flowc.datastream import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    s = env.from_collection([("a", 1)])
+    if filtered:
+        s = s.filter(lambda e: True)
+    for _ in range(n):
+        s = s.map(lambda e: e).key_by(lambda e: e[0]).reduce(lambda a, b: a)
+    s.print()
+    return env.get_execution_graph()
+
+
+def test_long_chains_every_lost_operator_names_the_upstream_change() -> None:
+    old, new = _chain_of_reduces(300, False), _chain_of_reduces(300, True)
+    d = diff_states(metadata_from_plan(old, "old.py"), new, "new.py", old_graph=old)
+    assert d.count(LOST) == d.count(NEW) == 300 and d.count(RESTORED) == 1
+    for e in d.entries:
+        if e.status == LOST:
+            assert e.reasons[1].startswith("Filter (") and \
+                e.reasons[1].endswith("was added upstream"), e.reasons

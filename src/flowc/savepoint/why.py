@@ -105,6 +105,9 @@ class IdChanges:
         self.added_at = [self.new_pos[x] for x in self.added]
         self.removed = [x for x in self.old_pos if x not in self.pairs]
         self.removed_at = [self.old_pos[x] for x in self.removed]
+        # Chaining changes of every paired operator, computed once (O(edges)).
+        self.chaining = {o: found for o, n in self.pairs.items()
+                         if (found := self._chaining(o, n))}
 
     def counterpart(self, old_node: int) -> int | None:
         return self.pairs.get(old_node)
@@ -137,45 +140,46 @@ class IdChanges:
                 causes.append(f"the uid of {_describe(self.new.nodes[xn], self.new_label)} "
                               f"upstream changed ({self.old.nodes[x].uid!r} -> "
                               f"{self.new.nodes[xn].uid!r})")
+        old_set, new_set = set(old_up), set(new_up)
         for x in [old_node, *old_up]:
-            xn = self.pairs.get(x)
-            if xn is None or self.old.nodes[x].uid is not None:
+            if self.old.nodes[x].uid is not None:
                 continue
-            causes += self._chaining(x, xn, set(old_up), set(new_up))
+            # Outputs to operators already told as added / removed upstream: not twice.
+            causes += [text for side, target, text in self.chaining.get(x, ())
+                       if target not in (new_set if side == "new" else old_set)]
         causes += self._inputs(old_node, n)
-        causes += self._position(old_node, n, set(old_up), set(new_up))
+        causes += self._position(old_node, n, old_set, new_set)
         return causes or ["its hash inputs changed (Flink hashes the number of operators "
                           "hashed before it, its chainable outputs and its inputs' ids)"]
 
-    def _chaining(self, o: int, n: int, old_up: set[int], new_up: set[int]) -> list[str]:
-        """Changes of ``o``'s chainable outputs (its hash counts them). Outputs to operators
-        already reported as added or removed upstream are not told twice."""
+    def _chaining(self, o: int, n: int) -> list[tuple[str, int, str]]:
+        """Changes of ``o``'s chainable outputs (its hash counts them), each with the side
+        ("old" / "new") and the added or removed operator it concerns (-1: none)."""
         old_g, new_g = self.old, self.new
         was = {self.pairs[e.target_id] for e in old_g.outputs(o)
                if e.target_id in self.pairs and is_chainable(e, old_g)}
         now = {e.target_id for e in new_g.outputs(n)
                if e.target_id in self.back and is_chainable(e, new_g)}
         at = _describe(new_g.nodes[n], self.new_label)
-        out: list[str] = []
+        out: list[tuple[str, int, str]] = []
         for e in new_g.outputs(n):
             t = e.target_id
             if t in self.back and (t in was) != (t in now):
                 target = _describe(new_g.nodes[t], self.new_label)
                 if t in now:
-                    out.append(f"chaining changed: {at} now chains to {target}")
+                    out.append(("new", -1, f"chaining changed: {at} now chains to {target}"))
                 else:
                     why = "; ".join(r for _, r in chain_breaks(e, new_g))
-                    out.append(f"chaining changed: {at} no longer chains to {target} ({why})")
-        for e in new_g.outputs(n):
-            t = e.target_id
-            if t not in self.back and t not in new_up and is_chainable(e, new_g):
-                out.append(f"{_describe(new_g.nodes[t], self.new_label)} was added and "
-                           f"chains to {at}")
+                    out.append(("new", -1, f"chaining changed: {at} no longer chains to "
+                                          f"{target} ({why})"))
+            elif t not in self.back and is_chainable(e, new_g):
+                out.append(("new", t, f"{_describe(new_g.nodes[t], self.new_label)} was "
+                                      f"added and chains to {at}"))
         for e in old_g.outputs(o):
             t = e.target_id
-            if t not in self.pairs and t not in old_up and is_chainable(e, old_g):
-                out.append(f"{_describe(old_g.nodes[t], self.old_label)}, chained to {at}, "
-                           "was removed")
+            if t not in self.pairs and is_chainable(e, old_g):
+                out.append(("old", t, f"{_describe(old_g.nodes[t], self.old_label)}, "
+                                      f"chained to {at}, was removed"))
         return out
 
     def _inputs(self, o: int, n: int) -> list[str]:
