@@ -46,19 +46,28 @@ def pair_operators(old: JobGraph, new: JobGraph) -> dict[int, int]:
         if o not in pairs and node.uid in by_uid:
             pairs[o] = by_uid.pop(node.uid)
     taken = set(pairs.values())
-    pending: dict[tuple[str, str, str], list[int]] = {}
+    # Candidates by kind, and by kind and inputs; a candidate taken through one index is
+    # skipped in the other (linear however many operators share a name).
+    by_key: dict[tuple[str, str, str], deque[int]] = {}
+    by_inputs: dict[tuple[tuple[str, str, str], tuple[int, ...]], deque[int]] = {}
     for n in sorted(ng.nodes):
         if n not in taken:
-            pending.setdefault(_key(ng.nodes[n]), []).append(n)
+            k = _key(ng.nodes[n])
+            by_key.setdefault(k, deque()).append(n)
+            ins = tuple(sorted(e.source_id for e in ng.inputs(n)))
+            by_inputs.setdefault((k, ins), deque()).append(n)
     for o in operator_hashes(og):  # inputs before consumers
-        candidates = pending.get(_key(og.nodes[o]))
-        if o in pairs or not candidates:
+        if o in pairs:
             continue
-        inputs = sorted(pairs.get(e.source_id, -1) for e in og.inputs(o))
-        best = next((c for c in candidates
-                     if sorted(e.source_id for e in ng.inputs(c)) == inputs), candidates[0])
-        candidates.remove(best)
-        pairs[o] = best
+        k = _key(og.nodes[o])
+        ins = tuple(sorted(pairs.get(e.source_id, -1) for e in og.inputs(o)))
+        for queue in (by_inputs.get((k, ins)), by_key.get(k)):
+            while queue and queue[0] in taken:
+                queue.popleft()
+            if queue:
+                pairs[o] = queue.popleft()
+                taken.add(pairs[o])
+                break
     return pairs
 
 
