@@ -387,3 +387,16 @@ def test_long_chains_every_lost_operator_names_the_upstream_change() -> None:
         if e.status == LOST:
             assert e.reasons[1].startswith("Filter (") and \
                 e.reasons[1].endswith("was added upstream"), e.reasons
+
+
+def test_inserted_operator_is_named_even_where_it_takes_anothers_id() -> None:
+    # Flink's hash ignores names: a Filter inserted before a Map gets the id the Map had.
+    # The explanation must still name the inserted Filter, not the Map.
+    old = ("source s (k string, ts timestamp) from csv 'in.csv' watermark ts;\n"
+           "s | map k, ts | key by k | window tumbling 5s | aggregate count(*) as n "
+           "| print;\n")
+    new = old.replace("s | map", "s | filter k is not null\n  | map")
+    d = diff(old, new)
+    lost = entry(d, WINDOW, LOST)
+    added = [r for r in lost.reasons if r.endswith("was added upstream")]
+    assert added == ["Filter (new.flow line 2) was added upstream"], lost.reasons

@@ -33,13 +33,16 @@ def _key(node: StreamNode) -> tuple[str, str, str]:
 
 
 def pair_operators(old: JobGraph, new: JobGraph) -> dict[int, int]:
-    """Old StreamNode id -> the new StreamNode taken to be the same operator: the same id,
-    else the same uid, else the same name and kind - preferring, among several, the one
+    """Old StreamNode id -> the new StreamNode taken to be the same operator: the same id
+    (and kind), else the same uid, else the same name and kind - preferring, among several, the one
     whose inputs are the pairs of the old one's (old operators are taken inputs first)."""
     old_ids, new_ids = _ids(old), _ids(new)
     by_id = {i: n for n, i in new_ids.items()}
-    pairs: dict[int, int] = {o: by_id[i] for o, i in old_ids.items() if i in by_id}
     og, ng = old.stream_graph, new.stream_graph
+    # Flink's hash ignores names: an inserted Filter may take the id a Map had. Pair by id
+    # only operators of the same kind, so "what was added" names the inserted one.
+    pairs: dict[int, int] = {o: by_id[i] for o, i in old_ids.items() if i in by_id
+                             and _key(og.nodes[o]) == _key(ng.nodes[by_id[i]])}
     taken = set(pairs.values())
     by_uid = {node.uid: n for n, node in ng.nodes.items() if node.uid and n not in taken}
     for o, node in og.nodes.items():
