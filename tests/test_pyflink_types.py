@@ -33,6 +33,12 @@ LAYOUT = {
                                "MapStateDescriptor", "ReducingStateDescriptor", "ValueState"],
     "flowc.datastream.window": ["TumblingEventTimeWindows", "SlidingEventTimeWindows",
                                 "EventTimeSessionWindows", "TimeWindow"],
+    "flowc.common.serialization": ["Encoder"],
+    "flowc.datastream.connectors": ["FileSink", "FileSource", "StreamFormat"],
+    "flowc.datastream.connectors.file_system": ["FileSink", "FileSource", "StreamFormat",
+                                                "OutputFileConfig", "RollingPolicy",
+                                                "BucketAssigner", "DefaultRollingPolicy",
+                                                "OnCheckpointRollingPolicy"],
 }
 
 

@@ -23,14 +23,14 @@ from typing import Any
 
 from flowc.errors import ExecutionError, UnsupportedError
 from flowc.executor.runtime.files import LONG_MAX, LONG_MIN, local_path, parse_type
-from flowc.operators import FileSink, PrintSink
+from flowc.operators import FileSink, PrintSink, RowFormatFileSink
 
 Columns = list[tuple[str, str]]  # (column name, type name)
 SINK_FORMATS = ("csv", "json", "jsonl", "json-lines", "parquet")
 SINK_OPTIONS = {"csv": ("header", "delimiter", "sep", "quote", "null_value", "nullValue")}
 
 
-def sink_path(spec: FileSink) -> str:
+def sink_path(spec: FileSink | RowFormatFileSink) -> str:
     """Where a file sink writes: a local path (a ``file:`` URI counts as one)."""
     path = local_path(spec.path)
     if path is None:
@@ -38,8 +38,14 @@ def sink_path(spec: FileSink) -> str:
     return path
 
 
-def check_sink(spec: FileSink) -> None:
+def check_sink(spec: FileSink | RowFormatFileSink) -> None:
     """Fail before the job runs for a sink format, option or path flowc cannot write."""
+    if isinstance(spec, RowFormatFileSink):
+        from flowc.executor.runtime.row_files import check_row_sink
+
+        check_row_sink(spec)
+        sink_path(spec)
+        return
     if spec.format not in SINK_FORMATS:
         raise UnsupportedError(f"sink format '{spec.format}' (supported: csv, json, parquet)")
     known = SINK_OPTIONS.get(spec.format, ())
@@ -393,7 +399,29 @@ def stage_lines(final: str, lines: list[str], name: str = "part-00000.json") -> 
     return tmp
 
 
-# -- the reference executor's writer ----------------------------------------------------------------
+# -- the reference executor's writers --------------------------------------------------------------
+
+def stage_row_format(spec: RowFormatFileSink, record_type: Any,
+                     parts: Iterable[Iterable[Any]]) -> str:
+    """PyFlink's row-format FileSink: each subtask's records (in subtask order) written as
+    Flink's FileWriter writes them (runtime/row_files.py) into a temp dir."""
+    from flowc.executor.runtime.row_files import encoder_for, write_subtask
+
+    tmp = temp_path(sink_path(spec))
+    os.makedirs(tmp)
+    try:
+        encode = encoder_for(record_type)
+        for values in parts:
+            write_subtask(spec, tmp, encode, values)
+    except OSError as e:
+        abort(tmp)
+        raise ExecutionError(f"writing the file sink {spec.path} failed: "
+                             f"{e.strerror or e}") from None
+    except BaseException:
+        abort(tmp)
+        raise
+    return tmp
+
 
 def csv_writer_options(spec: FileSink) -> dict[str, Any]:
     opts = dict(spec.options)

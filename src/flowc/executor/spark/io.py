@@ -28,7 +28,7 @@ from flowc.executor.sinks import (
     temp_path,
 )
 from flowc.executor.spark import tasks
-from flowc.operators import FileSink, FileSource
+from flowc.operators import FileSink, FileSource, RowFormatFileSink
 
 DEAD = -1  # the slot of a file source's dead letters in its vertex RDD
 SINK_FORMATS = {"csv": "csv", "json": "json", "jsonl": "json", "json-lines": "json",
@@ -188,6 +188,28 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
         w = w.option("ignoreNullFields", "false")
     try:
         w.format(fmt).save(tmp)
+    except BaseException:
+        abort(tmp)
+        raise
+    return tmp
+
+
+def stage_row_sink(spec: RowFormatFileSink, record_type: Any, values: Any) -> str:
+    """PyFlink's row-format FileSink on Spark: partition *i* (sink subtask *i*) writes its
+    part files into the temp dir itself (runtime/row_files.py), with the driver's clock."""
+    from flowc.executor.runtime.clock import processing_clock, using_clock
+    from flowc.executor.runtime.row_files import encoder_for, write_subtask
+
+    tmp = temp_path(sink_path(spec))
+    os.makedirs(tmp)
+    encode = encoder_for(record_type)
+    clock = processing_clock()
+
+    def write(_: int, it: Iterator[Any]) -> Iterator[int]:
+        with using_clock(clock):
+            yield write_subtask(spec, tmp, encode, it)
+    try:
+        values.mapPartitionsWithIndex(write).collect()
     except BaseException:
         abort(tmp)
         raise
