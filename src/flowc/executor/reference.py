@@ -34,8 +34,10 @@ from flowc.executor.runtime.sources import source_values, source_watermarks
 from flowc.executor.sinks import (
     Staged,
     check_sink,
+    declared_arrow_schema,
     declared_columns,
     infer_columns,
+    narrow_ints,
     print_prefix,
     print_text,
     row_checker,
@@ -221,8 +223,10 @@ def _write_files(sg: StreamGraph, outs: _Outputs) -> None:
                 if columns is None:
                     columns = infer_columns(spec, values)
                 check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
-                rows = [check(v) for v in values]
-                staged.add(stage_python(spec, columns, rows), sink_path(spec))
+                schema = declared_arrow_schema(spec, node.output_type)
+                narrow = narrow_ints(spec.path, schema)
+                rows = [narrow(check(v)) for v in values]
+                staged.add(stage_python(spec, columns, rows, schema), sink_path(spec))
             except FlowcError as exc:
                 raise wrap(node, exc) from None
         for nid in sorted(outs.dead):

@@ -2,8 +2,10 @@
 sink writes, row shaping and checking, and staged (atomic) commits.
 
 A file sink writes the schema of its input stream when flowc knows it (.flow and SQL
-streams, or a Python stream typed with a ``flowc.types.Schema``): the sink's columns (else
-the schema's names) with the schema's types. Otherwise the types are inferred from all
+streams, or a Python stream typed with a ``flowc.types.Schema`` or declared PyFlink
+``Types``): the sink's columns (else the schema's names, ROW_NAMED's names, or ``f0``,
+``f1``, ...) with the schema's types; with ``Types`` a parquet file has their exact Arrow
+types (``flowc.common.arrow_types``: INT int32, FLOAT float32, ...). Otherwise the types are inferred from all
 records of the stream (``Inferred``): ints and doubles mixed give double, a column of
 nulls only is string, anything else mixed is an error - a value is never silently
 dropped. Timestamps are written as epoch milliseconds in csv / json and as parquet
@@ -12,6 +14,7 @@ dropped. Timestamps are written as epoch milliseconds in csv / json and as parqu
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import os
 import shutil
@@ -75,9 +78,15 @@ def print_text(spec: PrintSink, value: Any) -> str:
 
 
 def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
-    """The sink's (column, type) pairs from its input stream's schema, or None."""
+    """The sink's (column, type) pairs from its input stream's schema or declared Types, or
+    None (no schema: the types are inferred)."""
+    from flowc.common.typeinfo import PickledBytesTypeInfo, TypeInformation
     from flowc.types import Schema
 
+    if isinstance(declared, TypeInformation) and not isinstance(declared, PickledBytesTypeInfo):
+        from flowc.executor.sink_types import typed_columns
+
+        return typed_columns(spec, declared)
     if not isinstance(declared, Schema):
         return None
     cols = list(spec.columns) or list(declared.names)
@@ -87,13 +96,28 @@ def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
     return list(zip(cols, (str(t) for t in declared.types)))
 
 
+def declared_arrow_schema(spec: FileSink, declared: Any) -> Any:
+    """The exact Arrow schema of a parquet sink of a stream with declared Types, or None."""
+    from flowc.executor.sink_types import arrow_schema_of
+
+    return arrow_schema_of(spec, declared)
+
+
+def narrow_ints(path: str, schema: Any) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    from flowc.executor.sink_types import int_width_check
+
+    return int_width_check(path, schema)
+
+
 def shaper(columns: list[str] | None) -> Callable[[Any], tuple[Any, ...]]:
     """A record -> its fields in column order: a tuple / list as it is, a dict by column
     name (every column, no other key), anything else as one field."""
+    from flowc.common.types import Row
+
     def shape(value: Any) -> tuple[Any, ...]:
         if isinstance(value, tuple):
             return value
-        if isinstance(value, list):
+        if isinstance(value, (list, Row)):
             return tuple(value)
         if isinstance(value, dict):
             if columns is None:
@@ -134,7 +158,13 @@ def _check_bool(v: Any) -> Any:
     return v
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
 def _check_timestamp(v: Any) -> Any:
+    if isinstance(v, dt.datetime):  # SQL_TIMESTAMP: naive means UTC, as the sources read
+        d = v if v.tzinfo is not None else v.replace(tzinfo=dt.timezone.utc)
+        return (d - _EPOCH) // dt.timedelta(milliseconds=1)
     if isinstance(v, bool) or not isinstance(v, int):
         raise ValueError(f"not a timestamp (epoch milliseconds): {v!r}")
     return _check_int(v)
@@ -441,8 +471,10 @@ def _csv_text(v: Any, null_value: str) -> Any:
     return v
 
 
-def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) -> str:
-    """The reference executor's writer: one part file of checked rows in a temp dir."""
+def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]],
+                 schema: Any = None) -> str:
+    """The reference executor's writer: one part file of checked rows in a temp dir;
+    ``schema`` (declared Types) gives parquet its exact Arrow types."""
     import csv
     import json
 
@@ -473,8 +505,9 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) 
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            schema = pa.schema([pa.field(c, arrow_type(t)) for c, t in columns])
-            table = pa.table([pa.array([r[i] for r in rows], type=f.type)
+            if schema is None:
+                schema = pa.schema([pa.field(c, arrow_type(t)) for c, t in columns])
+            table = pa.table([_arrow_array([r[i] for r in rows], f.type)
                               for i, f in enumerate(schema)], schema=schema)
             pq.write_table(table, os.path.join(tmp, "part-00000.parquet"))
         else:
@@ -483,6 +516,18 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) 
     except BaseException:
         abort(tmp)
         raise
+
+
+def _arrow_array(values: list[Any], t: Any) -> Any:
+    """A column as Arrow: timestamps (epoch ms after the checks) via int64 so every unit
+    and zone takes them as the same instant."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return pa.array(values, type=pa.int64()).cast(t)
+    if pa.types.is_list(t) and pa.types.is_timestamp(t.value_type):
+        return pa.array(values, type=pa.list_(pa.int64())).cast(t)
+    return pa.array(values, type=t)
 
 
 def arrow_type(type_name: str) -> Any:

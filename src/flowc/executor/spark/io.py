@@ -22,6 +22,7 @@ from flowc.executor.sinks import (
     abort,
     csv_writer_options,
     declared_columns,
+    narrow_ints,
     row_checker,
     shaper,
     sink_path,
@@ -111,13 +112,18 @@ def _spark_type(type_name: str) -> Any:
     return t
 
 
-def _parquet_column(name: str, type_name: str) -> Any:
-    """The column as parquet stores it: timestamps (also inside arrays) as TIMESTAMP."""
+def _parquet_column(name: str, type_name: str, declared: Any = None) -> Any:
+    """The column as parquet stores it: timestamps (also inside arrays) as TIMESTAMP; a
+    declared narrower Arrow type (int32, float32, ...) by a cast to its Spark type."""
     from pyspark.sql import functions as F
 
     col = F.col("`" + name.replace("`", "``") + "`")
     depth, scalar = files.parse_type(type_name)
     if scalar != "timestamp":
+        if declared is not None:
+            from pyspark.sql.pandas.types import from_arrow_type
+
+            return col.cast(from_arrow_type(declared)).alias(name)
         return col
     fn: Callable[[Any], Any] = F.timestamp_millis
     for _ in range(depth):
@@ -153,8 +159,9 @@ def sink_columns(spec: FileSink, declared: Any, values: Any) -> Columns:
 
 
 def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
-               values: Any) -> str:
-    """Write the records (an RDD) through Spark's writer into a temp dir; returns it."""
+               values: Any, schema: Any = None) -> str:
+    """Write the records (an RDD) through Spark's writer into a temp dir; returns it.
+    ``schema``: the Arrow schema of declared Types (parquet gets int32, float32, ...)."""
     from pyspark.sql import types as T
 
     tmp = temp_path(sink_path(spec))
@@ -162,11 +169,12 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
         os.makedirs(tmp)
         return tmp
     check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
+    narrow = narrow_ints(spec.path, schema)
 
     def checked(it: Iterator[Any]) -> Iterator[tuple[Any, ...]]:
         try:
             for v in it:
-                yield check(v)
+                yield narrow(check(v))
         except FlowcError as e:
             raise tasks.task_error(e, "", {}, node_id) from None
 
@@ -175,7 +183,8 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
     fmt = SINK_FORMATS[spec.format]
     if fmt == "parquet":
         spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MILLIS")
-        df = df.select(*[_parquet_column(c, t) for c, t in columns])
+        df = df.select(*[_parquet_column(c, t, None if schema is None else schema.field(i).type)
+                         for i, (c, t) in enumerate(columns)])
     w = df.write.mode("error")
     if fmt == "csv":
         o = csv_writer_options(spec)

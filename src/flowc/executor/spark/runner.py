@@ -26,6 +26,7 @@ from flowc.executor.runtime.sources import source_values
 from flowc.executor.sinks import (
     Staged,
     check_sink,
+    declared_arrow_schema,
     print_prefix,
     print_text,
     sink_path,
@@ -356,13 +357,15 @@ class _SparkJob:
             if isinstance(spec, RowFormatFileSink):
                 return io.stage_row_sink(spec, node.output_type, values)
             columns = io.sink_columns(spec, node.output_type, values)
-            return io.stage_sink(self.spark, spec, node.id, columns, values)
+            return io.stage_sink(self.spark, spec, node.id, columns, values,
+                                 declared_arrow_schema(spec, node.output_type))
         except FlowcError as e:
             raise wrap(node, e) from None
         except Exception as e:
             if tasks.parse_task_error(str(e)) is not None:
                 raise  # a task failed: _translate names its operator
-            raise ExecutionError(f"writing the file sink {spec.path} failed: "
+            kind = f"{spec.format} sink" if isinstance(spec, FileSink) else "file sink"
+            raise ExecutionError(f"writing the {kind} {spec.path} failed: "
                                  f"{io.spark_message(e)}", node.span) from None
 
     def _stage_dead_letters(self, v: JobVertex, rdd: Any, staged: Staged) -> str | None:
