@@ -206,3 +206,21 @@ def spark() -> Any:
     from flowc.executor import get_spark
 
     return get_spark("local[2]")
+
+
+def test_a_bad_sink_in_a_program_is_a_user_error_at_its_line(tmp_path: Path,
+                                                             capsys: Any) -> None:
+    from flowc.cli import main
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "from flowc.common import Types\n"
+        "from flowc.common.serialization import Encoder\n"
+        "from flowc.datastream import StreamExecutionEnvironment\n"
+        "from flowc.datastream.connectors.file_system import BucketAssigner, FileSink\n"
+        "env = StreamExecutionEnvironment.get_execution_environment()\n"
+        "assigner = BucketAssigner.date_time_bucket_assigner('yyyy-EEE')\n")
+    assert main(["check", str(prog)]) == 1
+    err = capsys.readouterr().err
+    assert f"{prog}:6:12: error: flowc's date-time bucket assigner formats" in err
+    assert "not 'EEE'" in err and "Traceback" not in err

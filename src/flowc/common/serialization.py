@@ -19,7 +19,10 @@ class Encoder:
     @staticmethod
     def simple_string_encoder(charset_name: str = "UTF-8") -> Encoder:
         if not isinstance(charset_name, str) or charset_name.replace("-", "").upper() != "UTF8":
-            raise ApiError(f"flowc writes text files as UTF-8, not {charset_name}")
+            from flowc.api.environment import user_call_span
+
+            raise ApiError(f"flowc writes text files as UTF-8, not {charset_name}",
+                           user_call_span())
         return Encoder("UTF-8")
 
     def __repr__(self) -> str:

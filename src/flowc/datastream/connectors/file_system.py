@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from flowc.api.environment import user_call_span
 from flowc.common.serialization import Encoder
 from flowc.errors import ApiError
 from flowc.operators import RowFormatFileSink, TextLineFileSource
@@ -36,7 +37,7 @@ class StreamFormat:
     @staticmethod
     def text_line_format(charset_name: str = "UTF-8") -> StreamFormat:
         if charset_name.replace("-", "").upper() != "UTF8":
-            raise ApiError(f"flowc reads text files as UTF-8, not {charset_name}")
+            raise _error(f"flowc reads text files as UTF-8, not {charset_name}")
         return StreamFormat("UTF-8")
 
 
@@ -53,15 +54,20 @@ class FileSource:
     @staticmethod
     def for_record_stream_format(stream_format: StreamFormat, *paths: str) -> FileSourceBuilder:
         if not isinstance(stream_format, StreamFormat):
-            raise ApiError(f"for_record_stream_format needs a StreamFormat, got {stream_format!r}")
+            raise _error(f"for_record_stream_format needs a StreamFormat, got {stream_format!r}")
         if not paths or not all(isinstance(p, str) for p in paths):
-            raise ApiError("for_record_stream_format needs at least one path (a string)")
+            raise _error("for_record_stream_format needs at least one path (a string)")
         return FileSourceBuilder(stream_format, tuple(paths))
+
+
+def _error(message: str) -> ApiError:
+    """An API error at the user's call (file, line, column)."""
+    return ApiError(message, user_call_span())
 
 
 def _int(name: str, value: Any, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ApiError(f"{name} must be an int >= {minimum}, got {value!r}")
+        raise _error(f"{name} must be an int >= {minimum}, got {value!r}")
     return value
 
 
@@ -83,7 +89,7 @@ class BucketAssigner:
         from flowc.executor.runtime.row_files import _zone, strftime_pattern
 
         if not isinstance(format_str, str):
-            raise ApiError(f"date_time_bucket_assigner needs a format string, got {format_str!r}")
+            raise _error(f"date_time_bucket_assigner needs a format string, got {format_str!r}")
         strftime_pattern(format_str)  # a pattern flowc cannot format fails here
         if timezone_id is not None:
             _zone(timezone_id)
@@ -146,13 +152,13 @@ class OutputFileConfig:
 
         def with_part_prefix(self, prefix: str) -> OutputFileConfig.OutputFileConfigBuilder:
             if not isinstance(prefix, str):
-                raise ApiError(f"with_part_prefix needs a string, got {prefix!r}")
+                raise _error(f"with_part_prefix needs a string, got {prefix!r}")
             self.part_prefix = prefix
             return self
 
         def with_part_suffix(self, suffix: str) -> OutputFileConfig.OutputFileConfigBuilder:
             if not isinstance(suffix, str):
-                raise ApiError(f"with_part_suffix needs a string, got {suffix!r}")
+                raise _error(f"with_part_suffix needs a string, got {suffix!r}")
             self.part_suffix = suffix
             return self
 
@@ -178,7 +184,7 @@ class FileSink:
         def with_bucket_assigner(self, bucket_assigner: BucketAssigner
                                  ) -> FileSink.RowFormatBuilder:
             if not isinstance(bucket_assigner, BucketAssigner):
-                raise ApiError(f"with_bucket_assigner needs a BucketAssigner, got "
+                raise _error(f"with_bucket_assigner needs a BucketAssigner, got "
                                f"{bucket_assigner!r}")
             return self._with(bucket_format=bucket_assigner.format_str,
                               bucket_timezone=bucket_assigner.timezone_id)
@@ -186,14 +192,14 @@ class FileSink:
         def with_output_file_config(self, output_file_config: OutputFileConfig
                                     ) -> FileSink.RowFormatBuilder:
             if not isinstance(output_file_config, OutputFileConfig):
-                raise ApiError(f"with_output_file_config needs an OutputFileConfig, got "
+                raise _error(f"with_output_file_config needs an OutputFileConfig, got "
                                f"{output_file_config!r}")
             return self._with(part_prefix=output_file_config.get_part_prefix(),
                               part_suffix=output_file_config.get_part_suffix())
 
         def with_rolling_policy(self, rolling_policy: RollingPolicy) -> FileSink.RowFormatBuilder:
             if not isinstance(rolling_policy, RollingPolicy):
-                raise ApiError(f"with_rolling_policy needs a RollingPolicy, got "
+                raise _error(f"with_rolling_policy needs a RollingPolicy, got "
                                f"{rolling_policy!r}")
             if rolling_policy.on_checkpoint:
                 return self._with(on_checkpoint=True)
@@ -208,9 +214,9 @@ class FileSink:
     @staticmethod
     def for_row_format(base_path: str, encoder: Encoder) -> FileSink.RowFormatBuilder:
         if not isinstance(base_path, str) or not base_path:
-            raise ApiError(f"for_row_format needs a base path (a string), got {base_path!r}")
+            raise _error(f"for_row_format needs a base path (a string), got {base_path!r}")
         if not isinstance(encoder, Encoder):
-            raise ApiError(f"for_row_format needs an Encoder "
+            raise _error(f"for_row_format needs an Encoder "
                            f"(Encoder.simple_string_encoder()), got {encoder!r}")
         return FileSink.RowFormatBuilder(RowFormatFileSink(base_path))
 

@@ -36,6 +36,12 @@ _PATTERN_LETTERS = {"yyyy": "%Y", "uuuu": "%Y", "yy": "%y", "MM": "%m", "dd": "%
 _TOKEN = re.compile(r"'([^']*)'|([A-Za-z])\2*|([^A-Za-z']+)")
 
 
+def _error(message: str) -> ApiError:
+    from flowc.api.environment import user_call_span
+
+    return ApiError(message, user_call_span())
+
+
 def strftime_pattern(pattern: str) -> str:
     """A ``java.time.format.DateTimeFormatter`` pattern as an strftime format; an
     ApiError for letters flowc does not format."""
@@ -44,13 +50,13 @@ def strftime_pattern(pattern: str) -> str:
     while pos < len(pattern):
         m = _TOKEN.match(pattern, pos)
         if m is None:
-            raise ApiError(f"unterminated quote in the date-time bucket pattern '{pattern}'")
+            raise _error(f"unterminated quote in the date-time bucket pattern '{pattern}'")
         quoted, letters, literal = m.group(1), m.group(0) if m.group(2) else None, m.group(3)
         if quoted is not None:
             out.append((quoted or "'").replace("%", "%%"))
         elif letters is not None:
             if letters not in _PATTERN_LETTERS:
-                raise ApiError(f"flowc's date-time bucket assigner formats "
+                raise _error(f"flowc's date-time bucket assigner formats "
                                f"{', '.join(_PATTERN_LETTERS)} and quoted text, not "
                                f"'{letters}' (in '{pattern}')")
             out.append(_PATTERN_LETTERS[letters])
@@ -89,7 +95,7 @@ def _zone(zone_id: str) -> dt.tzinfo:
     try:
         return ZoneInfo(zone_id)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ApiError(f"unknown time zone '{zone_id}' for the date-time bucket "
+        raise _error(f"unknown time zone '{zone_id}' for the date-time bucket "
                        "assigner") from None
 
 

@@ -32,7 +32,10 @@ class StateDescriptor:
     def enable_time_to_live(self, ttl_config: StateTtlConfig) -> None:
         """PyFlink's ``StateDescriptor.enable_time_to_live``: values of this state expire."""
         if not isinstance(ttl_config, StateTtlConfig):
-            raise ApiError(f"enable_time_to_live needs a StateTtlConfig, got {ttl_config!r}")
+            from flowc.api.environment import user_call_span
+
+            raise ApiError(f"enable_time_to_live needs a StateTtlConfig, got {ttl_config!r}",
+                           user_call_span())
         object.__setattr__(self, "_ttl_config", ttl_config)
 
     def get_ttl_config(self) -> StateTtlConfig | None:

@@ -76,7 +76,7 @@ class StateTtlConfig:
         def set_update_type(self, update_type: StateTtlConfig.UpdateType
                             ) -> StateTtlConfig.Builder:
             if not isinstance(update_type, StateTtlConfig.UpdateType):
-                raise ApiError(f"set_update_type needs a StateTtlConfig.UpdateType, got "
+                raise _error(f"set_update_type needs a StateTtlConfig.UpdateType, got "
                                f"{update_type!r}")
             self._update_type = update_type
             return self
@@ -90,7 +90,7 @@ class StateTtlConfig:
         def set_state_visibility(self, state_visibility: StateTtlConfig.StateVisibility
                                  ) -> StateTtlConfig.Builder:
             if not isinstance(state_visibility, StateTtlConfig.StateVisibility):
-                raise ApiError(f"set_state_visibility needs a StateTtlConfig.StateVisibility, "
+                raise _error(f"set_state_visibility needs a StateTtlConfig.StateVisibility, "
                                f"got {state_visibility!r}")
             self._visibility = state_visibility
             return self
@@ -105,7 +105,7 @@ class StateTtlConfig:
         def set_ttl_time_characteristic(self, characteristic: StateTtlConfig.TtlTimeCharacteristic
                                         ) -> StateTtlConfig.Builder:
             if characteristic is not StateTtlConfig.TtlTimeCharacteristic.ProcessingTime:
-                raise ApiError(f"state TTL runs on processing time, not {characteristic!r}")
+                raise _error(f"state TTL runs on processing time, not {characteristic!r}")
             return self
 
         def use_processing_time(self) -> StateTtlConfig.Builder:
@@ -140,11 +140,18 @@ class StateTtlConfig:
                                   self._ttl, tuple(self._cleanup))
 
 
+def _error(message: str) -> ApiError:
+    """An API error at the user's call (file, line, column)."""
+    from flowc.api.environment import user_call_span
+
+    return ApiError(message, user_call_span())
+
+
 def _ttl_millis(ttl: Any) -> int:
     """A TTL (``Time.seconds(n)`` / ``Duration``: anything with ``to_milliseconds``) in ms."""
     ms = ttl.to_milliseconds() if hasattr(ttl, "to_milliseconds") else None
     if isinstance(ms, bool) or not isinstance(ms, int) or ms <= 0:
-        raise ApiError(f"a state TTL must be a positive Time / Duration, got {ttl!r}")
+        raise _error(f"a state TTL must be a positive Time / Duration, got {ttl!r}")
     return ms
 
 

@@ -11,6 +11,7 @@ schema into a temp dir that the runner renames into place once the whole job suc
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -214,11 +215,27 @@ def stage_row_sink(spec: RowFormatFileSink, record_type: Any, values: Any) -> st
     encode = encoder_for(record_type)
     clock = processing_clock()
 
-    def write(_: int, it: Iterator[Any]) -> Iterator[int]:
+    def write(index: int, it: Iterator[Any]) -> Iterator[int]:
+        # Each task attempt writes into a hidden dir of its own and moves its files into
+        # the temp dir only once it wrote them all: a failed (retried) attempt leaves
+        # nothing behind in the output.
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        attempt = os.path.join(tmp, f".attempt-{index}-{ctx.attemptNumber() if ctx else 0}")
         with using_clock(clock):
-            yield write_subtask(spec, tmp, encode, it)
+            n = write_subtask(spec, attempt, encode, it)
+        for dirpath, _, names in os.walk(attempt):
+            for name in names:
+                src = os.path.join(dirpath, name)
+                os.renames(src, os.path.join(tmp, os.path.relpath(src, attempt)))
+        shutil.rmtree(attempt, ignore_errors=True)
+        yield n
     try:
         values.mapPartitionsWithIndex(write).collect()
+        for name in os.listdir(tmp):  # attempts that failed
+            if name.startswith(".attempt-"):
+                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
     except BaseException:
         abort(tmp)
         raise
