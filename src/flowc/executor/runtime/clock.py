@@ -3,7 +3,7 @@ buckets, time-based rolling) read as "now".
 
 Flink's processing time is the TaskManager's wall clock. flowc runs bounded jobs, and its
 processing time is the wall clock too (epoch milliseconds) - there are no processing-time
-timers or windows yet (docs/flink-differences.md, "processing time"). Tests inject a
+timers or windows yet (docs/executor.md, "Processing time"). Tests inject a
 deterministic clock (``using_clock(ManualClock(...))``); the Spark executor carries the
 driver's clock to its tasks (spark/codegen.py), so an injected clock reaches both
 executors. A clock is picklable and each task works on its own copy.
