@@ -96,6 +96,17 @@ def test_out_of_range_int_and_unsupported_types_are_errors(tmp_path: Path) -> No
     assert not (tmp_path / "out.parquet").exists() and not (tmp_path / "out.csv").exists()
 
 
+def test_map_and_list_records_are_rows_of_their_entries_as_without_a_type(
+        tmp_path: Path) -> None:
+    m = Types.MAP(Types.STRING(), Types.INT())
+    run_reference(_job(tmp_path, "json", m, [{"a": 1, "b": 2}]))
+    (part,) = (tmp_path / "out.json").iterdir()
+    assert json.loads(part.read_text()) == {"a": 1, "b": 2}
+    run_reference(_job(tmp_path, "csv", Types.LIST(Types.INT()), [[1, 2], [3, 4]]))
+    (part,) = (tmp_path / "out.csv").iterdir()
+    assert part.read_text().splitlines() == ["f0,f1", "1,2", "3,4"]
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_spark_writes_the_same_typed_files(tmp_path: Path, spark: Any) -> None:

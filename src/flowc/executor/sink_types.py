@@ -14,6 +14,15 @@ from flowc.operators import FileSink
 Columns = list[tuple[str, str]]
 
 
+def writes_declared(declared: Any) -> bool:
+    """Whether a sink writes the declared type's columns: not for pickled records, and not
+    for a LIST or MAP record, whose elements / keys are the row's fields as without a type
+    (the types are inferred)."""
+    from flowc.common.typeinfo import ListTypeInfo, MapTypeInfo, PickledBytesTypeInfo
+
+    return not isinstance(declared, (PickledBytesTypeInfo, ListTypeInfo, MapTypeInfo))
+
+
 def typed_columns(spec: FileSink, declared: Any) -> Columns:
     from flowc.common.arrow_types import field_names, field_types
 
@@ -50,9 +59,9 @@ def _column_type(spec: FileSink, name: str, type_info: Any) -> str:
 def arrow_schema_of(spec: FileSink, declared: Any) -> Any:
     """The exact Arrow schema a parquet sink writes for a stream with declared PyFlink
     Types (names as ``declared_columns``), or None."""
-    from flowc.common.typeinfo import PickledBytesTypeInfo, TypeInformation
+    from flowc.common.typeinfo import TypeInformation
 
-    if not isinstance(declared, TypeInformation) or isinstance(declared, PickledBytesTypeInfo):
+    if not isinstance(declared, TypeInformation) or not writes_declared(declared):
         return None
     import pyarrow as pa
 

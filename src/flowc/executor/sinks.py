@@ -80,13 +80,12 @@ def print_text(spec: PrintSink, value: Any) -> str:
 def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
     """The sink's (column, type) pairs from its input stream's schema or declared Types, or
     None (no schema: the types are inferred)."""
-    from flowc.common.typeinfo import PickledBytesTypeInfo, TypeInformation
+    from flowc.common.typeinfo import TypeInformation
+    from flowc.executor.sink_types import typed_columns, writes_declared
     from flowc.types import Schema
 
-    if isinstance(declared, TypeInformation) and not isinstance(declared, PickledBytesTypeInfo):
-        from flowc.executor.sink_types import typed_columns
-
-        return typed_columns(spec, declared)
+    if isinstance(declared, TypeInformation):
+        return typed_columns(spec, declared) if writes_declared(declared) else None
     if not isinstance(declared, Schema):
         return None
     cols = list(spec.columns) or list(declared.names)
