@@ -30,9 +30,16 @@ LAYOUT = {
                                    "KeyedProcessFunction", "ProcessWindowFunction",
                                    "AggregateFunction", "RuntimeContext"],
     "flowc.datastream.state": ["ValueStateDescriptor", "ListStateDescriptor",
-                               "MapStateDescriptor", "ReducingStateDescriptor", "ValueState"],
+                               "MapStateDescriptor", "ReducingStateDescriptor", "ValueState",
+                               "StateTtlConfig", "AggregatingStateDescriptor"],
     "flowc.datastream.window": ["TumblingEventTimeWindows", "SlidingEventTimeWindows",
                                 "EventTimeSessionWindows", "TimeWindow"],
+    "flowc.common.serialization": ["Encoder"],
+    "flowc.datastream.connectors": ["FileSink", "FileSource", "StreamFormat"],
+    "flowc.datastream.connectors.file_system": ["FileSink", "FileSource", "StreamFormat",
+                                                "OutputFileConfig", "RollingPolicy",
+                                                "BucketAssigner", "DefaultRollingPolicy",
+                                                "OnCheckpointRollingPolicy"],
 }
 
 

@@ -457,3 +457,30 @@ class FileSink(SinkSpec):
     @property
     def default_name(self) -> str:
         return f"{self.format} {self.path}"
+
+
+@dataclass(frozen=True, eq=False)
+class RowFormatFileSink(SinkSpec):
+    """PyFlink's ``FileSink.for_row_format(path, Encoder.simple_string_encoder())``: each
+    record's Java ``toString()`` (under the stream's declared type) on a line of its own, in
+    part files ``<prefix>-<uuid>-<counter><suffix>`` of bucket directories under ``path``
+    (flowc.executor.runtime.row_files). ``bucket_format`` is a ``DateTimeBucketAssigner``
+    pattern (None: ``BasePathBucketAssigner``); a part file rolls before a record when it
+    holds more than ``part_size`` bytes, or on processing time (``rollover_interval`` /
+    ``inactivity_interval`` milliseconds, checked every ``bucket_check_interval``) unless
+    ``on_checkpoint`` (OnCheckpointRollingPolicy: only at the end of input)."""
+
+    path: str
+    part_prefix: str = "part"
+    part_suffix: str = ""
+    part_size: int = 128 * 1024 * 1024
+    rollover_interval: int = 60_000
+    inactivity_interval: int = 60_000
+    on_checkpoint: bool = False
+    bucket_format: str | None = "yyyy-MM-dd--HH"
+    bucket_timezone: str | None = None
+    bucket_check_interval: int = 60_000
+
+    @property
+    def default_name(self) -> str:
+        return "Sink"  # DataStream.sinkTo's transformation name

@@ -108,6 +108,15 @@ def _positions(code: Any) -> tuple[Any, ...]:
     return tuple(positions()) if positions is not None else ()
 
 
+def user_call_span() -> Span | None:
+    """The span of the innermost call made from outside the flowc package (the user's
+    program line that called into the API), or None."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_FLOWC_PKG):
+        frame = frame.f_back
+    return None if frame is None else _frame_span(frame)
+
+
 def _frame_span(frame: Any) -> Span:
     """The span of the call being executed in ``frame`` (Python >= 3.11 knows its columns)."""
     line = frame.f_lineno
@@ -300,12 +309,7 @@ class StreamExecutionEnvironment:
     def _caller_span(self) -> Span | None:
         if self._span_stack:
             return self._span_stack[-1]
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename.startswith(_FLOWC_PKG):
-            frame = frame.f_back
-        if frame is None:
-            return None
-        return _frame_span(frame)
+        return user_call_span()
 
     # ------------------------------------------------------------------ graphs
 

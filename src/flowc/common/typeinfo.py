@@ -30,6 +30,11 @@ class TypeInformation:
     def java_str(self, value: Any) -> str:
         return java_str(value)
 
+    def java_string(self, value: Any) -> str:
+        """The Java object's ``toString()`` (what ``SimpleStringEncoder`` writes); the same
+        as ``java_str`` except for a Row, which PyFlink's print formats in Python."""
+        return self.java_str(value)
+
     @property
     def is_identity(self) -> bool:
         """Whether ``convert`` returns every value unchanged (then nothing is wrapped)."""
@@ -165,6 +170,14 @@ class RowTypeInfo(TypeInformation):
         kind = value.get_row_kind() if isinstance(value, Row) else "+I"
         return "{}[{}]".format(kind, ",".join(str(v) for v in value))
 
+    def java_string(self, value: Any) -> str:
+        # org.apache.flink.types.Row.toString: "+I[f0, f1]", fields by their toString.
+        if value is None:
+            return "null"
+        kind = value.get_row_kind() if isinstance(value, Row) else "+I"
+        return "{}[{}]".format(kind, ", ".join(t.java_string(v)
+                                               for t, v in zip(self.field_types, value)))
+
 
 class TupleTypeInfo(TypeInformation):
     def __init__(self, field_types: Sequence[TypeInformation]) -> None:
@@ -187,7 +200,9 @@ class TupleTypeInfo(TypeInformation):
 
     def java_str(self, value: Any) -> str:
         # Flink's Tuple.toString: "(f0,f1,...)", fields by their own toString.
-        return "(" + ",".join(t.java_str(v) for t, v in zip(self.field_types, value)) + ")"
+        if value is None:
+            return "null"
+        return "(" + ",".join(t.java_string(v) for t, v in zip(self.field_types, value)) + ")"
 
 
 class ListTypeInfo(TypeInformation):
@@ -205,7 +220,9 @@ class ListTypeInfo(TypeInformation):
         return False
 
     def java_str(self, value: Any) -> str:
-        return "[" + ", ".join(self.element_type.java_str(v) for v in value) + "]"
+        if value is None:
+            return "null"
+        return "[" + ", ".join(self.element_type.java_string(v) for v in value) + "]"
 
 
 class MapTypeInfo(TypeInformation):
@@ -226,9 +243,11 @@ class MapTypeInfo(TypeInformation):
         return False
 
     def java_str(self, value: Any) -> str:
+        if value is None:
+            return "null"
         keys = hash_map_order(list(value), self.key_type.java_hash)
-        return "{" + ", ".join(f"{self.key_type.java_str(k)}={self.value_type.java_str(value[k])}"
-                               for k in keys) + "}"
+        return "{" + ", ".join(f"{self.key_type.java_string(k)}="
+                               f"{self.value_type.java_string(value[k])}" for k in keys) + "}"
 
 
 class Types:

@@ -11,9 +11,12 @@ from flowc.executor.runtime.state import (
     ReadOnlyBroadcastState,
     ReducingState,
     ReducingStateDescriptor,
+    StateDescriptor,
     ValueState,
     ValueStateDescriptor,
 )
+from flowc.executor.runtime.ttl import StateTtlConfig
 
 __all__ = ["BroadcastState", "ReadOnlyBroadcastState", "AggregatingState", "AggregatingStateDescriptor", "ListState", "ListStateDescriptor", "MapState", "MapStateDescriptor",
-           "ReducingState", "ReducingStateDescriptor", "ValueState", "ValueStateDescriptor"]
+           "ReducingState", "ReducingStateDescriptor", "StateDescriptor", "StateTtlConfig",
+           "ValueState", "ValueStateDescriptor"]

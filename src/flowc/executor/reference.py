@@ -34,8 +34,10 @@ from flowc.executor.runtime.sources import source_values, source_watermarks
 from flowc.executor.sinks import (
     Staged,
     check_sink,
+    declared_arrow_schema,
     declared_columns,
     infer_columns,
+    narrow_ints,
     print_prefix,
     print_text,
     row_checker,
@@ -43,9 +45,17 @@ from flowc.executor.sinks import (
     sink_path,
     stage_lines,
     stage_python,
+    stage_row_format,
 )
 from flowc.executor.wiring import Wiring
-from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
+from flowc.operators import (
+    CollectSink,
+    DiscardingSink,
+    FileSink,
+    FileSource,
+    PrintSink,
+    RowFormatFileSink,
+)
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
 from flowc.transformations import RuntimeExecutionMode
 
@@ -138,7 +148,7 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
         try:
             if isinstance(n.operator, FileSource):
                 files.check_spec(n.operator)
-            elif isinstance(n.operator, FileSink):
+            elif isinstance(n.operator, (FileSink, RowFormatFileSink)):
                 check_sink(n.operator)
         except FlowcError as e:
             raise type(e)(e.message, n.span) from None
@@ -199,14 +209,24 @@ def _write_files(sg: StreamGraph, outs: _Outputs) -> None:
         for nid in sorted(outs.files):
             node = sg.nodes[nid]
             spec = node.operator
+            if isinstance(spec, RowFormatFileSink):
+                parts = [part for _, part in sorted(outs.files[nid].items())]
+                try:
+                    staged.add(stage_row_format(spec, node.output_type, parts),
+                               sink_path(spec))
+                except FlowcError as exc:
+                    raise wrap(node, exc) from None
+                continue
             values = [v for _, part in sorted(outs.files[nid].items()) for v in part]
             try:
                 columns = declared_columns(spec, node.output_type)
                 if columns is None:
                     columns = infer_columns(spec, values)
                 check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
-                rows = [check(v) for v in values]
-                staged.add(stage_python(spec, columns, rows), sink_path(spec))
+                schema = declared_arrow_schema(spec, node.output_type)
+                narrow = narrow_ints(spec.path, schema)
+                rows = [narrow(check(v)) for v in values]
+                staged.add(stage_python(spec, columns, rows, schema), sink_path(spec))
             except FlowcError as exc:
                 raise wrap(node, exc) from None
         for nid in sorted(outs.dead):
@@ -432,7 +452,7 @@ def _sink_buffer(node: StreamNode, subtask: int, p: int, outs: _Outputs) -> list
         outs.collected[(node.id, subtask)] = (spec.name, values)
     elif isinstance(spec, PrintSink):
         outs.printed[(node.id, subtask)] = (print_prefix(spec, subtask, p), spec, values)
-    elif isinstance(spec, FileSink):
+    elif isinstance(spec, (FileSink, RowFormatFileSink)):
         outs.files.setdefault(node.id, {})[subtask] = values
     elif isinstance(spec, DiscardingSink):
         return None

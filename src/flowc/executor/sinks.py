@@ -2,8 +2,10 @@
 sink writes, row shaping and checking, and staged (atomic) commits.
 
 A file sink writes the schema of its input stream when flowc knows it (.flow and SQL
-streams, or a Python stream typed with a ``flowc.types.Schema``): the sink's columns (else
-the schema's names) with the schema's types. Otherwise the types are inferred from all
+streams, or a Python stream typed with a ``flowc.types.Schema`` or declared PyFlink
+``Types``): the sink's columns (else the schema's names, ROW_NAMED's names, or ``f0``,
+``f1``, ...) with the schema's types; with ``Types`` a parquet file has their exact Arrow
+types (``flowc.common.arrow_types``: INT int32, FLOAT float32, ...). Otherwise the types are inferred from all
 records of the stream (``Inferred``): ints and doubles mixed give double, a column of
 nulls only is string, anything else mixed is an error - a value is never silently
 dropped. Timestamps are written as epoch milliseconds in csv / json and as parquet
@@ -12,6 +14,7 @@ dropped. Timestamps are written as epoch milliseconds in csv / json and as parqu
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import os
 import shutil
@@ -23,14 +26,14 @@ from typing import Any
 
 from flowc.errors import ExecutionError, UnsupportedError
 from flowc.executor.runtime.files import LONG_MAX, LONG_MIN, local_path, parse_type
-from flowc.operators import FileSink, PrintSink
+from flowc.operators import FileSink, PrintSink, RowFormatFileSink
 
 Columns = list[tuple[str, str]]  # (column name, type name)
 SINK_FORMATS = ("csv", "json", "jsonl", "json-lines", "parquet")
 SINK_OPTIONS = {"csv": ("header", "delimiter", "sep", "quote", "null_value", "nullValue")}
 
 
-def sink_path(spec: FileSink) -> str:
+def sink_path(spec: FileSink | RowFormatFileSink) -> str:
     """Where a file sink writes: a local path (a ``file:`` URI counts as one)."""
     path = local_path(spec.path)
     if path is None:
@@ -38,8 +41,14 @@ def sink_path(spec: FileSink) -> str:
     return path
 
 
-def check_sink(spec: FileSink) -> None:
+def check_sink(spec: FileSink | RowFormatFileSink) -> None:
     """Fail before the job runs for a sink format, option or path flowc cannot write."""
+    if isinstance(spec, RowFormatFileSink):
+        from flowc.executor.runtime.row_files import check_row_sink
+
+        check_row_sink(spec)
+        sink_path(spec)
+        return
     if spec.format not in SINK_FORMATS:
         raise UnsupportedError(f"sink format '{spec.format}' (supported: csv, json, parquet)")
     known = SINK_OPTIONS.get(spec.format, ())
@@ -69,9 +78,14 @@ def print_text(spec: PrintSink, value: Any) -> str:
 
 
 def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
-    """The sink's (column, type) pairs from its input stream's schema, or None."""
+    """The sink's (column, type) pairs from its input stream's schema or declared Types, or
+    None (no schema: the types are inferred)."""
+    from flowc.common.typeinfo import TypeInformation
+    from flowc.executor.sink_types import typed_columns, writes_declared
     from flowc.types import Schema
 
+    if isinstance(declared, TypeInformation):
+        return typed_columns(spec, declared) if writes_declared(declared) else None
     if not isinstance(declared, Schema):
         return None
     cols = list(spec.columns) or list(declared.names)
@@ -81,13 +95,28 @@ def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
     return list(zip(cols, (str(t) for t in declared.types)))
 
 
+def declared_arrow_schema(spec: FileSink, declared: Any) -> Any:
+    """The exact Arrow schema of a parquet sink of a stream with declared Types, or None."""
+    from flowc.executor.sink_types import arrow_schema_of
+
+    return arrow_schema_of(spec, declared)
+
+
+def narrow_ints(path: str, schema: Any) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    from flowc.executor.sink_types import int_width_check
+
+    return int_width_check(path, schema)
+
+
 def shaper(columns: list[str] | None) -> Callable[[Any], tuple[Any, ...]]:
     """A record -> its fields in column order: a tuple / list as it is, a dict by column
     name (every column, no other key), anything else as one field."""
+    from flowc.common.types import Row
+
     def shape(value: Any) -> tuple[Any, ...]:
         if isinstance(value, tuple):
             return value
-        if isinstance(value, list):
+        if isinstance(value, (list, Row)):
             return tuple(value)
         if isinstance(value, dict):
             if columns is None:
@@ -128,7 +157,13 @@ def _check_bool(v: Any) -> Any:
     return v
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
 def _check_timestamp(v: Any) -> Any:
+    if isinstance(v, dt.datetime):  # SQL_TIMESTAMP: naive means UTC, as the sources read
+        d = v if v.tzinfo is not None else v.replace(tzinfo=dt.timezone.utc)
+        return (d - _EPOCH) // dt.timedelta(milliseconds=1)
     if isinstance(v, bool) or not isinstance(v, int):
         raise ValueError(f"not a timestamp (epoch milliseconds): {v!r}")
     return _check_int(v)
@@ -393,7 +428,29 @@ def stage_lines(final: str, lines: list[str], name: str = "part-00000.json") -> 
     return tmp
 
 
-# -- the reference executor's writer ----------------------------------------------------------------
+# -- the reference executor's writers --------------------------------------------------------------
+
+def stage_row_format(spec: RowFormatFileSink, record_type: Any,
+                     parts: Iterable[Iterable[Any]]) -> str:
+    """PyFlink's row-format FileSink: each subtask's records (in subtask order) written as
+    Flink's FileWriter writes them (runtime/row_files.py) into a temp dir."""
+    from flowc.executor.runtime.row_files import encoder_for, write_subtask
+
+    tmp = temp_path(sink_path(spec))
+    os.makedirs(tmp)
+    try:
+        encode = encoder_for(record_type)
+        for values in parts:
+            write_subtask(spec, tmp, encode, values)
+    except OSError as e:
+        abort(tmp)
+        raise ExecutionError(f"writing the file sink {spec.path} failed: "
+                             f"{e.strerror or e}") from None
+    except BaseException:
+        abort(tmp)
+        raise
+    return tmp
+
 
 def csv_writer_options(spec: FileSink) -> dict[str, Any]:
     opts = dict(spec.options)
@@ -413,8 +470,10 @@ def _csv_text(v: Any, null_value: str) -> Any:
     return v
 
 
-def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) -> str:
-    """The reference executor's writer: one part file of checked rows in a temp dir."""
+def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]],
+                 schema: Any = None) -> str:
+    """The reference executor's writer: one part file of checked rows in a temp dir;
+    ``schema`` (declared Types) gives parquet its exact Arrow types."""
     import csv
     import json
 
@@ -445,8 +504,9 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) 
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            schema = pa.schema([pa.field(c, arrow_type(t)) for c, t in columns])
-            table = pa.table([pa.array([r[i] for r in rows], type=f.type)
+            if schema is None:
+                schema = pa.schema([pa.field(c, arrow_type(t)) for c, t in columns])
+            table = pa.table([_arrow_array([r[i] for r in rows], f.type)
                               for i, f in enumerate(schema)], schema=schema)
             pq.write_table(table, os.path.join(tmp, "part-00000.parquet"))
         else:
@@ -455,6 +515,18 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) 
     except BaseException:
         abort(tmp)
         raise
+
+
+def _arrow_array(values: list[Any], t: Any) -> Any:
+    """A column as Arrow: timestamps (epoch ms after the checks) via int64 so every unit
+    and zone takes them as the same instant."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return pa.array(values, type=pa.int64()).cast(t)
+    if pa.types.is_list(t) and pa.types.is_timestamp(t.value_type):
+        return pa.array(values, type=pa.list_(pa.int64())).cast(t)
+    return pa.array(values, type=t)
 
 
 def arrow_type(type_name: str) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flowc.operators import FileSink, OperatorSpec, SinkSpec
+from flowc.operators import FileSink, OperatorSpec, RowFormatFileSink, SinkSpec
 from flowc.transformations import Config
 
 SINK_COMMITTERS_OPTION = "flowc.sink_committers"
@@ -38,8 +38,8 @@ class SinkCommitterOp(OperatorSpec):
 
 def has_committer(sink: SinkSpec) -> bool:
     """Whether Flink's counterpart of ``sink`` implements ``SupportsCommitter``: FileSink
-    does; print, discarding and collect sinks do not."""
-    return isinstance(sink, FileSink)
+    (flowc's and PyFlink's row format) does; print, discarding and collect sinks do not."""
+    return isinstance(sink, (FileSink, RowFormatFileSink))
 
 
 def committers_enabled(config: Config) -> bool:

@@ -4,7 +4,8 @@ same structure (used to check the examples' plans; see tests/test_examples_vs_fl
 Operator ids and chains depend on the graph's shape, uids, parallelism, slot groups,
 chaining strategies and partitioners, not on what the operators compute, so the oracle's
 stock operators stand in for ours: one-input ops become ``map`` (or ``reduce`` when keyed),
-unions become ``union`` nodes, sinks ``sink`` (``print`` for the legacy print sink). Nodes keep flowc's creation order.
+unions become ``union`` nodes, sinks ``sink`` (``print`` for the legacy print sink,
+``file_sink`` for a FileSink, ExtOracle only). Nodes keep flowc's creation order.
 
     python tests/golden/tools/spec_from_graph.py examples/clicks.flow > spec.json
 """
@@ -15,6 +16,7 @@ import json
 import sys
 from typing import Any
 
+from flowc.planner.sink_topology import has_committer
 from flowc.planner.stream_graph import NodeKind, StreamGraph
 from flowc.transformations import ChainingStrategy, PartitionerKind
 
@@ -73,6 +75,10 @@ def spec_from_graph(g: StreamGraph, ext: bool = False) -> dict[str, Any]:
             # A legacy sink (not a v2 writer) in flowc is print(): the oracle's "print".
             node["op"] = (("sink" if n.sink_writer else "print") if n.kind is NodeKind.SINK
                           else "reduce" if keyed else "map")
+            if n.kind is NodeKind.SINK and has_committer(n.operator):
+                if not ext:  # only ExtOracle has FileSink (a sink with a committer)
+                    raise Unsupported("a file sink")
+                node["op"] = "file_sink"
             if n.kind is NodeKind.SINK and node.get("chain") == "new_chain":
                 raise Unsupported("start_new_chain on a sink")
             if any(e.output_tag is not None for e in ins) and not ext:

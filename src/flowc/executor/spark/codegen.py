@@ -408,6 +408,7 @@ class _Gen:
 
 def generate_chain(sg: StreamGraph, plan: VertexPlan) -> tuple[str, Callable[..., Any]]:
     """Source text and the compiled ``_fchain(subtask, elements)`` generator function."""
+    from flowc.executor.runtime.clock import processing_clock, using_clock
     from flowc.executor.runtime.state import RuntimeContext
 
     gen = _Gen(sg, plan)
@@ -423,6 +424,9 @@ def generate_chain(sg: StreamGraph, plan: VertexPlan) -> tuple[str, Callable[...
     exec(code, ns)
     fchain = ns["_fchain"]
 
+    clock = processing_clock()  # the driver's (an injected one in tests) reaches the tasks
+
     def chain(subtask: int, items: Any, on_end: Callable[[list[int]], None]) -> Any:
-        return tasks.gc_relaxed(fchain(subtask, items, on_end))
+        with using_clock(clock):
+            yield from tasks.gc_relaxed(fchain(subtask, items, on_end))
     return src, chain

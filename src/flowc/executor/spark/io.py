@@ -11,6 +11,7 @@ schema into a temp dir that the runner renames into place once the whole job suc
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,13 +23,14 @@ from flowc.executor.sinks import (
     abort,
     csv_writer_options,
     declared_columns,
+    narrow_ints,
     row_checker,
     shaper,
     sink_path,
     temp_path,
 )
 from flowc.executor.spark import tasks
-from flowc.operators import FileSink, FileSource
+from flowc.operators import FileSink, FileSource, RowFormatFileSink
 
 DEAD = -1  # the slot of a file source's dead letters in its vertex RDD
 SINK_FORMATS = {"csv": "csv", "json": "json", "jsonl": "json", "json-lines": "json",
@@ -111,13 +113,18 @@ def _spark_type(type_name: str) -> Any:
     return t
 
 
-def _parquet_column(name: str, type_name: str) -> Any:
-    """The column as parquet stores it: timestamps (also inside arrays) as TIMESTAMP."""
+def _parquet_column(name: str, type_name: str, declared: Any = None) -> Any:
+    """The column as parquet stores it: timestamps (also inside arrays) as TIMESTAMP; a
+    declared narrower Arrow type (int32, float32, ...) by a cast to its Spark type."""
     from pyspark.sql import functions as F
 
     col = F.col("`" + name.replace("`", "``") + "`")
     depth, scalar = files.parse_type(type_name)
     if scalar != "timestamp":
+        if declared is not None:
+            from pyspark.sql.pandas.types import from_arrow_type
+
+            return col.cast(from_arrow_type(declared)).alias(name)
         return col
     fn: Callable[[Any], Any] = F.timestamp_millis
     for _ in range(depth):
@@ -153,8 +160,9 @@ def sink_columns(spec: FileSink, declared: Any, values: Any) -> Columns:
 
 
 def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
-               values: Any) -> str:
-    """Write the records (an RDD) through Spark's writer into a temp dir; returns it."""
+               values: Any, schema: Any = None) -> str:
+    """Write the records (an RDD) through Spark's writer into a temp dir; returns it.
+    ``schema``: the Arrow schema of declared Types (parquet gets int32, float32, ...)."""
     from pyspark.sql import types as T
 
     tmp = temp_path(sink_path(spec))
@@ -162,11 +170,12 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
         os.makedirs(tmp)
         return tmp
     check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
+    narrow = narrow_ints(spec.path, schema)
 
     def checked(it: Iterator[Any]) -> Iterator[tuple[Any, ...]]:
         try:
             for v in it:
-                yield check(v)
+                yield narrow(check(v))
         except FlowcError as e:
             raise tasks.task_error(e, "", {}, node_id) from None
 
@@ -175,7 +184,8 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
     fmt = SINK_FORMATS[spec.format]
     if fmt == "parquet":
         spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MILLIS")
-        df = df.select(*[_parquet_column(c, t) for c, t in columns])
+        df = df.select(*[_parquet_column(c, t, None if schema is None else schema.field(i).type)
+                         for i, (c, t) in enumerate(columns)])
     w = df.write.mode("error")
     if fmt == "csv":
         o = csv_writer_options(spec)
@@ -188,6 +198,44 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
         w = w.option("ignoreNullFields", "false")
     try:
         w.format(fmt).save(tmp)
+    except BaseException:
+        abort(tmp)
+        raise
+    return tmp
+
+
+def stage_row_sink(spec: RowFormatFileSink, record_type: Any, values: Any) -> str:
+    """PyFlink's row-format FileSink on Spark: partition *i* (sink subtask *i*) writes its
+    part files into the temp dir itself (runtime/row_files.py), with the driver's clock."""
+    from flowc.executor.runtime.clock import processing_clock, using_clock
+    from flowc.executor.runtime.row_files import encoder_for, write_subtask
+
+    tmp = temp_path(sink_path(spec))
+    os.makedirs(tmp)
+    encode = encoder_for(record_type)
+    clock = processing_clock()
+
+    def write(index: int, it: Iterator[Any]) -> Iterator[int]:
+        # Each task attempt writes into a hidden dir of its own and moves its files into
+        # the temp dir only once it wrote them all: a failed (retried) attempt leaves
+        # nothing behind in the output.
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        attempt = os.path.join(tmp, f".attempt-{index}-{ctx.attemptNumber() if ctx else 0}")
+        with using_clock(clock):
+            n = write_subtask(spec, attempt, encode, it)
+        for dirpath, _, names in os.walk(attempt):
+            for name in names:
+                src = os.path.join(dirpath, name)
+                os.renames(src, os.path.join(tmp, os.path.relpath(src, attempt)))
+        shutil.rmtree(attempt, ignore_errors=True)
+        yield n
+    try:
+        values.mapPartitionsWithIndex(write).collect()
+        for name in os.listdir(tmp):  # attempts that failed
+            if name.startswith(".attempt-"):
+                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
     except BaseException:
         abort(tmp)
         raise

@@ -26,6 +26,7 @@ from flowc.executor.runtime.sources import source_values
 from flowc.executor.sinks import (
     Staged,
     check_sink,
+    declared_arrow_schema,
     print_prefix,
     print_text,
     sink_path,
@@ -37,7 +38,7 @@ from flowc.executor.spark.combine import combinable
 from flowc.executor.spark.progress import Note, start_progress
 from flowc.executor.spark.session import get_spark, spark_running
 from flowc.executor.wiring import Wiring
-from flowc.operators import CollectSink, FileSink, FileSource, PrintSink
+from flowc.operators import CollectSink, FileSink, FileSource, PrintSink, RowFormatFileSink
 from flowc.planner.stream_graph import NodeKind
 from flowc.transformations import PartitionerKind, RuntimeExecutionMode
 
@@ -103,7 +104,7 @@ def _check_operators(job_graph: JobGraph) -> None:
                 create_operator(n.operator, TaskInfo(n.name, 0, 1, 128, False), n.keys)
             elif isinstance(n.operator, FileSource):
                 files.check_spec(n.operator)
-            elif isinstance(n.operator, FileSink):
+            elif isinstance(n.operator, (FileSink, RowFormatFileSink)):
                 check_sink(n.operator)
         except FlowcError as e:
             raise type(e)(e.message, n.span) from None
@@ -195,7 +196,9 @@ class _SparkJob:
             if any(isinstance(s.sink, PrintSink) for s in slots):
                 uses[v.id] += 2  # computed with the job, then streamed from the cache
             for s in slots:
-                if isinstance(s.sink, FileSink):
+                if isinstance(s.sink, RowFormatFileSink):
+                    uses[v.id] += 1
+                elif isinstance(s.sink, FileSink):
                     node = self.sg.nodes[s.node]
                     uses[v.id] += 1 + (io.declared_columns(s.sink, node.output_type) is None)
             if self._dead_letter(v) is not None:
@@ -338,26 +341,31 @@ class _SparkJob:
             rdd.foreach(_noop)
             outcome.prints.extend((s, rdd, plan.parallelism) for s in prints)
         for s in sink_slots:
-            if isinstance(s.sink, FileSink):
+            if isinstance(s.sink, (FileSink, RowFormatFileSink)):
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).map(lambda x: x[1])
                 staged.add(self._write_sink(s, values), sink_path(s.sink))
         dead = self._stage_dead_letters(v, rdd, staged)
         if not v.produced and not shown and not prints and not any(
-                isinstance(s.sink, FileSink) for s in sink_slots) and dead is None:
+                isinstance(s.sink, (FileSink, RowFormatFileSink)) for s in sink_slots) \
+                and dead is None:
             rdd.foreach(_noop)
 
     def _write_sink(self, slot: Slot, values: Any) -> str:
         spec = slot.sink
         node = self.sg.nodes[slot.node]
         try:
+            if isinstance(spec, RowFormatFileSink):
+                return io.stage_row_sink(spec, node.output_type, values)
             columns = io.sink_columns(spec, node.output_type, values)
-            return io.stage_sink(self.spark, spec, node.id, columns, values)
+            return io.stage_sink(self.spark, spec, node.id, columns, values,
+                                 declared_arrow_schema(spec, node.output_type))
         except FlowcError as e:
             raise wrap(node, e) from None
         except Exception as e:
             if tasks.parse_task_error(str(e)) is not None:
                 raise  # a task failed: _translate names its operator
-            raise ExecutionError(f"writing the {spec.format} sink {spec.path} failed: "
+            kind = f"{spec.format} sink" if isinstance(spec, FileSink) else "file sink"
+            raise ExecutionError(f"writing the {kind} {spec.path} failed: "
                                  f"{io.spark_message(e)}", node.span) from None
 
     def _stage_dead_letters(self, v: JobVertex, rdd: Any, staged: Staged) -> str | None:
