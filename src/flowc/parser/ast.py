@@ -250,6 +250,19 @@ class AggregateStep:
 
 
 @dataclass(frozen=True)
+class OverStep:
+    """``over rows 2 preceding aggregate ...`` (SQL's OVER window): every input row with
+    aggregates over the rows before it in event-time order (``preceding`` None: unbounded;
+    a row count for ``rows``, milliseconds for ``range``)."""
+
+    rows: bool
+    preceding: int | None
+    items: tuple[SelectItem, ...]
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
 class UnionStep:
     streams: tuple[FieldRef, ...]  # bare names, spans for diagnostics
     span: Span
@@ -350,6 +363,7 @@ Step = (
     | KeyByStep
     | WindowStep
     | AggregateStep
+    | OverStep
     | UnionStep
     | JoinStep
     | PartitionStep

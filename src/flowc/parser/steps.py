@@ -367,6 +367,11 @@ class PipelineBuilder:
         apply_hints(stream, shared)
         return self._next(flow, stream, schema)
 
+    def _OverStep(self, flow: Flow, step: A.OverStep) -> Flow:
+        from flowc.parser.over import over_step
+
+        return over_step(self, flow, step)
+
     def windowed(self, flow: Flow, step: A.AggregateStep, specs: list[Any],
                  agg: RowAggregate, key_fields: list[Field]) -> Flow:
         window = flow.window

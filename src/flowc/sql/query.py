@@ -40,6 +40,7 @@ from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
 from flowc.sql.lateral import is_lateral, lateral_join
+from flowc.sql.over import over_windows, translate_over
 from flowc.sql.source import Rewrites
 from flowc.sql.windows import window_rows
 from flowc.types import Schema, Type, common_type
@@ -275,7 +276,7 @@ class QueryTranslator:
 
     def select(self, node: exp.Select) -> Piece:
         for key in ("qualify", "windows", "laterals", "cluster", "distribute", "sort"):
-            if node.args.get(key):
+            if node.args.get(key) and not (key == "windows" and over_windows(node)):
                 self._modifier(node, key)
         if node.args.get("distinct") is not None:
             if not self.catalog.is_batch():
@@ -337,10 +338,8 @@ class QueryTranslator:
             for n in item.walk():
                 if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)):
                     ex(n)  # raises: subqueries in expressions are not supported
-                if isinstance(n, exp.Window):
-                    raise UnsupportedError("OVER windows are not supported", self.spans(n),
-                                           hint="aggregate per key with GROUP BY, or per "
-                                                "window with TUMBLE/HOP/SESSION")
+        if over_windows(node):
+            return translate_over(self, node, piece, ex, resolve)
         group = node.args.get("group")
         if group is not None or any(is_aggregate(n) for item in node.expressions
                                     for n in item.walk()):

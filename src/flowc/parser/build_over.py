@@ -1,0 +1,46 @@
+"""The AST of ``over ... aggregate ...`` steps (a mixin of ``build.AstBuilder``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token, v_args
+from lark.visitors import Transformer_NonRecursive
+
+from flowc.errors import FlowSyntaxError, Span
+from flowc.parser import ast as A
+
+
+@v_args(inline=True)
+class OverSteps(Transformer_NonRecursive):
+    def meta(self, meta: Any) -> Span:  # provided by AstBuilder
+        raise NotImplementedError
+
+    def tok(self, t: Token) -> Span:  # provided by AstBuilder
+        raise NotImplementedError
+
+    def _int(self, t: Token, negative: bool = False) -> int:  # provided by AstBuilder
+        raise NotImplementedError
+
+    @v_args(meta=True, inline=True)
+    def over_op(self, meta: Any, frame: tuple[bool, int | None],
+                items: list[A.SelectItem]) -> A.OverStep:
+        return A.OverStep(frame[0], frame[1], tuple(items), self.meta(meta))
+
+    def rows_frame(self, count: Token) -> tuple[bool, int | None]:
+        return True, self._int(count)
+
+    def range_frame(self, duration: Token) -> tuple[bool, int | None]:
+        from flowc.parser.build import duration_millis
+
+        span = self.tok(duration)
+        ms = duration_millis(str(duration), span)
+        if ms < 0:
+            raise FlowSyntaxError("an over range cannot be negative", span)
+        return False, ms
+
+    def rows_unbounded(self) -> tuple[bool, int | None]:
+        return True, None
+
+    def range_unbounded(self) -> tuple[bool, int | None]:
+        return False, None
