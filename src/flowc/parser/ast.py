@@ -263,6 +263,22 @@ class OverStep:
 
 
 @dataclass(frozen=True)
+class WindowRankStep:
+    """``window top 3 [offset 1] by x desc [as rn]`` (SQL's window Top-N) and ``window
+    first|last by ts [as rn]`` (window deduplication): per key and window (the stream's
+    ``window_end``), the rows ranked ``offset + 1`` .. ``offset + count``, emitted when the
+    watermark passes the window's end. ``keep`` is "first" / "last" for deduplication."""
+
+    offset: int
+    count: int
+    items: tuple[OrderItem, ...]
+    alias: str | None
+    span: Span
+    keep: str | None = None
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
 class UnionStep:
     streams: tuple[FieldRef, ...]  # bare names, spans for diagnostics
     span: Span
@@ -364,6 +380,7 @@ Step = (
     | WindowStep
     | AggregateStep
     | OverStep
+    | WindowRankStep
     | UnionStep
     | JoinStep
     | PartitionStep

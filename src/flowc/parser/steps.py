@@ -372,6 +372,11 @@ class PipelineBuilder:
 
         return over_step(self, flow, step)
 
+    def _WindowRankStep(self, flow: Flow, step: A.WindowRankStep) -> Flow:
+        from flowc.parser.window_rank import window_rank_step
+
+        return window_rank_step(self, flow, step)
+
     def windowed(self, flow: Flow, step: A.AggregateStep, specs: list[Any],
                  agg: RowAggregate, key_fields: list[Field]) -> Flow:
         window = flow.window

@@ -42,6 +42,7 @@ from flowc.sql.joins import translate_join
 from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.over import over_windows, translate_over
 from flowc.sql.source import Rewrites
+from flowc.sql.window_rank import window_rank
 from flowc.sql.windows import window_rows
 from flowc.types import Schema, Type, common_type
 
@@ -306,6 +307,9 @@ class QueryTranslator:
         if frm is None:
             raise UnsupportedError("SELECT without FROM is not supported", self.spans(node),
                                    hint="read from a table or stream")
+        ranked = window_rank(self, node)
+        if ranked is not None:
+            return ranked
         joins = node.args.get("joins") or []
         where = node.args.get("where")
         if joins and where is not None and len(joins) == 1 and \
