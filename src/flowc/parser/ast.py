@@ -311,6 +311,21 @@ class JoinStep:
 
 
 @dataclass(frozen=True)
+class WindowJoinStep:
+    """``window [inner|left|right|full] join b on ...``: joins rows that carry their window
+    (``window_start`` / ``window_end`` columns, e.g. two window aggregates) on keys and
+    window, when the watermark passes the window's end (SQL's window join)."""
+
+    other: str
+    alias: str | None
+    keys: tuple[JoinKey, ...]
+    kind: str  # inner, left, right, full
+    span: Span
+    other_span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
 class PartitionStep:
     """``rebalance``, ``rescale``, ``shuffle``, ``broadcast``, ``global`` or ``forward``."""
 
@@ -381,6 +396,7 @@ Step = (
     | AggregateStep
     | OverStep
     | WindowRankStep
+    | WindowJoinStep
     | UnionStep
     | JoinStep
     | PartitionStep

@@ -1,4 +1,5 @@
-"""The AST of ``over ... aggregate ...`` steps (a mixin of ``build.AstBuilder``)."""
+"""The AST of ``over ... aggregate ...`` and ``window ... join`` steps (a mixin of
+``build.AstBuilder``)."""
 
 from __future__ import annotations
 
@@ -44,3 +45,10 @@ class OverSteps(Transformer_NonRecursive):
 
     def range_unbounded(self) -> tuple[bool, int | None]:
         return False, None
+
+    @v_args(meta=True, inline=True)
+    def window_join_op(self, meta: Any, kind: Token | None, other: Token, alias: Token | None,
+                       keys: list[A.JoinKey]) -> A.WindowJoinStep:
+        return A.WindowJoinStep(str(other), str(alias) if alias is not None else None,
+                                tuple(keys), "inner" if kind is None else str(kind),
+                                self.meta(meta), self.tok(other))

@@ -377,6 +377,11 @@ class PipelineBuilder:
 
         return window_rank_step(self, flow, step)
 
+    def _WindowJoinStep(self, flow: Flow, step: A.WindowJoinStep) -> Flow:
+        from flowc.parser.window_join import window_join_step
+
+        return window_join_step(self, flow, step)
+
     def windowed(self, flow: Flow, step: A.AggregateStep, specs: list[Any],
                  agg: RowAggregate, key_fields: list[Field]) -> Flow:
         window = flow.window

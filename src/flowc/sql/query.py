@@ -42,6 +42,7 @@ from flowc.sql.joins import translate_join
 from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.over import over_windows, translate_over
 from flowc.sql.source import Rewrites
+from flowc.sql.window_join import window_join
 from flowc.sql.window_rank import window_rank
 from flowc.sql.windows import window_rows
 from flowc.types import Schema, Type, common_type
@@ -321,7 +322,8 @@ class QueryTranslator:
         if joins and is_lateral(joins):
             piece, resolve = lateral_join(self, frm.this, joins, self.spans(node))
         elif joins:
-            piece, resolve = translate_join(self, frm.this, joins, self.spans(node))
+            piece, resolve = window_join(self, node, frm.this, joins, self.spans(node)) or \
+                translate_join(self, frm.this, joins, self.spans(node))
         else:
             piece = self.from_item(frm.this)
             resolve = self._single_resolver(piece)

@@ -498,7 +498,7 @@ def references(stmt: A.Statement) -> list[str]:
     for step in stmt.pipeline.steps:
         if isinstance(step, A.UnionStep):
             out.extend(r.name for r in step.streams)
-        elif isinstance(step, A.JoinStep):
+        elif isinstance(step, (A.JoinStep, A.WindowJoinStep)):
             out.append(step.other)
     return out
 
