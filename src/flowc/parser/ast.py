@@ -379,6 +379,7 @@ class FileSinkStep:
     span: Span
     format_span: Span
     hints: tuple[Setting, ...] = ()
+    partition_by: tuple[FieldRef, ...] = ()  # ``partitioned by dt, ...``
 
 
 @dataclass(frozen=True)

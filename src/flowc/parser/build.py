@@ -434,12 +434,6 @@ class AstBuilder(SortSteps, OverSteps):
     def print_op(self, meta: Any, ident: Token | None) -> A.PrintSink:
         return A.PrintSink(string_value(ident) if ident is not None else None, self.meta(meta))
 
-    @v_args(meta=True, inline=True)
-    def write_op(self, meta: Any, fmt: Token, path: Token,
-                 options: list[A.Setting] | None = None) -> A.FileSinkStep:
-        return A.FileSinkStep(str(fmt), string_value(path), tuple(options or ()),
-                              self.meta(meta), self.tok(fmt))
-
     @v_args(meta=True)
     def blackhole_op(self, meta: Any, _children: list[Any]) -> A.BlackholeSink:
         return A.BlackholeSink(self.meta(meta))

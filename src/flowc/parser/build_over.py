@@ -1,5 +1,5 @@
-"""The AST of ``over ... aggregate ...`` and ``window ... join`` steps (a mixin of
-``build.AstBuilder``)."""
+"""The AST of ``over ... aggregate ...``, ``window ... join`` and ``write ... partitioned by``
+steps (a mixin of ``build.AstBuilder``)."""
 
 from __future__ import annotations
 
@@ -52,3 +52,24 @@ class OverSteps(Transformer_NonRecursive):
         return A.WindowJoinStep(str(other), str(alias) if alias is not None else None,
                                 tuple(keys), "inner" if kind is None else str(kind),
                                 self.meta(meta), self.tok(other))
+
+    @v_args(meta=True)
+    def write_op(self, meta: Any, children: list[Any]) -> A.FileSinkStep:
+        from flowc.parser.build import string_value
+
+        fmt, path = children[0], children[1]
+        partition: tuple[A.FieldRef, ...] = ()
+        options: tuple[A.Setting, ...] = ()
+        for c in children[2:]:
+            if isinstance(c, tuple) and c and isinstance(c[0], A.FieldRef):
+                partition = c
+            elif c is not None:
+                options = tuple(c)
+        return A.FileSinkStep(str(fmt), string_value(path), options, self.meta(meta),
+                              self.tok(fmt), partition_by=partition)
+
+    def partitioned(self, *names: Token) -> tuple[A.FieldRef, ...]:
+        return tuple(self._ref(n) for n in names)
+
+    def _ref(self, t: Token) -> A.FieldRef:  # provided by AstBuilder
+        raise NotImplementedError

@@ -437,6 +437,12 @@ class QueryTranslator:
         schema = self.catalog.schema_of(name)
         if schema is None:
             table = self.catalog.table(name)
+            if table is not None and table.partition_by:
+                raise UnsupportedError(f"reading the partitioned table '{name}' is not "
+                                       "supported: flowc writes partition directories but "
+                                       "does not read them back", span,
+                                       hint="read the files of one partition with a table "
+                                            "without PARTITIONED BY")
             if table is not None and not table.readable:
                 raise FlowNameError(f"table '{name}' uses the '{table.connector}' connector: "
                                     "it can only be written (INSERT INTO)", span)
