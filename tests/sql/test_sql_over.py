@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from over_helpers import cases, orders_csv, run_query, sorted_rows
+from over_helpers import ORDERS, cases, orders_csv, run_query, sorted_rows
 
 from flowc.errors import FlowcError
 from flowc.executor import run_reference
@@ -114,3 +114,54 @@ def test_flink_rejects(tmp_path: Path, query: str, message: str, column: int) ->
     text = info.value.format()
     assert message in text
     assert "q.sql:6:" in text and (not column or f"q.sql:6:{column}:" in text), text
+
+
+@pytest.mark.parametrize("form", ["view", "cte"])
+def test_over_a_view_or_cte_matches_flink(tmp_path: Path, form: str) -> None:
+    """A view's time attribute is its table's: the same rows as Flink's inline WHERE
+    (CASES[4])."""
+    query = CASES[4]["query"].replace(" WHERE amount > 3", "")
+    body = "SELECT * FROM orders WHERE amount > 3"
+    if form == "view":
+        tables = ORDERS + f"CREATE VIEW big AS {body};\n"
+        sql = query.replace("FROM orders", "FROM big")
+    else:
+        tables = ORDERS
+        sql = f"WITH big AS ({body}) " + query.replace("FROM orders", "FROM big")
+    _, rows = run_query(tmp_path, sql, tables=tables)
+    assert rows == CASES[4]["rows"]
+
+
+def test_over_ordered_by_a_view_column_that_is_not_a_timestamp(tmp_path: Path) -> None:
+    tables = ORDERS + "CREATE VIEW v AS SELECT user_id, amount, ts FROM orders;\n"
+    with pytest.raises(FlowcError, match="'amount' is not a timestamp"):
+        run_query(tmp_path, "SELECT SUM(amount) OVER (PARTITION BY user_id ORDER BY amount "
+                  "ROWS 1 PRECEDING) FROM v", tables=tables)
+
+
+@pytest.mark.parametrize(("step", "message"), [
+    ("orders | over rows 2 preceding aggregate count(*) as n | print;",
+     "'over' needs 'key by' before it"),
+    ("orders | key by user_id | over rows 2 preceding aggregate amount as n | print;",
+     "each 'aggregate' item must be an aggregate function"),
+    ("orders | key by user_id | over range 2s preceding aggregate count(*) as amount | print;",
+     "column 'amount' appears twice"),
+    ("orders | key by user_id | window top 2 by amount desc | print;",
+     "this stream has no window_end column"),
+    ("orders | map user_id, amount, ts as window_end | key by user_id | window last by amount "
+     "| print;", "'amount' is not a timestamp"),
+    ("orders | window join orders as o on user_id | print;",
+     "the left side has no window_end column"),
+    ("orders | write csv 'x' partitioned by ts | print;", "a sink ends a pipeline"),
+    ("orders | write csv 'x' partitioned by ts;", "cannot partition by 'ts'"),
+    ("orders | write csv 'x' partitioned by dt;", "unknown field 'dt' in 'partitioned by'"),
+    ("orders | write csv 'x' options (success_file = '_S');",
+     "'success_file' applies to partitioned output"),
+])
+def test_flow_errors(tmp_path: Path, step: str, message: str) -> None:
+    text = ("source orders (user_id string, amount int, ts timestamp) from csv 'orders.csv' "
+            "watermark ts - 1s;\n" + step + "\n")
+    with pytest.raises(FlowcError) as info:
+        compile_source(text, str(tmp_path / "t.flow"))
+    out = info.value.format()
+    assert message in out and "t.flow:2:" in out, out

@@ -260,6 +260,8 @@ class OverStep:
     items: tuple[SelectItem, ...]
     span: Span
     hints: tuple[Setting, ...] = ()
+    # the timestamp field ordering the rows (SQL's ORDER BY); None: the records' event time
+    order: FieldRef | None = None
 
 
 @dataclass(frozen=True)

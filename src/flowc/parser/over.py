@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from flowc.api.functions import KeyedProcessFunction
-from flowc.errors import FlowSyntaxError
+from flowc.errors import FlowSyntaxError, FlowTypeError
 from flowc.executor.runtime.state import MapStateDescriptor, ValueStateDescriptor
 from flowc.parser import ast as A
 from flowc.parser.aggregates import RowAggregate, check_output_names, compile_aggregates
 from flowc.parser.settings import apply_hints
-from flowc.types import Field, Schema
+from flowc.types import TIMESTAMP, Field, Schema
 
 if TYPE_CHECKING:
     from flowc.parser.steps import Flow, PipelineBuilder
@@ -42,13 +42,20 @@ def over_step(builder: PipelineBuilder, flow: Flow, step: A.OverStep) -> Flow:
                               hint="for example: | key by user | over rows 2 preceding "
                                    "aggregate sum(amount) as s")
     builder.need_event_time(flow, step.span, "an over aggregate")
+    time_pos = None
+    if step.order is not None:
+        time_pos = flow.schema.index_of(step.order.name)
+        if time_pos is None or flow.schema.fields[time_pos].type != TIMESTAMP:
+            raise FlowTypeError(f"the rows of an over aggregate are ordered by a time "
+                                f"attribute, but '{step.order.name}' is not a timestamp",
+                                step.order.span)
     c = builder.compiler(flow, "in 'over'")
     specs = compile_aggregates(step.items, c, ())
     names = list(flow.schema.names) + [s.name for s in specs]
     check_output_names(names, step.items, len(flow.schema.names))
     schema = Schema(tuple(flow.schema.fields) + tuple(Field(s.name, s.type) for s in specs))
     keyed = flow.stream.key_by(key_selector(flow.schema, flow.key, flow.row_key))
-    fn = OverAggregate(RowAggregate(specs), step.rows, step.preceding)
+    fn = OverAggregate(RowAggregate(specs), step.rows, step.preceding, time_pos)
     stream = keyed.process(fn, output_type=schema)
     stream.name(f"OverAggregate(partitionBy=[{', '.join(flow.key)}], "
                 f"window=[{frame_text(step.rows, step.preceding)}])")
@@ -59,10 +66,12 @@ def over_step(builder: PipelineBuilder, flow: Flow, step: A.OverStep) -> Flow:
 class OverAggregate(KeyedProcessFunction):
     """The run-time function of an ``over`` step (see the module docstring)."""
 
-    def __init__(self, agg: RowAggregate, rows: bool, preceding: int | None) -> None:
+    def __init__(self, agg: RowAggregate, rows: bool, preceding: int | None,
+                 time_pos: int | None = None) -> None:
         self.agg = agg
         self.rows = rows
         self.preceding = preceding
+        self.time_pos = time_pos  # the rowtime column; None: the record's timestamp
 
     def open(self, runtime_context: Any) -> None:
         # rowtime -> rows waiting for the watermark, in arrival order
@@ -74,9 +83,9 @@ class OverAggregate(KeyedProcessFunction):
         self.last = runtime_context.get_state(ValueStateDescriptor("over-last"))
 
     def process_element(self, value: Any, ctx: Any) -> None:
-        ts = ctx.timestamp()
+        ts = ctx.timestamp() if self.time_pos is None else value[self.time_pos]
         if ts is None:
-            return
+            return  # no rowtime: Flink's rowtime columns are never null
         if self.preceding is None:
             late = ts <= ctx.timer_service().current_watermark()
         else:

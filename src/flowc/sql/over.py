@@ -126,7 +126,9 @@ def translate_over(qt: QueryTranslator, node: exp.Select, piece: Piece, ex: Expr
         ref: A.Expr = A.FieldRef(name, None, spans(w))
         ex.overrides[id(w)] = A.Cast(ref, INT, ref.span) if name in int_avgs else ref
     piece.steps.append(A.KeyByStep(tuple(keys), spans(definition), row_key=True))
-    piece.steps.append(A.OverStep(first.rows, first.preceding, tuple(agg_items), span))
+    order = A.FieldRef(first.order, None, span)
+    piece.steps.append(A.OverStep(first.rows, first.preceding, tuple(agg_items), span,
+                                  order=order))
     if original is not None and piece.star_expansion is None:
         piece.star_expansion = lambda q, s: [(n, n) for n in original]
     items, names = qt.projection(node, piece, ex)
@@ -179,7 +181,9 @@ def _frame(w: exp.Window, rowtime: str | None, spans: Callable[..., Span]) -> Fr
         end = spec.args.get("end")
         if end is not None and str(end).upper() != "CURRENT ROW":
             raise UnsupportedError("OVER windows end at CURRENT ROW", spans(spec))
-    if not isinstance(col, exp.Column) or rowtime is None or col.name != rowtime:
+    # a view's or CTE's time attribute is not tracked: its ORDER BY column is taken as one
+    # (the over step checks that it is a timestamp, and orders the rows by its values)
+    if not isinstance(col, exp.Column) or (rowtime is not None and col.name != rowtime):
         if start == "UNBOUNDED":
             raise UnsupportedError("an unbounded OVER window ordered by a column that is not "
                                    "the time attribute updates its results: not supported",
