@@ -103,8 +103,8 @@ W = "PARTITION BY user_id ORDER BY ts"
      "OVER RANGE FOLLOWING windows are not supported yet.", 0),
     (f"SELECT SUM(amount) OVER ({W} RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) FROM orders",
      "Data Type mismatch between ORDER BY and RANGE clause", 0),
-    ("SELECT SUM(amount) OVER (ORDER BY ts ROWS 2 PRECEDING) FROM orders",
-     "an OVER window without PARTITION BY is not supported", 0),
+    ("SELECT ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts) FROM orders",
+     "ROW_NUMBER() OVER (...) is not supported: only aggregate functions", 8),
     ("SELECT SUM(amount) OVER w FROM orders WINDOW v AS (PARTITION BY user_id ORDER BY ts)",
      "Window 'w' not found", 0),
 ])

@@ -5,8 +5,9 @@
 ``RANGE BETWEEN INTERVAL ... PRECEDING AND CURRENT ROW`` and ``UNBOUNDED PRECEDING``, inline
 or named in a ``WINDOW w AS (...)`` clause; all aggregates of one SELECT share one window
 (Flink's rule). What Flink rejects gets Flink's text; what Flink runs but flowc does not
-(no PARTITION BY, an unbounded window ordered by a non-time column, which updates its
-results) gets a positioned error saying so.
+(an unbounded window ordered by a non-time column, which updates its
+results) gets a positioned error saying so. Without PARTITION BY all rows are one partition
+(keyed by a constant: one subtask holds them, as Flink's parallelism 1).
 """
 
 from __future__ import annotations
@@ -63,13 +64,13 @@ def translate_over(qt: QueryTranslator, node: exp.Select, piece: Piece, ex: Expr
     rowtime = qt.catalog.rowtime_of(stream_of(piece) or "")
     frames: list[tuple[Frame, exp.Window]] = []
     for w in windows:
-        definition = _definition(w, named, spans)
-        frames.append((_frame(definition, rowtime, spans), w))
         if not is_aggregate(w.this):
             raise UnsupportedError(f"{w.this.sql()} OVER (...) is not supported: only "
                                    "aggregate functions (COUNT, SUM, AVG, MIN, MAX, "
                                    "FIRST_VALUE, LAST_VALUE) run over a window", spans(w.this),
                                    hint="ROW_NUMBER() is supported for window Top-N only")
+        definition = _definition(w, named, spans)
+        frames.append((_frame(definition, rowtime, spans), w))
     first = frames[0][0]
     for f, w in frames[1:]:
         if f != first:
@@ -104,10 +105,9 @@ def translate_over(qt: QueryTranslator, node: exp.Select, piece: Piece, ex: Expr
         hidden = f"_over_key{i}"
         extra.append(A.SelectItem(ex(p), hidden, spans(p)))
         keys.append(A.FieldRef(hidden, None, spans(p)))
-    if not keys:
-        raise UnsupportedError("an OVER window without PARTITION BY is not supported",
-                               spans(definition),
-                               hint="partition it: OVER (PARTITION BY <key> ORDER BY ...)")
+    if not keys:  # one partition of all rows (Flink runs it at parallelism 1)
+        extra.append(A.SelectItem(A.Literal(0, INT, span), "_over_all", span))
+        keys.append(A.FieldRef("_over_all", None, span))
     original = list(piece.names) if piece.names is not None else None
     if extra:
         star = A.SelectItem(None, None, span, star=True)

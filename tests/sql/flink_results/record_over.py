@@ -35,6 +35,10 @@ QUERIES = [
     "SELECT user_id, amount, FIRST_VALUE(amount) OVER w AS f, LAST_VALUE(amount) OVER w AS l, "
     "COUNT(DISTINCT amount) OVER w AS d FROM orders "
     f"WINDOW w AS ({W} RANGE BETWEEN INTERVAL '3' SECOND PRECEDING AND CURRENT ROW)",
+    # no PARTITION BY: one partition (RANGE, so rows with equal rowtimes need no order)
+    "SELECT user_id, amount, SUM(amount) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '3' SECOND "
+    "PRECEDING AND CURRENT ROW) AS s, COUNT(*) OVER (ORDER BY ts RANGE BETWEEN INTERVAL '3' "
+    "SECOND PRECEDING AND CURRENT ROW) AS n FROM orders",
 ]
 
 csv = Path(tempfile.mkdtemp()) / "orders.csv"
