@@ -142,6 +142,8 @@ def test_over_ordered_by_a_view_column_that_is_not_a_timestamp(tmp_path: Path) -
 @pytest.mark.parametrize(("step", "message"), [
     ("orders | over rows 2 preceding aggregate count(*) as n | print;",
      "'over' needs 'key by' before it"),
+    ("orders | key by user_id | ovr rows 2 preceding aggregate count(*) as n | print;",
+     "did you mean 'over'?"),
     ("orders | key by user_id | over rows 2 preceding aggregate amount as n | print;",
      "each 'aggregate' item must be an aggregate function"),
     ("orders | key by user_id | over range 2s preceding aggregate count(*) as amount | print;",
