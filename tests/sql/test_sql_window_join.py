@@ -68,3 +68,21 @@ def test_the_window_columns_must_be_joined(tmp_path: Path) -> None:
                   "AND L.window_start = R.window_start AND L.window_end = R.window_end AND "
                   "L.n > R.n")
     assert "this window join condition is not supported" in info.value.format()
+
+
+def test_flow_window_join_pairs_equal_windows_only(tmp_path: Path) -> None:
+    """A 5 s window [10:00:05, 10:00:10) and a 10 s one [10:00:00, 10:00:10) end together but
+    are different windows: nothing joins, and a full join pads every row."""
+    (tmp_path / "orders.csv").write_text(orders_csv(header=True), encoding="utf-8")
+    text = (f"source orders (user_id string, amount int, ts timestamp) from csv "
+            f"'{tmp_path / 'orders.csv'}' watermark ts - 1s;\n"
+            "let a = orders | key by user_id | window tumbling 5s | aggregate count(*) as n;\n"
+            "let b = orders | key by user_id | window tumbling 10s | aggregate count(*) as m;\n"
+            "a | window join b on user_id | print;\n"
+            "a | window full join b on user_id | print;\n")
+    script = compile_source(text, str(tmp_path / "t.flow"))
+    rows = [eval(line.split("> ", 1)[-1])  # noqa: S307 - our output
+            for line in run_reference(script.env.get_job_graph()).printed]
+    a_rows, b_rows = 8, 6  # (user, window) groups of each side
+    assert len(rows) == a_rows + b_rows
+    assert all(r[3] is None or r[4] is None for r in rows)

@@ -63,8 +63,8 @@ def window_join_step(builder: PipelineBuilder, flow: Flow, step: A.WindowJoinSte
     names[right_q] = None if right_q in names else right_names
     k1 = key_selector(flow.schema, tuple(left_keys), row=True)
     k2 = key_selector(info.schema, tuple(right_keys), row=True)
-    fn = WindowJoin(flow.schema.index_of("window_end") or 0,
-                    info.schema.index_of("window_end") or 0,
+    fn = WindowJoin((flow.schema.index_of("window_start"), flow.schema.index_of("window_end")),
+                    (info.schema.index_of("window_start"), info.schema.index_of("window_end")),
                     tuple(flow.schema.index_of(k) or 0 for k in left_keys),
                     tuple(info.schema.index_of(k) or 0 for k in right_keys),
                     len(flow.schema.names), len(info.schema.names), step.kind)
@@ -78,10 +78,13 @@ def window_join_step(builder: PipelineBuilder, flow: Flow, step: A.WindowJoinSte
 class WindowJoin(KeyedCoProcessFunction):
     """The run-time function of a ``window join`` step (see the module docstring)."""
 
-    def __init__(self, left_end: int, right_end: int, left_keys: tuple[int, ...],
+    def __init__(self, left_window: tuple[int | None, int | None],
+                 right_window: tuple[int | None, int | None], left_keys: tuple[int, ...],
                  right_keys: tuple[int, ...], left_width: int, right_width: int,
                  kind: str) -> None:
-        self.ends = (left_end, right_end)
+        # (window_start, window_end) positions of each side; no window_start: ends only
+        self.starts = (left_window[0], right_window[0])
+        self.ends = (left_window[1] or 0, right_window[1] or 0)
         self.keys = (left_keys, right_keys)
         self.widths = (left_width, right_width)
         self.kind = kind
@@ -113,18 +116,23 @@ class WindowJoin(KeyedCoProcessFunction):
         self.sides[0].remove(end)
         self.sides[1].remove(end)
         lk, rk = self.keys
-        # a null key equals nothing; the rest share this key, so every pair matches
-        joinable = [i for i, r in enumerate(rights) if all(r[p] is not None for p in rk)]
+        ls, rs = self.starts
+        # a null key equals nothing; the rest share this key and window end, so rows pair
+        # when their window starts are equal too
+        joinable: dict[Any, list[int]] = {}
+        for i, r in enumerate(rights):
+            if all(r[p] is not None for p in rk):
+                joinable.setdefault(None if rs is None else r[rs], []).append(i)
         out: list[tuple[Any, ...]] = []
-        paired = False
+        done: set[int] = set()
         for left in lefts:
-            if joinable and all(left[p] is not None for p in lk):
-                out.extend((*left, *rights[i]) for i in joinable)
-                paired = True
-            elif self.kind in ("left", "full"):
+            partners = joinable.get(None if ls is None else left[ls], []) \
+                if all(left[p] is not None for p in lk) else []
+            out.extend((*left, *rights[i]) for i in partners)
+            done.update(partners)
+            if not partners and self.kind in ("left", "full"):
                 out.append((*left, *(None,) * self.widths[1]))
         if self.kind in ("right", "full"):
-            done = set(joinable) if paired else set()
             out.extend((*(None,) * self.widths[0], *r) for i, r in enumerate(rights)
                        if i not in done)
         return out
