@@ -92,6 +92,12 @@ def test_flow_window_last_keeps_the_later_of_equal_rows(tmp_path: Path) -> None:
     (f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
      f"ORDER BY amount DESC) AS r FROM {TUMBLE}) WHERE r >= 2",
      "a window Top-N needs an upper bound on its row number"),
+    (f"SELECT * FROM (SELECT ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+     f"ORDER BY amount DESC) AS r, * FROM {TUMBLE}) WHERE r <= 2",
+     "ROW_NUMBER() must be the last column"),
+    (f"SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+     f"ORDER BY amount DESC) AS r FROM {TUMBLE}) WHERE r <= 2 OR amount > 3",
+     "this condition on 'r' is not a rank range"),
 ])
 def test_rejected(tmp_path: Path, query: str, message: str) -> None:
     with pytest.raises(FlowcError) as info:
