@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
+from flowc.errors import FlowSyntaxError, Span, UnsupportedError
 from flowc.parser import ast as A
 from flowc.sql.changelog import flowc_limit
+from flowc.sql.join_names import JoinSides
 from flowc.sql.joins import _conjuncts
 from flowc.sql.windows import window_rows
 
@@ -94,27 +95,8 @@ def window_join(qt: QueryTranslator, select: exp.Select, left_node: exp.Expressi
         if not all(w in schema.names for w in _WINDOW):
             raise UnsupportedError("a window join needs window_start and window_end on both "
                                    "sides: select them in the window aggregate", p.span)
-    physical_right = {f: (f if f not in ls.names else f"{rq}_{f}") for f in rs.names}
-
-    def which(col: exp.Column, cspan: Span) -> tuple[str, str]:
-        q, name = col.table, col.name
-        if q:
-            if q not in (lq, rq):
-                raise FlowNameError(f"unknown table '{q}'", cspan,
-                                    hint=did_you_mean(q, [lq, rq]))
-            schema = ls if q == lq else rs
-            if name not in schema.names:
-                raise FlowNameError(f"unknown column '{name}' in '{q}'", cspan,
-                                    hint=did_you_mean(name, schema.names))
-            return ("left" if q == lq else "right"), name
-        in_l, in_r = name in ls.names, name in rs.names
-        if in_l and in_r:
-            raise FlowNameError(f"column '{name}' is ambiguous: both sides have it", cspan,
-                                hint=f"write {lq}.{name} or {rq}.{name}")
-        if not in_l and not in_r:
-            raise FlowNameError(f"unknown column '{name}'", cspan,
-                                hint=did_you_mean(name, list(ls.names) + list(rs.names)))
-        return ("left" if in_l else "right"), name
+    sides = JoinSides(lq, rq, ls, rs)
+    which = sides.which
 
     keys: list[A.JoinKey] = []
     on = join.args["on"]
@@ -141,22 +123,7 @@ def window_join(qt: QueryTranslator, select: exp.Select, left_node: exp.Expressi
         raise UnsupportedError("a window join needs at least one key equality (a.k = b.k) "
                                "besides the window columns", jspan)
     step = A.WindowJoinStep(rname, rq, tuple(keys), kind, jspan, spans(join.this))
-    names = list(ls.names) + [physical_right[f] for f in rs.names]
-    piece = Piece((A.FieldRef(lname, None, spans(left_node)),), [step], names, lq, span)
-
-    def resolve(col: exp.Column, cspan: Span) -> A.Expr:
-        where, name = which(col, cspan)
-        return A.FieldRef(name if where == "left" else physical_right[name], None, cspan)
-
-    left_cols = [(f, f) for f in ls.names]
-    right_cols = [(physical_right[f], f) for f in rs.names]
-
-    def stars(q: str, sspan: Span) -> list[tuple[str, str]]:
-        if not q:
-            return left_cols + right_cols
-        if q in (lq, rq):
-            return left_cols if q == lq else right_cols
-        raise FlowNameError(f"unknown table '{q}'", sspan, hint=did_you_mean(q, [lq, rq]))
-
-    piece.star_expansion = stars
-    return piece, resolve
+    piece = Piece((A.FieldRef(lname, None, spans(left_node)),), [step], sides.names(), lq,
+                  span)
+    piece.star_expansion = sides.stars
+    return piece, sides.resolve
