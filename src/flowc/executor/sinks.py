@@ -414,88 +414,54 @@ def _csv_text(v: Any, null_value: str) -> Any:
 
 
 def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]]) -> str:
-    """The reference executor's writer: one part file of checked rows in a temp dir (one per
-    partition directory when the sink is partitioned)."""
-    from flowc.executor.partition_paths import partition_dir
+    """The reference executor's writer: one part file of checked rows in a temp dir."""
+    if spec.partition_by:  # one directory per partition (flowc.executor.partition_paths)
+        from flowc.executor.partition_paths import stage_partitioned
+        return stage_partitioned(spec, columns, rows, stage_python)
+    import csv
+    import json
 
     tmp = temp_path(sink_path(spec))
     os.makedirs(tmp)
     try:
-        if not spec.partition_by:
-            _write_part(spec, columns, rows, tmp)
+        cols = [c for c, _ in columns]
+        fmt = spec.format
+        if not cols:
             return tmp
-        names = [c for c, _ in columns]
-        at = [names.index(c) for c in spec.partition_by]
-        keep = [i for i in range(len(names)) if i not in at]
-        groups: dict[str, list[tuple[Any, ...]]] = {}  # null and '' share a directory
-        for r in rows:
-            d = partition_dir(spec.partition_by, tuple(r[i] for i in at),
-                              spec.default_partition)
-            groups.setdefault(d, []).append(tuple(r[i] for i in keep))
-        for d, part in groups.items():
-            os.makedirs(os.path.join(tmp, d))
-            _write_part(spec, [columns[i] for i in keep], part, os.path.join(tmp, d))
-        write_success_files(spec, tmp)
+        if fmt == "csv":
+            o = csv_writer_options(spec)
+            with open(os.path.join(tmp, "part-00000.csv"), "w", newline="",
+                      encoding="utf-8") as fh:
+                w = csv.writer(fh, delimiter=o["delimiter"], quotechar=o["quote"],
+                               lineterminator="\n")
+                if o["header"]:
+                    w.writerow(cols)
+                nv = o["null_value"]
+                for r in rows:
+                    if len(r) == 1 and r[0] is None:
+                        fh.write(nv + "\n")  # csv would quote a lone empty field: no null
+                    else:
+                        w.writerow([_csv_text(v, nv) for v in r])
+        elif fmt in ("json", "jsonl", "json-lines"):
+            with open(os.path.join(tmp, "part-00000.json"), "w", encoding="utf-8") as fh:
+                for r in rows:
+                    # Spark's json writer: compact, UTF-8 text unescaped.
+                    fh.write(json.dumps(dict(zip(cols, r)), separators=(",", ":"),
+                                        ensure_ascii=False) + "\n")
+        elif fmt == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            schema = pa.schema([pa.field(c, arrow_type(t)) for c, t in columns])
+            table = pa.table([pa.array([r[i] for r in rows], type=f.type)
+                              for i, f in enumerate(schema)], schema=schema)
+            pq.write_table(table, os.path.join(tmp, "part-00000.parquet"))
+        else:
+            raise ExecutionError(f"unknown sink format '{fmt}'")
         return tmp
     except BaseException:
         abort(tmp)
         raise
-
-
-def write_success_files(spec: FileSink, root: str) -> None:
-    """Flink's 'success-file' partition commit policy: an empty file in every partition
-    directory (``root/k1=../k2=..``), written when the job has finished."""
-    if spec.success_file is None:
-        return
-    level = [root]
-    for _ in spec.partition_by:
-        level = [os.path.join(d, n) for d in level for n in sorted(os.listdir(d))
-                 if "=" in n and os.path.isdir(os.path.join(d, n))]
-    for d in level:
-        with open(os.path.join(d, spec.success_file), "w", encoding="utf-8"):
-            pass
-
-
-def _write_part(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]],
-                tmp: str) -> None:
-    """One part file of ``rows`` in the directory ``tmp``."""
-    import csv
-    import json
-
-    cols = [c for c, _ in columns]
-    fmt = spec.format
-    if not cols:
-        return
-    if fmt == "csv":
-        o = csv_writer_options(spec)
-        with open(os.path.join(tmp, "part-00000.csv"), "w", newline="",
-                  encoding="utf-8") as fh:
-            w = csv.writer(fh, delimiter=o["delimiter"], quotechar=o["quote"],
-                           lineterminator="\n")
-            if o["header"]:
-                w.writerow(cols)
-            nv = o["null_value"]
-            for r in rows:
-                if len(r) == 1 and r[0] is None:
-                    fh.write(nv + "\n")  # csv would quote a lone empty field: not a null
-                else:
-                    w.writerow([_csv_text(v, nv) for v in r])
-    elif fmt in ("json", "jsonl", "json-lines"):
-        with open(os.path.join(tmp, "part-00000.json"), "w", encoding="utf-8") as fh:
-            for r in rows:
-                # Spark's json writer: compact, UTF-8 text unescaped.
-                fh.write(json.dumps(dict(zip(cols, r)), separators=(",", ":"),
-                                    ensure_ascii=False) + "\n")
-    elif fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        schema = pa.schema([pa.field(c, arrow_type(t)) for c, t in columns])
-        table = pa.table([pa.array([r[i] for r in rows], type=f.type)
-                          for i, f in enumerate(schema)], schema=schema)
-        pq.write_table(table, os.path.join(tmp, "part-00000.parquet"))
-    else:
-        raise ExecutionError(f"unknown sink format '{fmt}'")
 
 
 def arrow_type(type_name: str) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from flowc.errors import ExecutionError, FlowcError
-from flowc.executor.partition_paths import partition_text
+from flowc.executor import partition_paths
 from flowc.executor.runtime import files
 from flowc.executor.sinks import (
     Columns,
@@ -27,7 +27,6 @@ from flowc.executor.sinks import (
     shaper,
     sink_path,
     temp_path,
-    write_success_files,
 )
 from flowc.executor.spark import tasks
 from flowc.operators import FileSink, FileSource
@@ -164,23 +163,18 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
         os.makedirs(tmp)
         return tmp
     check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
-    # partition values as directory text (Flink's default name for null / blank), so Spark
-    # names the directories as Flink does
-    at = frozenset(i for i, (c, _) in enumerate(columns) if c in spec.partition_by)
-    default = spec.default_partition
 
     def checked(it: Iterator[Any]) -> Iterator[tuple[Any, ...]]:
         try:
             for v in it:
-                row = check(v)
-                yield tuple(partition_text(x, default) if i in at else x
-                            for i, x in enumerate(row)) if at else row
+                yield check(v)
         except FlowcError as e:
             raise tasks.task_error(e, "", {}, node_id) from None
 
-    struct = T.StructType([T.StructField(c, T.StringType() if i in at else _spark_type(t),
-                                         True) for i, (c, t) in enumerate(columns)])
+    struct = T.StructType([T.StructField(c, _spark_type(t), True) for c, t in columns])
     df = spark.createDataFrame(values.mapPartitions(checked), struct, verifySchema=False)
+    if spec.partition_by:
+        df = partition_paths.spark_partition_text(df, spec)
     fmt = SINK_FORMATS[spec.format]
     if fmt == "parquet":
         spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MILLIS")
@@ -199,11 +193,8 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
         w = w.partitionBy(*spec.partition_by)
     try:
         w.format(fmt).save(tmp)
-        if spec.partition_by:  # Flink's layout: partition directories only at the top
-            for marker in ("_SUCCESS", "._SUCCESS.crc"):
-                if os.path.exists(os.path.join(tmp, marker)):
-                    os.remove(os.path.join(tmp, marker))
-        write_success_files(spec, tmp)
+        if spec.partition_by:
+            partition_paths.finish_spark_partitions(spec, tmp)
     except BaseException:
         abort(tmp)
         raise
