@@ -94,7 +94,11 @@ class OverAggregate(KeyedProcessFunction):
         if late:
             return  # Flink drops it (numLateRecordsDropped)
         waiting = self.pending.get(ts)
-        self.pending.put(ts, [value] if waiting is None else [*waiting, value])
+        if waiting is None:
+            self.pending.put(ts, [value])
+        else:  # appended in place: copying would be quadratic in the rows of one rowtime
+            waiting.append(value)
+            self.pending.put(ts, waiting)  # in case the backend handed out a copy
         ctx.timer_service().register_event_time_timer(ts)
 
     def on_timer(self, timestamp: int, ctx: Any) -> list[tuple[Any, ...]]:

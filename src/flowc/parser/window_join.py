@@ -100,7 +100,11 @@ class WindowJoin(KeyedCoProcessFunction):
             return  # its window has fired: late
         state = self.sides[side]
         rows = state.get(end)
-        state.put(end, [value] if rows is None else [*rows, value])
+        if rows is None:
+            state.put(end, [value])
+        else:  # appended in place: copying would be quadratic in the rows of a window
+            rows.append(value)
+            state.put(end, rows)  # in case the backend handed out a copy
         ctx.timer_service().register_event_time_timer(end - 1)
 
     def process_element1(self, value: Any, ctx: Any) -> None:

@@ -93,7 +93,11 @@ class WindowRank(KeyedProcessFunction):
         if end is None or end - 1 <= ctx.timer_service().current_watermark():
             return  # its window has fired: late
         rows = self.pending.get(end)
-        self.pending.put(end, [value] if rows is None else [*rows, value])
+        if rows is None:
+            self.pending.put(end, [value])
+        else:  # appended in place: copying would be quadratic in the rows of a window
+            rows.append(value)
+            self.pending.put(end, rows)  # in case the backend handed out a copy
         ctx.timer_service().register_event_time_timer(end - 1)
 
     def on_timer(self, timestamp: int, ctx: Any) -> list[tuple[Any, ...]]:
