@@ -447,12 +447,20 @@ class CollectSink(SinkSpec):
         return "Collect Sink"
 
 
+DEFAULT_PARTITION = "__DEFAULT_PARTITION__"  # Flink's 'partition.default-name'
+
+
 @dataclass(frozen=True, eq=False)
 class FileSink(SinkSpec):
     path: str
     format: str
     columns: Sequence[str] = ()
     options: tuple[tuple[str, str], ...] = ()
+    # Hive-style partition directories (``dt=2024-05-01/``), as Flink's filesystem sink:
+    # these columns name the directories and are left out of the files
+    partition_by: tuple[str, ...] = ()
+    success_file: str | None = None  # an empty file written into each partition directory
+    default_partition: str = DEFAULT_PARTITION  # the directory of a null / blank value
 
     @property
     def default_name(self) -> str:

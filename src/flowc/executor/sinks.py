@@ -474,6 +474,9 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]],
                  schema: Any = None) -> str:
     """The reference executor's writer: one part file of checked rows in a temp dir;
     ``schema`` (declared Types) gives parquet its exact Arrow types."""
+    if spec.partition_by:  # one directory per partition (flowc.executor.partition_paths)
+        from flowc.executor.partition_paths import stage_partitioned
+        return stage_partitioned(spec, columns, rows, stage_python)
     import csv
     import json
 
@@ -493,7 +496,11 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]],
                 if o["header"]:
                     w.writerow(cols)
                 nv = o["null_value"]
-                w.writerows([_csv_text(v, nv) for v in r] for r in rows)
+                for r in rows:
+                    if len(r) == 1 and r[0] is None:
+                        fh.write(nv + "\n")  # csv would quote a lone empty field: no null
+                    else:
+                        w.writerow([_csv_text(v, nv) for v in r])
         elif fmt in ("json", "jsonl", "json-lines"):
             with open(os.path.join(tmp, "part-00000.json"), "w", encoding="utf-8") as fh:
                 for r in rows:

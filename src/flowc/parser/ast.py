@@ -250,6 +250,37 @@ class AggregateStep:
 
 
 @dataclass(frozen=True)
+class OverStep:
+    """``over rows 2 preceding aggregate ...`` (SQL's OVER window): every input row with
+    aggregates over the rows before it in event-time order (``preceding`` None: unbounded;
+    a row count for ``rows``, milliseconds for ``range``)."""
+
+    rows: bool
+    preceding: int | None
+    items: tuple[SelectItem, ...]
+    span: Span
+    hints: tuple[Setting, ...] = ()
+    # the timestamp field ordering the rows (SQL's ORDER BY); None: the records' event time
+    order: FieldRef | None = None
+
+
+@dataclass(frozen=True)
+class WindowRankStep:
+    """``window top 3 [offset 1] by x desc [as rn]`` (SQL's window Top-N) and ``window
+    first|last by ts [as rn]`` (window deduplication): per key and window (the stream's
+    ``window_end``), the rows ranked ``offset + 1`` .. ``offset + count``, emitted when the
+    watermark passes the window's end. ``keep`` is "first" / "last" for deduplication."""
+
+    offset: int
+    count: int
+    items: tuple[OrderItem, ...]
+    alias: str | None
+    span: Span
+    keep: str | None = None
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
 class UnionStep:
     streams: tuple[FieldRef, ...]  # bare names, spans for diagnostics
     span: Span
@@ -276,6 +307,21 @@ class JoinStep:
     lateness: int | None
     lower: int | None
     upper: int | None
+    span: Span
+    other_span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class WindowJoinStep:
+    """``window [inner|left|right|full] join b on ...``: joins rows that carry their window
+    (``window_start`` / ``window_end`` columns, e.g. two window aggregates) on keys and
+    window, when the watermark passes the window's end (SQL's window join)."""
+
+    other: str
+    alias: str | None
+    keys: tuple[JoinKey, ...]
+    kind: str  # inner, left, right, full
     span: Span
     other_span: Span
     hints: tuple[Setting, ...] = ()
@@ -335,6 +381,7 @@ class FileSinkStep:
     span: Span
     format_span: Span
     hints: tuple[Setting, ...] = ()
+    partition_by: tuple[FieldRef, ...] = ()  # ``partitioned by dt, ...``
 
 
 @dataclass(frozen=True)
@@ -350,6 +397,9 @@ Step = (
     | KeyByStep
     | WindowStep
     | AggregateStep
+    | OverStep
+    | WindowRankStep
+    | WindowJoinStep
     | UnionStep
     | JoinStep
     | PartitionStep

@@ -17,6 +17,7 @@ from lark import Token, v_args
 
 from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
 from flowc.parser import ast as A
+from flowc.parser.build_over import OverSteps
 from flowc.parser.build_sort import SortSteps
 from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, TYPE_NAMES, Type, type_from_name
 
@@ -86,7 +87,7 @@ def string_value(token: Token) -> str:
 
 
 @v_args(inline=True)
-class AstBuilder(SortSteps):
+class AstBuilder(SortSteps, OverSteps):
     def __init__(self, filename: str, text: str, line0: int, col0: int) -> None:
         super().__init__()
         self.filename = filename
@@ -432,12 +433,6 @@ class AstBuilder(SortSteps):
     @v_args(meta=True, inline=True)
     def print_op(self, meta: Any, ident: Token | None) -> A.PrintSink:
         return A.PrintSink(string_value(ident) if ident is not None else None, self.meta(meta))
-
-    @v_args(meta=True, inline=True)
-    def write_op(self, meta: Any, fmt: Token, path: Token,
-                 options: list[A.Setting] | None = None) -> A.FileSinkStep:
-        return A.FileSinkStep(str(fmt), string_value(path), tuple(options or ()),
-                              self.meta(meta), self.tok(fmt))
 
     @v_args(meta=True)
     def blackhole_op(self, meta: Any, _children: list[Any]) -> A.BlackholeSink:

@@ -1,4 +1,5 @@
-"""The AST of ``order by`` / ``limit`` steps (a mixin of ``build.AstBuilder``)."""
+"""The AST of ``order by`` / ``limit`` and ``window top`` / ``window first|last`` steps (a
+mixin of ``build.AstBuilder``)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,26 @@ class SortSteps(Transformer_NonRecursive):
     def limit_op(self, meta: Any, count: Token, offset: Token | None) -> A.LimitStep:
         return A.LimitStep(self._int(count), 0 if offset is None else self._int(offset),
                            self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def window_top_op(self, meta: Any, count: Token, offset: Token | None,
+                      *rest: Any) -> A.WindowRankStep:
+        items = tuple(i for i in rest if isinstance(i, A.OrderItem))
+        alias = rest[-1] if rest and isinstance(rest[-1], Token) else None
+        return A.WindowRankStep(0 if offset is None else self._int(offset), self._int(count),
+                                items, None if alias is None else str(alias), self.meta(meta))
+
+    @v_args(meta=True, inline=True)
+    def window_first_op(self, meta: Any, field: Token, alias: Token | None) -> A.WindowRankStep:
+        return self._keep("first", meta, field, alias)
+
+    @v_args(meta=True, inline=True)
+    def window_last_op(self, meta: Any, field: Token, alias: Token | None) -> A.WindowRankStep:
+        return self._keep("last", meta, field, alias)
+
+    def _keep(self, keep: str, meta: Any, field: Token, alias: Token | None) -> A.WindowRankStep:
+        span = self.meta(meta)
+        # first: the earliest row (ascending); last: the latest (descending, ties to the last)
+        item = A.OrderItem(self._ref(field), keep == "last", None, span)
+        return A.WindowRankStep(0, 1, (item,), None if alias is None else str(alias), span,
+                                keep=keep)

@@ -15,6 +15,7 @@ from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, did_you_
 from flowc.parser import ast as A
 from flowc.parser.settings import apply_hints
 from flowc.transformations import RuntimeExecutionMode
+from flowc.types import Schema
 
 if TYPE_CHECKING:
     from flowc.parser.steps import Flow, PipelineBuilder
@@ -34,18 +35,8 @@ def sort_step(builder: PipelineBuilder, flow: Flow, order: A.OrderStep | None,
     if flow.key is not None:
         raise FlowSyntaxError("'key by' must be followed by a keyed step, not a sort",
                               step.span, hint="remove the 'key by'")
-    columns = []
-    for item in order.items if order is not None else ():
-        pos = flow.schema.index_of(item.field.name)
-        if pos is None:
-            raise FlowNameError(f"unknown field '{item.field.name}' in 'order by'",
-                                item.field.span,
-                                hint=did_you_mean(item.field.name, flow.schema.names))
-        if flow.schema.fields[pos].type.is_array:
-            raise FlowTypeError(f"cannot order by '{item.field.name}': it is an "
-                                f"{flow.schema.fields[pos].type}", item.field.span)
-        nulls_first = (not item.descending) if item.nulls_first is None else item.nulls_first
-        columns.append((pos, item.descending, nulls_first))
+    columns = order_columns(flow.schema, order.items if order is not None else (),
+                            "order by")
     with builder.ctx.env.at(step.span):
         stream = flow.stream.sort(columns, None if limit is None else limit.count,
                                   0 if limit is None else limit.offset)
@@ -53,6 +44,24 @@ def sort_step(builder: PipelineBuilder, flow: Flow, order: A.OrderStep | None,
         if s is not None:
             apply_hints(stream, s.hints)
     return Flow(stream, flow.schema, flow.event_time, head=flow.head, ordered=True)
+
+
+def order_columns(schema: Schema, items: tuple[A.OrderItem, ...],
+                  what: str) -> list[tuple[int, bool, bool]]:
+    """(position, descending, nulls first) of each item, as the sort functions take them."""
+    columns = []
+    for item in items:
+        pos = schema.index_of(item.field.name)
+        if pos is None:
+            raise FlowNameError(f"unknown field '{item.field.name}' in '{what}'",
+                                item.field.span,
+                                hint=did_you_mean(item.field.name, schema.names))
+        if schema.fields[pos].type.is_array:
+            raise FlowTypeError(f"cannot order by '{item.field.name}': it is an "
+                                f"{schema.fields[pos].type}", item.field.span)
+        nulls_first = (not item.descending) if item.nulls_first is None else item.nulls_first
+        columns.append((pos, item.descending, nulls_first))
+    return columns
 
 
 def check_after_sort(flow: Flow, step: A.Step) -> None:

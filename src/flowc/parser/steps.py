@@ -35,6 +35,7 @@ from flowc.parser.aggregates import (
     compile_aggregates,
 )
 from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
+from flowc.parser.partitions import sink_partitions
 from flowc.parser.settings import apply_hints
 from flowc.parser.sorting import check_after_sort, sort_step
 from flowc.transformations import KeySelector, OutputTag
@@ -367,6 +368,21 @@ class PipelineBuilder:
         apply_hints(stream, shared)
         return self._next(flow, stream, schema)
 
+    def _OverStep(self, flow: Flow, step: A.OverStep) -> Flow:
+        from flowc.parser.over import over_step
+
+        return over_step(self, flow, step)
+
+    def _WindowRankStep(self, flow: Flow, step: A.WindowRankStep) -> Flow:
+        from flowc.parser.window_rank import window_rank_step
+
+        return window_rank_step(self, flow, step)
+
+    def _WindowJoinStep(self, flow: Flow, step: A.WindowJoinStep) -> Flow:
+        from flowc.parser.window_join import window_join_step
+
+        return window_join_step(self, flow, step)
+
     def windowed(self, flow: Flow, step: A.AggregateStep, specs: list[Any],
                  agg: RowAggregate, key_fields: list[Field]) -> Flow:
         window = flow.window
@@ -545,9 +561,12 @@ class PipelineBuilder:
                 if f.type.is_array:
                     raise FlowTypeError(f"csv cannot hold the array field '{f.name}'", step.span,
                                         hint="write json or parquet, or drop it with 'map'")
-        options = self.ctx.file_options(fmt, step.options, sink=True)
+        partition_by, success, default, fmt_options = sink_partitions(flow.schema, step)
+        options = self.ctx.file_options(fmt, fmt_options, sink=True)
         path = self.ctx.resolve_path(step.path)
-        sink = self.materialized(flow).sink_to(FileSink(path, fmt, flow.schema.names, options))
+        sink = self.materialized(flow).sink_to(FileSink(
+            path, fmt, flow.schema.names, options, partition_by=partition_by,
+            success_file=success, default_partition=default))
         apply_hints(sink, step.hints, sink=True)
         self.ctx.add_sink(fmt, sink, flow.schema, step.span, path)
         return flow

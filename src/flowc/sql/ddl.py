@@ -15,6 +15,7 @@ from sqlglot import exp
 from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, UnsupportedError
 from flowc.errors import did_you_mean as _dym
 from flowc.parser import ast as A
+from flowc.sql import partitions
 from flowc.sql.exprs import ExprTranslator, SpanMap, sql_type
 from flowc.sql.source import Rewrites, SqlChunk, parse_statement
 from flowc.types import INT, Field, Schema
@@ -43,6 +44,7 @@ class TableDef:
     rowtime: str | None = None
     source: A.SourceStmt | None = None
     option_spans: dict[str, Span] = field(default_factory=dict)
+    partition_by: tuple[str, ...] = ()  # PARTITIONED BY (filesystem sinks)
 
     @property
     def readable(self) -> bool:
@@ -78,7 +80,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                 raise UnsupportedError(f"column option '{constraint.sql()}' is not supported",
                                        spans(constraint, cspan))
         fields.append(A.FieldDecl(col.name, sql_type(kind, cspan), cspan))
-    options, option_spans = _with_options(node, spans)
+    options, option_spans, partitioned = _with_options(node, spans)
     span = chunk.span(0, len(chunk.text.rstrip()) - 1)
     connector = options.get("connector")
     if connector is None:
@@ -91,6 +93,8 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                                "flowc supports the filesystem, datagen, print and blackhole "
                                "connectors")
     for key in options:
+        if key in partitions.OPTIONS and connector == "filesystem":
+            continue
         if key not in _COMMON and key not in _CSV_OPTIONS and not key.startswith("fields."):
             raise UnsupportedError(f"table option '{key}' is not supported",
                                    option_spans.get(key, span),
@@ -98,8 +102,15 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
     schema = Schema(tuple(Field(f.name, f.type) for f in fields))
     tdef = TableDef(name, schema, connector, options, span, name_span,
                     option_spans=option_spans)
+    if partitioned is not None:
+        if connector != "filesystem":
+            raise UnsupportedError(f"PARTITIONED BY applies to filesystem tables, not "
+                                   f"'{connector}'", spans(partitioned))
+        tdef.partition_by = partitions.partition_columns(partitioned, schema.names, spans)
+    if connector == "filesystem":  # checked now, as Flink checks them at CREATE TABLE
+        partitions.sink_options(options, option_spans, bool(tdef.partition_by), span)
     watermark = _watermark(rw, chunk, fields, tdef)
-    if connector in READABLE:
+    if connector in READABLE and not tdef.partition_by:
         tdef.source = _source(tdef, tuple(fields), watermark)
     elif watermark is not None:
         raise FlowTypeError(f"a '{connector}' table is only written to; it has no watermark",
@@ -107,13 +118,18 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
     return tdef
 
 
-def _with_options(node: exp.Create, spans: SpanMap) -> tuple[dict[str, str], dict[str, Span]]:
+def _with_options(node: exp.Create, spans: SpanMap
+                  ) -> tuple[dict[str, str], dict[str, Span], exp.PartitionedByProperty | None]:
     options: dict[str, str] = {}
     where: dict[str, Span] = {}
+    partitioned: exp.PartitionedByProperty | None = None
     props = node.args.get("properties")
     for prop in props.expressions if props is not None else []:
         if isinstance(prop, exp.TemporaryProperty):
             continue  # CREATE TEMPORARY TABLE: flowc has no catalog to persist tables in
+        if isinstance(prop, exp.PartitionedByProperty):
+            partitioned = prop
+            continue
         if not isinstance(prop, exp.Property):
             raise UnsupportedError(f"table property '{prop.sql()}' is not supported",
                                    spans(prop))
@@ -128,7 +144,7 @@ def _with_options(node: exp.Create, spans: SpanMap) -> tuple[dict[str, str], dic
             raise FlowNameError(f"option '{key}' is given twice", spans(prop))
         options[key] = value.name
         where[key] = spans(prop)
-    return options, where
+    return options, where, partitioned
 
 
 def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],

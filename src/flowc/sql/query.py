@@ -40,7 +40,10 @@ from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
 from flowc.sql.lateral import is_lateral, lateral_join
+from flowc.sql.over import over_windows, translate_over
 from flowc.sql.source import Rewrites
+from flowc.sql.window_join import window_join
+from flowc.sql.window_rank import window_rank
 from flowc.sql.windows import window_rows
 from flowc.types import Schema, Type, common_type
 
@@ -275,7 +278,7 @@ class QueryTranslator:
 
     def select(self, node: exp.Select) -> Piece:
         for key in ("qualify", "windows", "laterals", "cluster", "distribute", "sort"):
-            if node.args.get(key):
+            if node.args.get(key) and not (key == "windows" and over_windows(node)):
                 self._modifier(node, key)
         if node.args.get("distinct") is not None:
             if not self.catalog.is_batch():
@@ -305,6 +308,9 @@ class QueryTranslator:
         if frm is None:
             raise UnsupportedError("SELECT without FROM is not supported", self.spans(node),
                                    hint="read from a table or stream")
+        ranked = window_rank(self, node)
+        if ranked is not None:
+            return ranked
         joins = node.args.get("joins") or []
         where = node.args.get("where")
         if joins and where is not None and len(joins) == 1 and \
@@ -316,7 +322,8 @@ class QueryTranslator:
         if joins and is_lateral(joins):
             piece, resolve = lateral_join(self, frm.this, joins, self.spans(node))
         elif joins:
-            piece, resolve = translate_join(self, frm.this, joins, self.spans(node))
+            piece, resolve = window_join(self, node, frm.this, joins, self.spans(node)) or \
+                translate_join(self, frm.this, joins, self.spans(node))
         else:
             piece = self.from_item(frm.this)
             resolve = self._single_resolver(piece)
@@ -337,10 +344,8 @@ class QueryTranslator:
             for n in item.walk():
                 if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)):
                     ex(n)  # raises: subqueries in expressions are not supported
-                if isinstance(n, exp.Window):
-                    raise UnsupportedError("OVER windows are not supported", self.spans(n),
-                                           hint="aggregate per key with GROUP BY, or per "
-                                                "window with TUMBLE/HOP/SESSION")
+        if over_windows(node):
+            return translate_over(self, node, piece, ex, resolve)
         group = node.args.get("group")
         if group is not None or any(is_aggregate(n) for item in node.expressions
                                     for n in item.walk()):
@@ -432,6 +437,12 @@ class QueryTranslator:
         schema = self.catalog.schema_of(name)
         if schema is None:
             table = self.catalog.table(name)
+            if table is not None and table.partition_by:
+                raise UnsupportedError(f"reading the partitioned table '{name}' is not "
+                                       "supported: flowc writes partition directories but "
+                                       "does not read them back", span,
+                                       hint="read the files of one partition with a table "
+                                            "without PARTITIONED BY")
             if table is not None and not table.readable:
                 raise FlowNameError(f"table '{name}' uses the '{table.connector}' connector: "
                                     "it can only be written (INSERT INTO)", span)

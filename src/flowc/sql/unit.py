@@ -33,6 +33,7 @@ from flowc.sql.ddl import TableDef, create_table, file_body
 from flowc.sql.exprs import SpanMap
 from flowc.sql.function_ddl import create_function
 from flowc.sql.insert import check_form, check_own_input
+from flowc.sql.partitions import sink_options
 from flowc.sql.query import Piece, QueryTranslator
 from flowc.sql.source import SqlChunk, deep_stack, parse_statement, rewrite, unknown_statement
 from flowc.sql.terms import sql_terms
@@ -459,8 +460,10 @@ def _sink_step(t: TableDef, span: Span) -> A.Step:
         return A.BlackholeSink(span, _sink_hints(t))
     if t.connector == "filesystem":
         body = file_body(t)
-        return A.FileSinkStep(body.format, body.path, body.options, span, body.format_span,
-                              _sink_hints(t))
+        extra = sink_options(t.options, t.option_spans, bool(t.partition_by), t.span)
+        return A.FileSinkStep(body.format, body.path, body.options + extra, span,
+                              body.format_span, _sink_hints(t), partition_by=tuple(
+                                  A.FieldRef(c, None, t.name_span) for c in t.partition_by))
     raise UnsupportedError(f"table '{t.name}' ({t.connector}) cannot be written", span)
 
 
@@ -498,7 +501,7 @@ def references(stmt: A.Statement) -> list[str]:
     for step in stmt.pipeline.steps:
         if isinstance(step, A.UnionStep):
             out.extend(r.name for r in step.streams)
-        elif isinstance(step, A.JoinStep):
+        elif isinstance(step, (A.JoinStep, A.WindowJoinStep)):
             out.append(step.other)
     return out
 

@@ -31,6 +31,7 @@ from flowc.executor.runtime.core import (
     results,
     unwrap,
 )
+from flowc.executor.runtime.ordering import sort_rows
 from flowc.transformations import OutputTag
 
 _MISSING = object()
@@ -249,13 +250,8 @@ class SortOperator(Operator):
         if self.passing:
             super().finish()
             return
-        rows = self.buffer
+        rows = sort_rows(self.buffer, self.spec.columns, lambda r: r[0])
         self.buffer = []
-        for pos, descending, nulls_first in reversed(self.spec.columns):
-            nulls = [r for r in rows if r[0][pos] is None]
-            values = sorted((r for r in rows if r[0][pos] is not None),
-                            key=lambda r, p=pos: r[0][p], reverse=descending)
-            rows = nulls + values if nulls_first else values + nulls
         end = None if self.spec.limit is None else self.spec.offset + self.spec.limit
         for value, ts in rows[self.spec.offset:end]:
             self.out(value, ts)

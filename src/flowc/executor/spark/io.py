@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from flowc.errors import ExecutionError, FlowcError
+from flowc.executor import partition_paths
 from flowc.executor.runtime import files
 from flowc.executor.sinks import (
     Columns,
@@ -181,6 +182,8 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
 
     struct = T.StructType([T.StructField(c, _spark_type(t), True) for c, t in columns])
     df = spark.createDataFrame(values.mapPartitions(checked), struct, verifySchema=False)
+    if spec.partition_by:
+        df = partition_paths.spark_partition_text(df, spec)
     fmt = SINK_FORMATS[spec.format]
     if fmt == "parquet":
         spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MILLIS")
@@ -196,8 +199,12 @@ def stage_sink(spark: Any, spec: FileSink, node_id: int, columns: Columns,
              .option("ignoreTrailingWhiteSpace", "false"))
     elif fmt == "json":
         w = w.option("ignoreNullFields", "false")
+    if spec.partition_by:
+        w = w.partitionBy(*spec.partition_by)
     try:
         w.format(fmt).save(tmp)
+        if spec.partition_by:
+            partition_paths.finish_spark_partitions(spec, tmp)
     except BaseException:
         abort(tmp)
         raise
