@@ -46,6 +46,7 @@ class Member:
     out_schema: Schema
     outputs: list[tuple[str, int]] = field(default_factory=list)
     key: Any = None  # window: the KeySelector
+    side: list[tuple[str, int]] = field(default_factory=list)  # window: late data outputs
 
 
 class TaskFailure(Exception):
@@ -62,6 +63,7 @@ class ChainProgram:
 
     def __init__(self, members: list[Member], subtask: int, parallelism: int,
                  max_parallelism: int, name: str, emit: Emit, streaming: bool = False) -> None:
+        from flowc.executor.arrow.stream_windows import StreamWindow
         from flowc.executor.arrow.windows import BatchWindow
 
         self.streaming = streaming
@@ -69,7 +71,7 @@ class ChainProgram:
         self.order = [m.nid for m in members]
         self.emit = emit
         self.steps: dict[int, Callable[[Chunk], Chunk | None]] = {}
-        self.windows: dict[int, BatchWindow] = {}
+        self.windows: dict[int, BatchWindow | StreamWindow] = {}
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
         ctx = RuntimeContext(name, subtask, parallelism, max_parallelism, None)
@@ -134,11 +136,12 @@ class ChainProgram:
         if m.kind == "timestamps":
             return self._timestamps(m)
         if m.kind == "window":
+            from flowc.executor.arrow.stream_windows import StreamWindow
             from flowc.executor.arrow.windows import BatchWindow
 
-            self.windows[m.nid] = BatchWindow(m.spec, m.key, m.in_schema, out_schema,
-                                              self.streaming)
-            return self.windows[m.nid].add
+            kind = StreamWindow if self.streaming else BatchWindow
+            window = self.windows[m.nid] = kind(m.spec, m.key, m.in_schema, out_schema)
+            return window.add  # type: ignore[return-value]
         if m.kind in ("sink", "source"):
             return lambda c: c
         raise AssertionError(m.kind)
@@ -187,13 +190,18 @@ class ChainProgram:
                 raise
             except Exception as e:
                 raise TaskFailure(at, e) from None
-            if out is None:
-                continue
-            self._forward(m, out, stack)
+            late = None
+            if m.side:  # a STREAMING window's late records
+                late, self.windows[at].late = self.windows[at].late, None  # type: ignore[union-attr]
+            if out is not None:
+                self._forward(m, out, stack)
+            if late is not None:
+                self._forward(m, late, stack, m.side)
 
-    def _forward(self, m: Member, out: Chunk, stack: list[tuple[int, Chunk]]) -> None:
+    def _forward(self, m: Member, out: Chunk, stack: list[tuple[int, Chunk]],
+                 outputs: list[tuple[str, int]] | None = None) -> None:
         follow: list[tuple[int, Chunk]] = []
-        for kind, target in m.outputs:
+        for kind, target in m.outputs if outputs is None else outputs:
             if kind == "slot":
                 try:
                     self.emit(target, out)

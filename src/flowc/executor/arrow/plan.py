@@ -42,9 +42,6 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     out: dict[str, list[Member]] = {}
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
-        if not batch and sg.nodes[v.head].kind is not NodeKind.SOURCE and v.produced:
-            return (f"in STREAMING, '{v.name}' feeds another vertex (watermarks after a "
-                    "keyed vertex are not forwarded columnar yet)")
         members: list[Member] = []
         for nid in reversed(v.chain):  # head first
             node = sg.nodes[nid]
@@ -82,12 +79,16 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 if not isinstance(in_schema, Schema):
                     return f"the input of '{node.name}' has no declared schema"
             outputs: list[tuple[str, int]] = []
+            side: list[tuple[str, int]] = []
             for e in sg.outputs(nid):
-                if e.output_tag is not None:
+                late = kind == "window" and e.output_tag is not None \
+                    and e.output_tag == spec.late_tag
+                if e.output_tag is not None and not late:
                     return f"'{node.name}' has a side output"
-                outputs.append(("node", e.target_id) if id(e) in chained else ("edge", id(e)))
+                (side if late else outputs).append(
+                    ("node", e.target_id) if id(e) in chained else ("edge", id(e)))
             members.append(Member(nid, kind, spec, in_schema, schema, outputs,
-                                  node.keys[0] if node.keys else None))
+                                  node.keys[0] if node.keys else None, side))
         out[v.id] = members
     return out
 

@@ -70,9 +70,9 @@ class _ColumnarJob(_SparkJob):
         p, _ = self.wiring.vertex(v.id)
         slots: list[_Slot] = []
         resolved: list[Member] = []
-        for m in self.members[v.id]:
+        def resolve(m: Member, refs: list[tuple[str, int]]) -> list[tuple[str, int]]:
             outputs: list[tuple[str, int]] = []
-            for kind, ref in m.outputs:
+            for kind, ref in refs:
                 if kind != "edge":
                     outputs.append((kind, ref))
                     continue
@@ -86,12 +86,16 @@ class _ColumnarJob(_SparkJob):
                 slots.append(slot)
                 self.edge_slot[id(e)] = (v.id, slot.index)
                 outputs.append(("slot", slot.index))
+            return outputs
+
+        for m in self.members[v.id]:
+            outputs = resolve(m, m.outputs)
             if m.kind == "sink":
                 slot = _Slot(len(slots), m.nid, sink=m.spec)
                 slots.append(slot)
                 outputs.append(("slot", slot.index))
             resolved.append(Member(m.nid, m.kind, m.spec, m.in_schema, m.out_schema, outputs,
-                                   m.key))
+                                   m.key, resolve(m, m.side)))
         self.slots[v.id] = slots
         return resolved
 
