@@ -142,7 +142,18 @@ class ChainProgram:
             kind = StreamWindow if self.streaming else BatchWindow
             window = self.windows[m.nid] = kind(m.spec, m.key, m.in_schema, out_schema)
             return window.add  # type: ignore[return-value]
-        if m.kind in ("sink", "source"):
+        if m.kind == "rolling_start":
+            from flowc.executor.arrow import rolling
+
+            return rolling.start_step(m.spec, m.in_schema, out_schema)  # type: ignore[no-any-return]
+        if m.kind == "rolling":
+            from flowc.executor.arrow.rolling import Rolling
+
+            keyed = self.windows[m.nid] = Rolling(  # type: ignore[assignment]
+                m.spec, unwrap(m.spec.fn).key_count, convert.arrow_schema(m.in_schema),
+                out_schema, self.streaming)
+            return keyed.add
+        if m.kind in ("sink", "source", "pass"):
             return lambda c: c
         raise AssertionError(m.kind)
 

@@ -152,7 +152,8 @@ class _ColumnarJob(_SparkJob):
 
         report = (self.report_to, self.sources[vid]) \
             if self.report_to is not None and vid in self.sources else None
-        slot_schemas = {s.index: convert.arrow_schema(self.sg.nodes[s.node].output_type)
+        out_schemas = {m.nid: m.out_schema for m in members}
+        slot_schemas = {s.index: convert.arrow_schema(out_schemas[s.node])
                         for s in slots if s.edge is not None}
 
         def run_chain(idx: int, chunks: Any) -> Any:
