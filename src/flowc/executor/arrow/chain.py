@@ -142,6 +142,12 @@ class ChainProgram:
             kind = StreamWindow if self.streaming else BatchWindow
             window = self.windows[m.nid] = kind(m.spec, m.key, m.in_schema, out_schema)
             return window.add  # type: ignore[return-value]
+        if m.kind == "session":
+            from flowc.executor.arrow.sessions import SessionWindow
+
+            session = self.windows[m.nid] = SessionWindow(  # type: ignore[assignment]
+                m.spec, m.key, m.in_schema, out_schema)
+            return session.add
         if m.kind == "rolling_start":
             from flowc.executor.arrow import rolling
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
-from flowc.executor.arrow import rolling
+from flowc.executor.arrow import rolling, sessions
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
@@ -79,6 +79,10 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 if isinstance(spec, WindowOp) and supported(spec, node.keys[0] if node.keys
                                                              else None, batch):
                     kind = "window"
+                elif batch and isinstance(spec, WindowOp) and sessions.supported(
+                        spec, node.keys[0] if node.keys else None,
+                        in_schema if isinstance(in_schema, Schema) else None):
+                    kind = "session"
                 if not kind:
                     return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
                 if kind == "timestamps" and not batch:
