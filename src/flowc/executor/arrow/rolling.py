@@ -247,38 +247,7 @@ class Rolling:
         return both.column("one_sum").take(pc.sort_indices(both.column("pos_min")))
 
     def _running(self, table: pa.Table, gid: np.ndarray) -> dict[str, Any]:
-        """Per row, its key's running ``v`` / ``w`` values (state columns), and ``n{i}``:
-        the running distinct count."""
-        out: dict[str, Any] = {}
-        groups = pd.Series(gid)
-        for i, kind in enumerate(self.kinds):
-            v = table.column(f"v{i}").combine_chunks()
-            if kind in _INC:
-                w = table.column(f"w{i}").to_numpy()
-                out[f"w{i}"] = pa.array(_cumsum_int(w, gid))
-            if kind in ("sum", "avg"):
-                out[f"v{i}"] = _running_sum(v, gid)
-            elif kind in ("min", "max"):
-                out[f"v{i}"] = _running_extreme(v, groups, kind == "min")
-            elif kind in ("first", "last"):
-                valid = pc.is_valid(v).to_numpy(zero_copy_only=False)
-                pos = pd.Series(np.where(valid, np.arange(len(gid), dtype=np.float64),
-                                         np.nan))
-                if kind == "first":
-                    pos = pos.groupby(groups).cummin()
-                pos = pos.groupby(groups).ffill()
-                out[f"v{i}"] = _take_or_null(v, pos.to_numpy())
-            elif kind == "count_distinct":
-                out[f"v{i}"] = v
-                firsts = table.select([f"k{j}" for j in range(self.n)]).append_column(
-                    "v", v).append_column("pos", pa.array(np.arange(len(gid))))
-                g = firsts.group_by(firsts.column_names[:-1], use_threads=False).aggregate(
-                    [("pos", "min")])
-                g = g.filter(pc.is_valid(g.column("v")))
-                flags = np.zeros(len(gid), np.int64)
-                flags[g.column("pos_min").to_numpy()] = 1
-                out[f"n{i}"] = pa.array(_cumsum_int(flags, gid))
-        return out
+        return running(table, gid, self.kinds)
 
     def _results(self, running: dict[str, Any], skip: int) -> pa.RecordBatch:
         """Output rows (key fields, results) of the running values after ``skip``."""
@@ -306,6 +275,40 @@ class Rolling:
         return pa.RecordBatch.from_arrays(
             [pc.cast(a, f.type, safe=False) for a, f in zip(arrays, self.out_schema)],
             schema=self.out_schema)
+
+
+def running(table: pa.Table, gid: np.ndarray, kinds: tuple[str, ...]) -> dict[str, Any]:
+    """Per row of ``table`` (``v{i}`` values, ``w{i}`` counts per aggregate), its group's
+    running ``v`` / ``w`` values over the rows up to it (table order), and ``n{i}``: the
+    running distinct count."""
+    out: dict[str, Any] = {}
+    groups = pd.Series(gid)
+    for i, kind in enumerate(kinds):
+        v = table.column(f"v{i}").combine_chunks()
+        if kind in _INC:
+            w = table.column(f"w{i}").to_numpy()
+            out[f"w{i}"] = pa.array(_cumsum_int(w, gid))
+        if kind in ("sum", "avg"):
+            out[f"v{i}"] = _running_sum(v, gid)
+        elif kind in ("min", "max"):
+            out[f"v{i}"] = _running_extreme(v, groups, kind == "min")
+        elif kind in ("first", "last"):
+            valid = pc.is_valid(v).to_numpy(zero_copy_only=False)
+            pos = pd.Series(np.where(valid, np.arange(len(gid), dtype=np.float64), np.nan))
+            if kind == "first":
+                pos = pos.groupby(groups).cummin()
+            pos = pos.groupby(groups).ffill()
+            out[f"v{i}"] = _take_or_null(v, pos.to_numpy())
+        elif kind == "count_distinct":
+            out[f"v{i}"] = v
+            firsts = pa.table({"g": pa.array(gid), "v": v,
+                               "pos": pa.array(np.arange(len(gid), dtype=np.int64))})
+            g = firsts.group_by(["g", "v"], use_threads=False).aggregate([("pos", "min")])
+            g = g.filter(pc.is_valid(g.column("v")))
+            flags = np.zeros(len(gid), np.int64)
+            flags[g.column("pos_min").to_numpy()] = 1
+            out[f"n{i}"] = pa.array(_cumsum_int(flags, gid))
+    return out
 
 
 def _group_ids(table: pa.Table, keys: list[str]) -> np.ndarray:

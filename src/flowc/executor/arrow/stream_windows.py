@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
-from flowc.executor.arrow.windows import Assigned, WindowState, evaluate, with_window
+from flowc.executor.arrow.windows import Assigned, WindowState, with_window
 from flowc.executor.runtime.core import require_timestamp
 from flowc.types import Schema
 
@@ -122,33 +123,48 @@ class StreamWindow:
 
     def _late_firings(self, late_rows: np.ndarray) -> Chunk | None:
         """For each late-firing pair (its row number; pairs in order), its group's result
-        over the group's rows up to and including it."""
+        over the group's rows up to and including it: group-wise running aggregates
+        (``rolling.running``) over the state's rows in row order, read at each pair."""
+        from flowc.executor.arrow.rolling import _INC, _group_ids, running
+
         raw = self.state.raw()
         assert raw is not None
-        groups = self.state.groups
         total = raw.num_rows
-        # Group ids (group_by matches null key fields, a join would not).
-        listed = raw.append_column("pos", pa.array(np.arange(total, dtype=np.int64))) \
-            .group_by(groups, use_threads=False).aggregate([("pos", "list")])
-        members = listed.column("pos_list").combine_chunks()
-        gid = np.empty(total, dtype=np.int64)
-        gid[members.values.to_numpy()] = np.repeat(
-            np.arange(len(members), dtype=np.int64), np.diff(members.offsets.to_numpy()))
-        row = raw.column("row").to_numpy()
-        span = int(row.max()) + 1
-        key = gid * span + row  # (group, row) as one sortable number
-        order = np.argsort(key, kind="stable")
-        sorted_key = key[order]
+        gid = _group_ids(raw, self.state.groups)
+        order = np.lexsort((raw.column("row").to_numpy(), gid))
+        rows = raw.take(pa.array(order))
+        values: dict[str, Any] = {}
+        for i, kind in enumerate(self.state.kinds):
+            a = rows.column(f"a{i}").combine_chunks()
+            if kind in ("sum", "avg") and not pa.types.is_integer(a.type):
+                a = pc.cast(a, pa.float64())
+            values[f"v{i}"] = a
+            if kind in _INC:
+                values[f"w{i}"] = pa.array(np.ones(total, np.int64)) if kind == "count_star" \
+                    else pc.cast(pc.is_valid(a), pa.int64())
+        run = running(pa.table(values), gid[order], self.state.kinds)
         # The late pairs were appended last: the raw table's last rows, in order.
-        ev_gid = gid[total - len(late_rows):]
-        ends = np.searchsorted(sorted_key, ev_gid * span + late_rows, side="right")
-        starts = np.searchsorted(sorted_key, ev_gid * span, side="left")
-        counts = ends - starts
-        idx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-        tagged = raw.take(pa.array(order[idx])).append_column(
-            "ev", pa.array(np.repeat(np.arange(len(counts), dtype=np.int64), counts)))
-        return evaluate(tagged, ["ev"] + groups, self.state.keys, self.state.kinds,
-                        self.out_schema, order=[("ev", "ascending")])
+        where = np.empty(total, dtype=np.int64)
+        where[order] = np.arange(total, dtype=np.int64)
+        at = pa.array(where[total - len(late_rows):])
+        out = [rows.column(k).take(at) for k in self.state.keys + ["ws", "we"]]
+        for i, kind in enumerate(self.state.kinds):
+            if kind in ("count_star", "count"):
+                out.append(run[f"w{i}"].take(at))
+            elif kind == "count_distinct":
+                out.append(run[f"n{i}"].take(at))
+            elif kind == "avg":
+                total_i = pc.cast(run[f"v{i}"].take(at), pa.float64(), safe=False)
+                count = pc.cast(run[f"w{i}"].take(at), pa.float64())
+                out.append(pc.if_else(pc.equal(count, 0.0), pa.scalar(None, pa.float64()),
+                                      pc.divide(total_i, count)))
+            else:
+                out.append(run[f"v{i}"].take(at))
+        arrays = [pc.cast(x, f.type, safe=False) for x, f in zip(out, self.out_schema)]
+        arrays = [x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x for x in arrays]
+        ends = arrays[len(self.state.keys) + 1]
+        return Chunk(pa.RecordBatch.from_arrays(arrays, schema=self.out_schema),
+                     pc.subtract(pc.cast(ends, pa.int64()), 1))
 
     def _ordered(self, fired: Chunk | None, late_out: Chunk | None, late_rec: np.ndarray,
                  mpos: np.ndarray, running: np.ndarray, rise: np.ndarray) -> Chunk:
