@@ -276,9 +276,9 @@ class WindowState:
         mask = _ends_in(table, lo, hi)
         chosen = table.filter(mask)
         distinct = {i: pa.concat_tables(parts) for i, parts in self.distinct.items()}
-        if remove:
-            rest = table.filter(pc.invert(mask))
-            self.partials = [rest] if rest.num_rows else []
+        if remove:  # each partial keeps its own groups (one row per group in each)
+            rests = [t.filter(pc.invert(_ends_in(t, lo, hi))) for t in self.partials]
+            self.partials = [t for t in rests if t.num_rows]
             self.distinct = {i: [t.filter(pc.invert(_ends_in(t, lo, hi)))]
                              for i, t in distinct.items()}
         if not chosen.num_rows:
