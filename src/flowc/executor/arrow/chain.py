@@ -47,6 +47,7 @@ class Member:
     outputs: list[tuple[str, int]] = field(default_factory=list)
     key: Any = None  # window: the KeySelector
     side: list[tuple[str, int]] = field(default_factory=list)  # window: late data outputs
+    name: str = ""  # the node's name (a runtime operator's task name)
 
 
 class TaskFailure(Exception):
@@ -75,6 +76,7 @@ class ChainProgram:
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
         ctx = RuntimeContext(name, subtask, parallelism, max_parallelism, None)
+        self.task = (subtask, parallelism, max_parallelism)
         for m in members:
             try:
                 self.steps[m.nid] = self._compile(m)
@@ -82,6 +84,15 @@ class ChainProgram:
                 raise TaskFailure(m.nid, e) from None
         # Open tail -> head (Flink's operator order), as the row executors do.
         for m in reversed(members):
+            if m.kind == "row_op":  # the runtime operator opens its own functions
+                op = self.windows[m.nid]
+                try:
+                    op.open()  # type: ignore[union-attr]
+                except Exception as e:
+                    self.close()
+                    raise TaskFailure(m.nid, e) from None
+                self.functions.append(op)  # type: ignore[arg-type]
+                continue
             fn = getattr(m.spec, "fn", None)
             if isinstance(fn, Function):
                 try:
@@ -142,6 +153,15 @@ class ChainProgram:
             kind = StreamWindow if self.streaming else BatchWindow
             window = self.windows[m.nid] = kind(m.spec, m.key, m.in_schema, out_schema)
             return window.add  # type: ignore[return-value]
+        if m.kind == "row_op":
+            from flowc.executor.arrow.rowop import RowOperator
+            from flowc.executor.runtime.core import TaskInfo
+
+            info = TaskInfo(m.name, *self.task, not self.streaming)
+            side = convert.arrow_schema(m.in_schema) if m.side else None
+            op = self.windows[m.nid] = RowOperator(  # type: ignore[assignment]
+                m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None))
+            return op.add
         if m.kind == "session":
             from flowc.executor.arrow.sessions import SessionWindow
 
@@ -240,11 +260,15 @@ class ChainProgram:
                 result = w.fire()
             except Exception as e:
                 raise TaskFailure(nid, e) from None
+            m = self.members[nid]
+            late, w.late = w.late, None
+            stack: list[tuple[int, Chunk]] = []
             if result is not None and result.num_rows:
-                stack: list[tuple[int, Chunk]] = []
-                self._forward(self.members[nid], result, stack)
-                while stack:
-                    self.push(*stack.pop())
+                self._forward(m, result, stack)
+            if late is not None and m.side:
+                self._forward(m, late, stack, m.side)
+            while stack:
+                self.push(*stack.pop())
 
     @property
     def late_dropped(self) -> int:

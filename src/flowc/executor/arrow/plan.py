@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
-from flowc.executor.arrow import rolling, sessions
+from flowc.executor.arrow import rolling, rowop, sessions
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
@@ -83,6 +83,9 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                         spec, node.keys[0] if node.keys else None,
                         in_schema if isinstance(in_schema, Schema) else None):
                     kind = "session"
+                if not kind and isinstance(spec, rowop.KINDS) and not node.two_input \
+                        and isinstance(in_schema, Schema):
+                    kind = "row_op"  # the runtime operator inside the chain (``rowop.py``)
                 if not kind:
                     return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
                 if kind == "timestamps" and not batch:
@@ -92,14 +95,14 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             outputs: list[tuple[str, int]] = []
             side: list[tuple[str, int]] = []
             for e in sg.outputs(nid):
-                late = kind == "window" and e.output_tag is not None \
-                    and e.output_tag == spec.late_tag
+                late = kind in ("window", "row_op") and e.output_tag is not None \
+                    and e.output_tag == getattr(spec, "late_tag", None)
                 if e.output_tag is not None and not late:
                     return f"'{node.name}' has a side output"
                 (side if late else outputs).append(
                     ("node", e.target_id) if id(e) in chained else ("edge", id(e)))
             members.append(Member(nid, kind, spec, in_schema, schema, outputs,
-                                  node.keys[0] if node.keys else None, side))
+                                  node.keys[0] if node.keys else None, side, node.name))
         out[v.id] = members
     return out
 

@@ -10,6 +10,7 @@ BATCH channel rule (channels concatenated in channel order) -; for a sink the IP
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
@@ -94,8 +95,7 @@ class _ColumnarJob(_SparkJob):
                 slot = _Slot(len(slots), m.nid, sink=m.spec)
                 slots.append(slot)
                 outputs.append(("slot", slot.index))
-            resolved.append(Member(m.nid, m.kind, m.spec, m.in_schema, m.out_schema, outputs,
-                                   m.key, resolve(m, m.side)))
+            resolved.append(dataclasses.replace(m, outputs=outputs, side=resolve(m, m.side)))
         self.slots[v.id] = slots
         return resolved
 
