@@ -34,7 +34,7 @@ from flowc.operators import MapOp, ReduceOp
 from flowc.types import Field, Schema
 from flowc.vector import VAggregate
 
-_INC = ("count_star", "count", "avg")  # kinds with a count column (``w``)
+COUNTED = ("count_star", "count", "avg")  # kinds with a count column (``w``)
 
 
 def role(spec: Any) -> str | None:
@@ -121,7 +121,7 @@ class Rolling:
         for i, kind in enumerate(self.kinds):
             v = c.batch.column(self.n + i)
             cols[f"v{i}"] = v
-            if kind in _INC:
+            if kind in COUNTED:
                 ones = np.ones(n, np.int64)
                 cols[f"w{i}"] = pa.array(ones if kind == "count_star" else
                                          pc.is_valid(v).to_numpy(zero_copy_only=False)
@@ -138,7 +138,7 @@ class Rolling:
             for a, kind in enumerate(self.kinds):
                 t = self.state_schema().field(f"v{a}").type
                 cols[f"v{a}"] = values.column("v") if a == i else pa.nulls(n, t)
-                if kind in _INC:
+                if kind in COUNTED:
                     cols[f"w{a}"] = pa.array(np.zeros(n, np.int64))
             parts.append(pa.table(cols, schema=self.state_schema()))
         return pa.concat_tables(parts) if parts else None
@@ -150,7 +150,7 @@ class Rolling:
             if kind == "sum" or kind == "avg":
                 t = pa.int64() if pa.types.is_integer(t) else pa.float64()
             fields.append(pa.field(f"v{i}", t))
-            if kind in _INC:
+            if kind in COUNTED:
                 fields.append(pa.field(f"w{i}", pa.int64()))
         return pa.schema(fields)
 
@@ -168,7 +168,7 @@ class Rolling:
                                      for f in schema], schema=schema)
         table = rows if prefix is None else pa.concat_tables([prefix, rows])
         skip = 0 if prefix is None else prefix.num_rows
-        gid = _group_ids(table, [f"k{j}" for j in range(self.n)])
+        gid = group_ids(table, [f"k{j}" for j in range(self.n)])
         running = self._running(table, gid)
         # The new state: every key's running values at its last row.
         last = _last_of_groups(gid)
@@ -285,7 +285,7 @@ def running(table: pa.Table, gid: np.ndarray, kinds: tuple[str, ...]) -> dict[st
     groups = pd.Series(gid)
     for i, kind in enumerate(kinds):
         v = table.column(f"v{i}").combine_chunks()
-        if kind in _INC:
+        if kind in COUNTED:
             w = table.column(f"w{i}").to_numpy()
             out[f"w{i}"] = pa.array(_cumsum_int(w, gid))
         if kind in ("sum", "avg"):
@@ -311,7 +311,7 @@ def running(table: pa.Table, gid: np.ndarray, kinds: tuple[str, ...]) -> dict[st
     return out
 
 
-def _group_ids(table: pa.Table, keys: list[str]) -> np.ndarray:
+def group_ids(table: pa.Table, keys: list[str]) -> np.ndarray:
     """Each row's group number (group_by matches null key fields, a join would not)."""
     n = table.num_rows
     listed = table.select(keys).append_column("pos", pa.array(np.arange(n, dtype=np.int64))) \

@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from flowc.executor.arrow.convert import Chunk
+from flowc.executor.arrow.rolling import group_ids
 from flowc.executor.arrow.windows import Assigned, evaluate
 from flowc.executor.runtime.core import require_timestamp
 from flowc.types import Schema
@@ -92,7 +93,7 @@ class SessionWindow:
         self.parts, self.ts = [], []
         n = len(ts)
         keys = self.assigned.keys
-        gid = _group_ids(table, keys)
+        gid = group_ids(table, keys)
         order = np.lexsort((np.arange(n), ts, gid))  # by key, timestamp, arrival
         g, t = gid[order], ts[order]
         new = np.ones(n, dtype=bool)
@@ -107,12 +108,6 @@ class SessionWindow:
             "we", pa.array(ends[sid])).append_column("row", pa.array(first[sid]))
         return evaluate(rows, keys + ["ws", "we"], keys, self.assigned.agg.kinds,
                         self.out_schema)
-
-
-def _group_ids(table: pa.Table, keys: list[str]) -> np.ndarray:
-    from flowc.executor.arrow.rolling import _group_ids as ids
-
-    return ids(table, keys)
 
 
 def _registration(sid: np.ndarray, t: np.ndarray, arrival: np.ndarray, sessions: int,

@@ -125,12 +125,12 @@ class StreamWindow:
         """For each late-firing pair (its row number; pairs in order), its group's result
         over the group's rows up to and including it: group-wise running aggregates
         (``rolling.running``) over the state's rows in row order, read at each pair."""
-        from flowc.executor.arrow.rolling import _INC, _group_ids, running
+        from flowc.executor.arrow.rolling import COUNTED, group_ids, running
 
         raw = self.state.raw()
         assert raw is not None
         total = raw.num_rows
-        gid = _group_ids(raw, self.state.groups)
+        gid = group_ids(raw, self.state.groups)
         order = np.lexsort((raw.column("row").to_numpy(), gid))
         rows = raw.take(pa.array(order))
         values: dict[str, Any] = {}
@@ -139,7 +139,7 @@ class StreamWindow:
             if kind in ("sum", "avg") and not pa.types.is_integer(a.type):
                 a = pc.cast(a, pa.float64())
             values[f"v{i}"] = a
-            if kind in _INC:
+            if kind in COUNTED:
                 values[f"w{i}"] = pa.array(np.ones(total, np.int64)) if kind == "count_star" \
                     else pc.cast(pc.is_valid(a), pa.int64())
         run = running(pa.table(values), gid[order], self.state.kinds)
