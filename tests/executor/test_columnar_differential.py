@@ -101,6 +101,8 @@ def test_columnar_matches_reference(spark: Any, tmp_path_factory: Any,
     assert actual.late_records_dropped == expected.late_records_dropped
 
 
+# The tests below run two Spark jobs per example: fewer examples by default (the suite's
+# time budget); FLOWC_DIFF_EXAMPLES raises them all.
 keyed = st.fixed_dictionaries({
     "mode": st.sampled_from(["batch", "streaming"]),
     "delay": st.sampled_from(["0s", "1s", "3s"]),
@@ -143,7 +145,7 @@ def _keyed_script(prog: dict[str, Any], data: Path) -> str:
             f"  | aggregate {', '.join(prog['aggs'])}{then};\n")
 
 
-@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "30")), deadline=None,
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "12")), deadline=None,
           suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(keyed)
@@ -193,7 +195,7 @@ rolling_programs = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "30")), deadline=None,
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "12")), deadline=None,
           suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(rolling_programs)
@@ -246,7 +248,7 @@ session_programs = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "30")), deadline=None,
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "12")), deadline=None,
           suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(session_programs)
