@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,20 @@ from flowc.operators import FilterOp, FlatMapOp, MapOp, TimestampsAndWatermarksO
 from flowc.types import Schema
 
 Emit = Callable[[int, Chunk], None]  # (slot index, chunk)
+
+
+class Stateful(Protocol):
+    """A member holding state until end of input: windows, sessions, rolling aggregates,
+    runtime operators. ``late``: the side output (late records) of the last call."""
+
+    late: Chunk | None
+
+    @property
+    def dropped(self) -> int: ...
+
+    def add(self, c: Chunk) -> Chunk | None: ...
+
+    def fire(self) -> Chunk | None: ...
 LONG_MIN = -(1 << 63)
 LONG_MAX = (1 << 63) - 1
 
@@ -64,15 +78,12 @@ class ChainProgram:
 
     def __init__(self, members: list[Member], subtask: int, parallelism: int,
                  max_parallelism: int, name: str, emit: Emit, streaming: bool = False) -> None:
-        from flowc.executor.arrow.stream_windows import StreamWindow
-        from flowc.executor.arrow.windows import BatchWindow
-
         self.streaming = streaming
         self.members = {m.nid: m for m in members}
         self.order = [m.nid for m in members]
         self.emit = emit
         self.steps: dict[int, Callable[[Chunk], Chunk | None]] = {}
-        self.windows: dict[int, BatchWindow | StreamWindow] = {}
+        self.windows: dict[int, Stateful] = {}
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
         ctx = RuntimeContext(name, subtask, parallelism, max_parallelism, None)
@@ -87,7 +98,7 @@ class ChainProgram:
             if m.kind == "row_op":  # the runtime operator opens its own functions
                 op = self.windows[m.nid]
                 try:
-                    op.open()  # type: ignore[union-attr]
+                    op.open()  # type: ignore[attr-defined]
                 except Exception as e:
                     self.close()
                     raise TaskFailure(m.nid, e) from None
@@ -152,20 +163,20 @@ class ChainProgram:
 
             kind = StreamWindow if self.streaming else BatchWindow
             window = self.windows[m.nid] = kind(m.spec, m.key, m.in_schema, out_schema)
-            return window.add  # type: ignore[return-value]
+            return window.add
         if m.kind == "row_op":
             from flowc.executor.arrow.rowop import RowOperator
             from flowc.executor.runtime.core import TaskInfo
 
             info = TaskInfo(m.name, *self.task, not self.streaming)
             side = convert.arrow_schema(m.in_schema) if m.side else None
-            op = self.windows[m.nid] = RowOperator(  # type: ignore[assignment]
+            op = self.windows[m.nid] = RowOperator(
                 m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None))
             return op.add
         if m.kind == "session":
             from flowc.executor.arrow.sessions import SessionWindow
 
-            session = self.windows[m.nid] = SessionWindow(  # type: ignore[assignment]
+            session = self.windows[m.nid] = SessionWindow(
                 m.spec, m.key, m.in_schema, out_schema)
             return session.add
         if m.kind == "rolling_start":
@@ -175,7 +186,7 @@ class ChainProgram:
         if m.kind == "rolling":
             from flowc.executor.arrow.rolling import Rolling
 
-            keyed = self.windows[m.nid] = Rolling(  # type: ignore[assignment]
+            keyed = self.windows[m.nid] = Rolling(
                 m.spec, unwrap(m.spec.fn).key_count, convert.arrow_schema(m.in_schema),
                 out_schema, self.streaming)
             return keyed.add
@@ -229,7 +240,7 @@ class ChainProgram:
                 raise TaskFailure(at, e) from None
             late = None
             if m.side:  # a STREAMING window's late records
-                late, self.windows[at].late = self.windows[at].late, None  # type: ignore[union-attr]
+                late, self.windows[at].late = self.windows[at].late, None
             if out is not None:
                 self._forward(m, out, stack)
             if late is not None:

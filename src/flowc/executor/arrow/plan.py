@@ -95,7 +95,7 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             outputs: list[tuple[str, int]] = []
             side: list[tuple[str, int]] = []
             for e in sg.outputs(nid):
-                late = kind in ("window", "row_op") and e.output_tag is not None \
+                late = kind in ("window", "session", "row_op") and e.output_tag is not None \
                     and e.output_tag == getattr(spec, "late_tag", None)
                 if e.output_tag is not None and not late:
                     return f"'{node.name}' has a side output"
