@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from flowc.errors import ExecutionError
@@ -99,3 +99,204 @@ def test_columnar_matches_reference(spark: Any, tmp_path_factory: Any,
     assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
         [(v.name, v.records_in, v.records_out) for v in expected.vertices]
     assert actual.late_records_dropped == expected.late_records_dropped
+
+
+# The tests below run two Spark jobs per example: fewer examples by default (the suite's
+# time budget); FLOWC_DIFF_EXAMPLES raises them all.
+keyed = st.fixed_dictionaries({
+    "mode": st.sampled_from(["batch", "streaming"]),
+    "delay": st.sampled_from(["0s", "1s", "3s"]),
+    "timing": st.sampled_from([("flowc.watermarks", "'per-record'"), None]),
+    "rows": st.lists(cells, min_size=1, max_size=60),
+    "p": st.integers(1, 3),
+    "maxp": st.sampled_from([None, 7]),
+    "key": st.sampled_from(["user", "n", "user, n"]),
+    # Sessions run the runtime WindowOperator inside the columnar chain (``rowop.py``).
+    "window": st.sampled_from(["tumbling 5s", "sliding 10s every 5s", "tumbling 3s",
+                               "session gap 2s"]),
+    "lateness": st.sampled_from(["", "allowed lateness 2s", "allowed lateness 6s"]),
+    "late": st.booleans(),
+    "aggs": st.lists(st.sampled_from([
+        "count(*) as c", "count(distinct n) as dn", "sum(x) as sx", "min(user) as mu",
+        "avg(n) as an", "first(x) as fx", "last(user) as lu"]), min_size=1, max_size=3,
+        unique=True),
+    # After the window: nothing, a UDF map, or a second window keyed on the first key field.
+    "then": st.sampled_from(["", "window", "map"]),
+    "window2": st.sampled_from(["tumbling 10s", "sliding 10s every 5s"]),
+})
+
+
+def _keyed_script(prog: dict[str, Any], data: Path) -> str:
+    maxp = f"set max_parallelism = {prog['maxp']};\n" if prog["maxp"] else ""
+    first = prog["key"].split(",")[0]
+    late = " late into late_s" if prog["late"] else ""
+    then = {
+        "": "",
+        "map": f"\n  | map {prog['key']}, window_end, bump(1) as b",
+        "window": f"\n  | key by {first} | window {prog['window2']}\n"
+                  f"  | aggregate count(*) as c2, min(window_start) as m2, max(window_end) as e2",
+    }[prog["then"]]
+    return (f"set parallelism = {prog['p']};\n{maxp}"
+            "import udf tests.executor.columnar_udfs.bump(int) -> int;\n"
+            "source s (user string, n int, x double, ts timestamp) "
+            f"from csv '{data}' watermark ts - {prog['delay']};\n"
+            f"let result = s | filter user is not null and n is not null\n"
+            f"  | key by {prog['key']} | window {prog['window']} {prog['lateness']}{late}\n"
+            f"  | aggregate {', '.join(prog['aggs'])}{then};\n")
+
+
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "12")), deadline=None,
+          suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(keyed)
+def test_columnar_keyed_vertices_match_reference(spark: Any, tmp_path_factory: Any,
+                                                 prog: dict[str, Any]) -> None:
+    """Windows with allowed lateness and late side outputs, and vertices after a window
+    (a second window, a UDF map): STREAMING forwards watermarks through keyed vertices."""
+    where = tmp_path_factory.mktemp("colkeyed")
+    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
+    (where / "data.csv").write_text("\n".join(lines) + "\n")
+    text = _keyed_script(prog, where / "data.csv")
+    results = []
+    for executor in ("row", "columnar"):
+        options = {"mode": prog["mode"], "flowc.executor": executor}
+        if prog["timing"] is not None:
+            options[prog["timing"][0]] = prog["timing"][1]
+        script = compile_source(text, str(where / "job.flow"), options=options)
+        script.streams["result"].stream.sink_to(CollectSink("result"))
+        if prog["late"]:
+            script.streams["late_s"].stream.sink_to(CollectSink("late"))
+        job = script.env.get_job_graph()
+        results.append(run_reference(job) if executor == "row" else run_job_graph(job))
+    expected, actual = results
+    assert actual.collected == expected.collected, text
+    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
+        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert actual.late_records_dropped == expected.late_records_dropped
+
+
+rolling_programs = st.fixed_dictionaries({
+    "mode": st.sampled_from(["batch", "streaming"]),
+    "delay": st.sampled_from(["0s", "2s"]),
+    # Doubles whose sums round: the running sums must add in the row code's order.
+    "rows": st.lists(st.tuples(cells.map(lambda c: c[0]), cells.map(lambda c: c[1]),
+                               st.sampled_from(["0.1", "0.7", "", "-1.3", "1e3"]),
+                               st.integers(0, 40_000)), min_size=1, max_size=60),
+    "p": st.integers(1, 3),
+    "map": st.sampled_from(["user, n, x, ts", "user, bump(n) as n, x, ts"]),
+    "key": st.sampled_from(["user", "n", "user, n"]),
+    "aggs": st.lists(st.sampled_from([
+        "count(*) as c", "count(x) as cx", "count(distinct n) as dn", "sum(n) as sn",
+        "sum(x) as sx", "min(user) as mu", "max(x) as mx", "avg(n) as an", "avg(x) as ax",
+        "first(x) as fx", "last(user) as lu", "min(ts) as mt", "max(n * 2) as m2"]),
+        min_size=1, max_size=5, unique=True),
+    "then": st.sampled_from(["", "| map c2 + 1 as c3", "| key by c2 | window tumbling 10s "
+                             "| aggregate count(*) as n2"]),
+})
+
+
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "12")), deadline=None,
+          suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(rolling_programs)
+def test_columnar_rolling_aggregates_match_reference(spark: Any, tmp_path_factory: Any,
+                                                     prog: dict[str, Any]) -> None:
+    """Rolling (windowless) aggregates, every kind, nullable columns, both modes; results
+    per record in STREAMING, per key in BATCH, and vertices after them."""
+    where = tmp_path_factory.mktemp("colrolling")
+    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
+    (where / "data.csv").write_text("\n".join(lines) + "\n")
+    text = (f"set parallelism = {prog['p']};\n"
+            "import udf tests.executor.columnar_udfs.bump(int) -> int;\n"
+            "source s (user string, n int, x double, ts timestamp) "
+            f"from csv '{where / 'data.csv'}' watermark ts - {prog['delay']};\n"
+            f"let result = s | map {prog['map']} | filter user is not null\n"
+            f"  | key by {prog['key']} | aggregate count(*) as c2, {', '.join(prog['aggs'])}\n"
+            f"  {prog['then']};\n")
+    results = []
+    for executor in ("row", "columnar"):
+        script = compile_source(text, str(where / "job.flow"),
+                                options={"mode": prog["mode"], "flowc.executor": executor})
+        script.streams["result"].stream.sink_to(CollectSink("result"))
+        job = script.env.get_job_graph()
+        try:
+            results.append(run_reference(job) if executor == "row" else run_job_graph(job))
+        except ExecutionError as e:  # a null key fails both executors alike
+            results.append(str(e))
+    expected, actual = results
+    if isinstance(expected, str):
+        assert actual == expected
+        return
+    assert not isinstance(actual, str), actual
+    assert actual.collected == expected.collected, text
+    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
+        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+
+
+session_programs = st.fixed_dictionaries({
+    "rows": st.lists(st.tuples(cells.map(lambda c: c[0]), cells.map(lambda c: c[1]),
+                               cells.map(lambda c: c[2]),
+                               st.integers(0, 24).map(lambda v: v * 500)),  # ties
+                     min_size=1, max_size=60),
+    "p": st.integers(1, 3),
+    "key": st.sampled_from(["user", "n", "user, n"]),
+    "gap": st.sampled_from(["500ms", "1s", "3s"]),
+    "aggs": st.lists(st.sampled_from([
+        "count(*) as c", "count(x) as cx", "count(distinct n) as dn", "sum(n) as sn",
+        "min(user) as mu", "max(x) as mx", "avg(n) as an", "min(ts) as mt"]),
+        min_size=1, max_size=4, unique=True),
+})
+
+
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "12")), deadline=None,
+          suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(session_programs)
+# Key u1's session [0, 2000) is first seen before u2's but completed (registered) after it.
+@example(prog={"rows": [("u1", "1", "", 0), ("u2", "1", "", 1000), ("u1", "1", "", 1000)],
+               "p": 1, "key": "user", "gap": "1s", "aggs": ["count(*) as c"]})
+def test_columnar_batch_sessions_match_reference(spark: Any, tmp_path_factory: Any,
+                                                 prog: dict[str, Any]) -> None:
+    """BATCH session windows: the sessions, their aggregates and the firing order (window
+    end, then when the session's final window was registered) equal the row operator's."""
+    where = tmp_path_factory.mktemp("colsessions")
+    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
+    (where / "data.csv").write_text("\n".join(lines) + "\n")
+    text = (f"set parallelism = {prog['p']};\n"
+            "source s (user string, n int, x double, ts timestamp) "
+            f"from csv '{where / 'data.csv'}' watermark ts - 1s;\n"
+            f"let result = s | filter user is not null and n is not null\n"
+            f"  | key by {prog['key']} | window session gap {prog['gap']}\n"
+            f"  | aggregate {', '.join(prog['aggs'])};\n")
+    results = []
+    for executor in ("row", "columnar"):
+        script = compile_source(text, str(where / "job.flow"),
+                                options={"mode": "batch", "flowc.executor": executor})
+        script.streams["result"].stream.sink_to(CollectSink("result"))
+        job = script.env.get_job_graph()
+        results.append(run_reference(job) if executor == "row" else run_job_graph(job))
+    expected, actual = results
+    assert actual.collected == expected.collected, text
+    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
+        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+
+
+def test_order_dependent_or_streaming_sessions_run_the_row_operator(tmp_path: Path) -> None:
+    """first / last and double sums depend on Flink's merge order, and STREAMING sessions
+    on the watermark: those run the runtime WindowOperator inside the columnar chain."""
+    from flowc.executor.arrow.plan import plan_members
+
+    def kinds(aggs: str, mode: str) -> list[str]:
+        text = ("source s (user string, n int, x double, ts timestamp) from csv 'x.csv' "
+                "watermark ts - 1s;\n"
+                f"let r = s | key by user | window session gap 1s | aggregate {aggs};\n")
+        script = compile_source(text, str(tmp_path / "job.flow"), options={"mode": mode})
+        script.streams["r"].stream.sink_to(CollectSink("r"))
+        members = plan_members(script.env.get_job_graph())
+        assert isinstance(members, dict), members
+        return [m.kind for ms in members.values() for m in ms]
+
+    assert "session" in kinds("count(*) as c, sum(n) as s, avg(n) as a", "batch")
+    for aggs, mode in [("first(x) as f", "batch"), ("sum(x) as s", "batch"),
+                       ("avg(x) as a", "batch"), ("count(*) as c", "streaming")]:
+        assert "row_op" in kinds(aggs, mode), (aggs, mode)

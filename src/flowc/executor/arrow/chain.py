@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,20 @@ from flowc.operators import FilterOp, FlatMapOp, MapOp, TimestampsAndWatermarksO
 from flowc.types import Schema
 
 Emit = Callable[[int, Chunk], None]  # (slot index, chunk)
+
+
+class Stateful(Protocol):
+    """A member holding state until end of input: windows, sessions, rolling aggregates,
+    runtime operators. ``late``: the side output (late records) of the last call."""
+
+    late: Chunk | None
+
+    @property
+    def dropped(self) -> int: ...
+
+    def add(self, c: Chunk) -> Chunk | None: ...
+
+    def fire(self) -> Chunk | None: ...
 LONG_MIN = -(1 << 63)
 LONG_MAX = (1 << 63) - 1
 
@@ -46,6 +60,8 @@ class Member:
     out_schema: Schema
     outputs: list[tuple[str, int]] = field(default_factory=list)
     key: Any = None  # window: the KeySelector
+    side: list[tuple[str, int]] = field(default_factory=list)  # window: late data outputs
+    name: str = ""  # the node's name (a runtime operator's task name)
 
 
 class TaskFailure(Exception):
@@ -62,17 +78,16 @@ class ChainProgram:
 
     def __init__(self, members: list[Member], subtask: int, parallelism: int,
                  max_parallelism: int, name: str, emit: Emit, streaming: bool = False) -> None:
-        from flowc.executor.arrow.windows import BatchWindow
-
         self.streaming = streaming
         self.members = {m.nid: m for m in members}
         self.order = [m.nid for m in members]
         self.emit = emit
         self.steps: dict[int, Callable[[Chunk], Chunk | None]] = {}
-        self.windows: dict[int, BatchWindow] = {}
+        self.windows: dict[int, Stateful] = {}
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
         ctx = RuntimeContext(name, subtask, parallelism, max_parallelism, None)
+        self.task = (subtask, parallelism, max_parallelism)
         for m in members:
             try:
                 self.steps[m.nid] = self._compile(m)
@@ -80,6 +95,15 @@ class ChainProgram:
                 raise TaskFailure(m.nid, e) from None
         # Open tail -> head (Flink's operator order), as the row executors do.
         for m in reversed(members):
+            if m.kind == "row_op":  # the runtime operator opens its own functions
+                op = self.windows[m.nid]
+                try:
+                    op.open()  # type: ignore[attr-defined]
+                except Exception as e:
+                    self.close()
+                    raise TaskFailure(m.nid, e) from None
+                self.functions.append(op)  # type: ignore[arg-type]
+                continue
             fn = getattr(m.spec, "fn", None)
             if isinstance(fn, Function):
                 try:
@@ -134,12 +158,39 @@ class ChainProgram:
         if m.kind == "timestamps":
             return self._timestamps(m)
         if m.kind == "window":
+            from flowc.executor.arrow.stream_windows import StreamWindow
             from flowc.executor.arrow.windows import BatchWindow
 
-            self.windows[m.nid] = BatchWindow(m.spec, m.key, m.in_schema, out_schema,
-                                              self.streaming)
-            return self.windows[m.nid].add
-        if m.kind in ("sink", "source"):
+            kind = StreamWindow if self.streaming else BatchWindow
+            window = self.windows[m.nid] = kind(m.spec, m.key, m.in_schema, out_schema)
+            return window.add
+        if m.kind == "row_op":
+            from flowc.executor.arrow.rowop import RowOperator
+            from flowc.executor.runtime.core import TaskInfo
+
+            info = TaskInfo(m.name, *self.task, not self.streaming)
+            side = convert.arrow_schema(m.in_schema) if m.side else None
+            op = self.windows[m.nid] = RowOperator(
+                m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None))
+            return op.add
+        if m.kind == "session":
+            from flowc.executor.arrow.sessions import SessionWindow
+
+            session = self.windows[m.nid] = SessionWindow(
+                m.spec, m.key, m.in_schema, out_schema)
+            return session.add
+        if m.kind == "rolling_start":
+            from flowc.executor.arrow import rolling
+
+            return rolling.start_step(m.spec, m.in_schema, out_schema)  # type: ignore[no-any-return]
+        if m.kind == "rolling":
+            from flowc.executor.arrow.rolling import Rolling
+
+            keyed = self.windows[m.nid] = Rolling(
+                m.spec, unwrap(m.spec.fn).key_count, convert.arrow_schema(m.in_schema),
+                out_schema, self.streaming)
+            return keyed.add
+        if m.kind in ("sink", "source", "pass"):
             return lambda c: c
         raise AssertionError(m.kind)
 
@@ -187,13 +238,18 @@ class ChainProgram:
                 raise
             except Exception as e:
                 raise TaskFailure(at, e) from None
-            if out is None:
-                continue
-            self._forward(m, out, stack)
+            late = None
+            if m.side:  # a STREAMING window's late records
+                late, self.windows[at].late = self.windows[at].late, None
+            if out is not None:
+                self._forward(m, out, stack)
+            if late is not None:
+                self._forward(m, late, stack, m.side)
 
-    def _forward(self, m: Member, out: Chunk, stack: list[tuple[int, Chunk]]) -> None:
+    def _forward(self, m: Member, out: Chunk, stack: list[tuple[int, Chunk]],
+                 outputs: list[tuple[str, int]] | None = None) -> None:
         follow: list[tuple[int, Chunk]] = []
-        for kind, target in m.outputs:
+        for kind, target in m.outputs if outputs is None else outputs:
             if kind == "slot":
                 try:
                     self.emit(target, out)
@@ -215,11 +271,15 @@ class ChainProgram:
                 result = w.fire()
             except Exception as e:
                 raise TaskFailure(nid, e) from None
+            m = self.members[nid]
+            late, w.late = w.late, None
+            stack: list[tuple[int, Chunk]] = []
             if result is not None and result.num_rows:
-                stack: list[tuple[int, Chunk]] = []
-                self._forward(self.members[nid], result, stack)
-                while stack:
-                    self.push(*stack.pop())
+                self._forward(m, result, stack)
+            if late is not None and m.side:
+                self._forward(m, late, stack, m.side)
+            while stack:
+                self.push(*stack.pop())
 
     @property
     def late_dropped(self) -> int:

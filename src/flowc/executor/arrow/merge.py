@@ -7,7 +7,8 @@ order, then element 1, ...). The input watermark is the minimum over the channel
 channel's latest watermark, and only rises. Here every channel's elements get their
 positions, the records are put in merged order, and each record carries the input
 watermark in force when it is processed (``Chunk.wm_at``): what the row executors compute
-one element at a time.
+one element at a time, and the combined watermark's rises among the records
+(``Chunk.marks``), which the head forwards.
 """
 
 from __future__ import annotations
@@ -72,7 +73,13 @@ def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
     at = np.flatnonzero(~is_wm)
     seen = np.where(at > 0, combined[np.maximum(at - 1, 0)], LONG_MIN)
     merged = records.take(pa.array(rec_order)) if len(rec_order) else records
-    return Chunk(merged.batch, merged.ts, None, pa.array(seen, pa.int64()))
+    # The combined watermark's rises, placed among the merged records: what the head
+    # operator receives (and forwards) between them.
+    prev = np.concatenate([[LONG_MIN], combined[:-1]])
+    rises = np.flatnonzero(is_wm & (combined > prev))
+    before = np.cumsum(~is_wm) - ~is_wm  # records before each merged element
+    marks = (before[rises].astype(np.int64), combined[rises])
+    return Chunk(merged.batch, merged.ts, marks, pa.array(seen, pa.int64()))
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:

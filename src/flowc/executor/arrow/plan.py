@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
+from flowc.executor.arrow import rolling, rowop, sessions
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
@@ -42,19 +43,22 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     out: dict[str, list[Member]] = {}
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
-        if not batch and sg.nodes[v.head].kind is not NodeKind.SOURCE and v.produced:
-            return (f"in STREAMING, '{v.name}' feeds another vertex (watermarks after a "
-                    "keyed vertex are not forwarded columnar yet)")
         members: list[Member] = []
         for nid in reversed(v.chain):  # head first
             node = sg.nodes[nid]
             spec = node.operator
             schema = node.output_type
-            if not isinstance(schema, Schema) or not all(f.type.storable for f in schema):
+            roll = rolling.plan(sg, nid) if node.kind is NodeKind.OPERATOR else None
+            if isinstance(roll, str):
+                return roll
+            if roll is None and (not isinstance(schema, Schema)
+                                 or not all(f.type.storable for f in schema)):
                 return f"'{node.name}' has no declared schema of storable types"
             if node.two_input or len(sg.inputs(nid)) > 1 and nid != v.head:
                 return f"'{node.name}' has two inputs"
-            if node.kind is NodeKind.SOURCE:
+            if roll is not None:  # a rolling aggregate's operators (``rolling.py``)
+                kind, in_schema, schema = roll
+            elif node.kind is NodeKind.SOURCE:
                 if not isinstance(spec, FileSource):
                     return f"'{node.name}' is not a file source"
                 # A source applying its own watermark strategy assigns timestamps itself.
@@ -75,6 +79,13 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 if isinstance(spec, WindowOp) and supported(spec, node.keys[0] if node.keys
                                                              else None, batch):
                     kind = "window"
+                elif batch and isinstance(spec, WindowOp) and sessions.supported(
+                        spec, node.keys[0] if node.keys else None,
+                        in_schema if isinstance(in_schema, Schema) else None):
+                    kind = "session"
+                if not kind and isinstance(spec, rowop.KINDS) and not node.two_input \
+                        and isinstance(in_schema, Schema):
+                    kind = "row_op"  # the runtime operator inside the chain (``rowop.py``)
                 if not kind:
                     return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
                 if kind == "timestamps" and not batch:
@@ -82,12 +93,16 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 if not isinstance(in_schema, Schema):
                     return f"the input of '{node.name}' has no declared schema"
             outputs: list[tuple[str, int]] = []
+            side: list[tuple[str, int]] = []
             for e in sg.outputs(nid):
-                if e.output_tag is not None:
+                late = kind in ("window", "session", "row_op") and e.output_tag is not None \
+                    and e.output_tag == getattr(spec, "late_tag", None)
+                if e.output_tag is not None and not late:
                     return f"'{node.name}' has a side output"
-                outputs.append(("node", e.target_id) if id(e) in chained else ("edge", id(e)))
+                (side if late else outputs).append(
+                    ("node", e.target_id) if id(e) in chained else ("edge", id(e)))
             members.append(Member(nid, kind, spec, in_schema, schema, outputs,
-                                  node.keys[0] if node.keys else None))
+                                  node.keys[0] if node.keys else None, side, node.name))
         out[v.id] = members
     return out
 

@@ -10,6 +10,7 @@ BATCH channel rule (channels concatenated in channel order) -; for a sink the IP
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
@@ -70,9 +71,9 @@ class _ColumnarJob(_SparkJob):
         p, _ = self.wiring.vertex(v.id)
         slots: list[_Slot] = []
         resolved: list[Member] = []
-        for m in self.members[v.id]:
+        def resolve(m: Member, refs: list[tuple[str, int]]) -> list[tuple[str, int]]:
             outputs: list[tuple[str, int]] = []
-            for kind, ref in m.outputs:
+            for kind, ref in refs:
                 if kind != "edge":
                     outputs.append((kind, ref))
                     continue
@@ -86,12 +87,15 @@ class _ColumnarJob(_SparkJob):
                 slots.append(slot)
                 self.edge_slot[id(e)] = (v.id, slot.index)
                 outputs.append(("slot", slot.index))
+            return outputs
+
+        for m in self.members[v.id]:
+            outputs = resolve(m, m.outputs)
             if m.kind == "sink":
                 slot = _Slot(len(slots), m.nid, sink=m.spec)
                 slots.append(slot)
                 outputs.append(("slot", slot.index))
-            resolved.append(Member(m.nid, m.kind, m.spec, m.in_schema, m.out_schema, outputs,
-                                   m.key))
+            resolved.append(dataclasses.replace(m, outputs=outputs, side=resolve(m, m.side)))
         self.slots[v.id] = slots
         return resolved
 
@@ -148,7 +152,8 @@ class _ColumnarJob(_SparkJob):
 
         report = (self.report_to, self.sources[vid]) \
             if self.report_to is not None and vid in self.sources else None
-        slot_schemas = {s.index: convert.arrow_schema(self.sg.nodes[s.node].output_type)
+        out_schemas = {m.nid: m.out_schema for m in members}
+        slot_schemas = {s.index: convert.arrow_schema(out_schemas[s.node])
                         for s in slots if s.edge is not None}
 
         def run_chain(idx: int, chunks: Any) -> Any:

@@ -1,11 +1,17 @@
-"""BATCH window aggregates over Arrow: ``key by ... | window ... | aggregate ...``.
+"""Window aggregates over Arrow: ``key by ... | window ... | aggregate ...``.
 
-Exactly the row WindowOperator's BATCH rule (``runtime/windows.py``): no watermarks, every
-(key, window) fires once at end of input, ordered by window end and, within one end, by
-when the group was first seen. Windows are assigned as Flink assigns them (tumbling: one;
-sliding: latest first), the rows are repeated once per window, and pyarrow's hash
-aggregation (single-threaded, so first/last see the input order) computes the
-accumulators; sorting by (end, first row of the group) gives the firing order.
+``WindowState`` holds one subtask's (key, window) state as Arrow tables: rows of (key
+fields, aggregate arguments, window start ``ws`` / end ``we``, row number ``row``), one per
+(record, window) pair, folded every ``COMPACT_ROWS`` into partial aggregates per group
+(pyarrow's single-threaded hash aggregation, so first / last see the input order). It
+hands out the final results of any set of groups, ordered by (end, first row), and
+``results`` computes them for arbitrary groupings (STREAMING's late firings, see
+``stream_windows.py``).
+
+``BatchWindow`` is exactly the row WindowOperator's BATCH rule (``runtime/windows.py``): no
+watermarks, every (key, window) fires once at end of input, ordered by window end and,
+within one end, by when the group was first seen. Windows are assigned as Flink assigns
+them (tumbling: one; sliding: latest first).
 """
 
 from __future__ import annotations
@@ -26,14 +32,12 @@ from flowc.windowing import SlidingEventTimeWindows, TumblingEventTimeWindows
 _COUNT_ALL = pc.CountOptions(mode="all")
 _COUNT_VALID = pc.CountOptions(mode="only_valid")
 _SKIP = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+WINDOW = ["ws", "we"]
 
 
 def supported(spec: Any, key: Any, batch: bool) -> bool:
-    """Whether this WindowOp runs here: tumbling or sliding (in STREAMING without allowed
-    lateness), no late side output, ``aggregate`` items with vector forms and a key made of
-    fields."""
-    if spec.late_tag is not None or (not batch and int(spec.allowed_lateness) != 0):
-        return False
+    """Whether this WindowOp runs here: tumbling or sliding, ``aggregate`` items with vector
+    forms and a key made of fields (STREAMING: any allowed lateness and late side output)."""
     if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
         return False
     if spec.reduce_fn is not None or spec.aggregate_fn is None or spec.window_fn is None:
@@ -63,159 +67,26 @@ _PARTIAL = {
 }
 
 
-class BatchWindow:
-    """One subtask's BATCH window aggregate. Rows are buffered with their windows and, every
-    ``COMPACT_ROWS``, folded into partial aggregates per (key, window): counts, sums,
-    min / max, first / last (partials stay in input order, so first / last merge in order),
-    avg as sum and count, count distinct as the distinct (key, window, value) rows, and the
-    group's first row number (its first-seen order). ``fire`` merges the partials."""
+class Assigned:
+    """What a window member needs from each record: its key fields and aggregate arguments
+    as a table (``k0..``, ``a0..``), and each (record, window) pair's window start."""
 
-    def __init__(self, spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema,
-                 streaming: bool = False) -> None:
-        self.streaming = streaming
-        self.dropped = 0  # STREAMING: late records dropped
+    def __init__(self, spec: Any, key: Any) -> None:
         self.assigner = spec.assigner
         self.agg: VAggregate = vector_of(spec.aggregate_fn)
         self.keys = [f"k{i}" for i in range(len(vector_of(key.fn)))]
         self.key_index = [k.index for k in vector_of(key.fn)]
         self.args = [None if a is None else compile_expr(a) for a in self.agg.args]
-        self.out_schema = out_schema
-        self.rows: list[pa.Table] = []
-        self.buffered = 0
-        self.seen = 0  # rows so far (row numbers order the groups)
-        self.partials: list[pa.Table] = []
-        self.distinct: dict[int, list[pa.Table]] = {
-            i: [] for i, k in enumerate(self.agg.kinds) if k == "count_distinct"}
 
-    def add(self, c: Chunk) -> None:
-        """Keep what the aggregates need (keys, argument values), one row per window."""
-        if c.ts.null_count:
-            require_timestamp(None, "an event-time window")
+    def table(self, c: Chunk) -> pa.Table:
         n = c.num_rows
-        if n == 0:
-            return None
         cols = [c.batch.column(i) for i in self.key_index]
         cols += [pa.nulls(n, pa.bool_()) if k is None else as_array(k(c.batch), n)
                  for k in self.args]
         names = self.keys + [f"a{i}" for i in range(len(self.args))]
-        table = pa.Table.from_arrays(cols, names=names)
-        ts = c.ts.to_numpy(zero_copy_only=False)
-        start, repeat = self._windows(ts)
-        rows = np.arange(self.seen, self.seen + n, dtype=np.int64)
-        if repeat is not None:
-            table = table.take(pa.array(repeat))
-            rows = rows[repeat]
-        if self.streaming:
-            # A window is late once the watermark reached its cleanup time (end - 1, no
-            # allowed lateness): the record is not added to it. A record none of whose
-            # windows took it is late (its timestamp <= its last window's end - 1 <= the
-            # watermark): dropped and counted, as the row WindowOperator does.
-            wm = c.wm_at.to_numpy(zero_copy_only=False)
-            per_row = wm if repeat is None else wm[repeat]
-            keep = (start + self.assigner.size - 1) > per_row
-            taken = np.zeros(n, dtype=bool)
-            taken[(np.arange(n) if repeat is None else repeat)[keep]] = True
-            self.dropped += int(n - taken.sum())
-            table = table.filter(pa.array(keep))
-            start, rows = start[keep], rows[keep]
-        self.seen += n
-        table = table.append_column("ws", pa.array(start)).append_column(
-            "we", pa.array(start + self.assigner.size)).append_column("row", pa.array(rows))
-        self.rows.append(table)
-        self.buffered += table.num_rows
-        if self.buffered >= COMPACT_ROWS:
-            self._compact()
-        return None
+        return pa.Table.from_arrays(cols, names=names)
 
-    def _compact(self) -> None:
-        if not self.rows:
-            return
-        table = pa.concat_tables(self.rows)
-        self.rows, self.buffered = [], 0
-        groups = self.keys + ["ws", "we"]
-        aggs: list[tuple[Any, ...]] = [("row", "min")]
-        for i, kind in enumerate(self.agg.kinds):
-            if kind == "avg":
-                aggs += [(f"a{i}", "sum", _SKIP), (f"a{i}", "count", _COUNT_VALID)]
-            elif kind != "count_distinct":
-                aggs.append((f"a{i}",) + _PARTIAL[kind][0])
-        self.partials.append(table.group_by(groups, use_threads=False).aggregate(aggs))
-        for i in self.distinct:
-            values = table.group_by(groups + [f"a{i}"], use_threads=False).aggregate([])
-            self.distinct[i].append(values.filter(pc.is_valid(values.column(f"a{i}"))))
-        if len(self.partials) > 8:  # keep the partials themselves few
-            self.partials = [self._merge()]
-            for i, parts in self.distinct.items():
-                self.distinct[i] = [pa.concat_tables(parts).group_by(
-                    groups + [f"a{i}"], use_threads=False).aggregate([])]
-
-    def _merge(self) -> pa.Table:
-        """The partials folded into one partial table (same columns)."""
-        table = pa.concat_tables(self.partials)
-        aggs: list[tuple[Any, ...]] = [("row_min", "min")]
-        names = ["row_min"]
-        for i, kind in enumerate(self.agg.kinds):
-            if kind == "avg":
-                aggs += [(f"a{i}_sum", "sum", _SKIP), (f"a{i}_count", "sum", _SKIP)]
-                names += [f"a{i}_sum", f"a{i}_count"]
-            elif kind != "count_distinct":
-                col = f"a{i}_{_PARTIAL[kind][0][0]}"
-                aggs.append((col,) + _PARTIAL[kind][1])
-                names.append(col)
-        merged = table.group_by(self.keys + ["ws", "we"], use_threads=False).aggregate(aggs)
-        for name, agg in zip(names, aggs):
-            merged = merged.rename_columns([name if c == f"{name}_{agg[1]}" else c
-                                            for c in merged.column_names])
-        return merged
-
-    def fire(self) -> Chunk | None:
-        self._compact()
-        if not self.partials:
-            return None
-        grouped = self._merge() if len(self.partials) > 1 else self.partials[0]
-        self.partials = []
-        grouped = grouped.take(pc.sort_indices(grouped, sort_keys=[
-            ("we", "ascending"), ("row_min", "ascending")]))
-        out = [grouped.column(k) for k in self.keys + ["ws", "we"]]
-        counts = self._distinct_counts(grouped)
-        for i, kind in enumerate(self.agg.kinds):
-            if kind == "avg":
-                total = pc.cast(grouped.column(f"a{i}_sum"), pa.float64(), safe=False)
-                count = pc.cast(grouped.column(f"a{i}_count"), pa.float64())
-                out.append(pc.if_else(pc.equal(count, 0.0), pa.scalar(None, pa.float64()),
-                                      pc.divide(total, count)))
-            elif kind == "count_distinct":
-                out.append(counts[i])
-            else:
-                out.append(grouped.column(f"a{i}_{_PARTIAL[kind][0][0]}"))
-        arrays = [pc.cast(a, f.type, safe=False) for a, f in zip(out, self.out_schema)]
-        arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
-        batch = pa.RecordBatch.from_arrays(arrays, schema=self.out_schema)
-        ends = grouped.column("we").combine_chunks()
-        return Chunk(batch, pc.subtract(ends, 1))
-
-    def _distinct_counts(self, grouped: pa.Table) -> dict[int, pa.Array]:
-        """Per count-distinct aggregate, the number of distinct non-null values of each group
-        of ``grouped`` (in its order). Groups are matched by position in a group_by over
-        the groups and their distinct rows together (a join would not match null keys)."""
-        out: dict[int, pa.Array] = {}
-        groups = self.keys + ["ws", "we"]
-        n = grouped.num_rows
-        for i, parts in self.distinct.items():
-            values = pa.concat_tables(parts).group_by(groups + [f"a{i}"],
-                                                      use_threads=False).aggregate([])
-            head = grouped.select(groups).append_column("pos", pa.array(
-                np.arange(n, dtype=np.int64))).append_column("one", pa.nulls(n, pa.int64()))
-            tail = values.select(groups).append_column(
-                "pos", pa.nulls(values.num_rows, pa.int64())).append_column(
-                "one", pa.array(np.ones(values.num_rows, dtype=np.int64)))
-            both = pa.concat_tables([head, tail]).group_by(groups, use_threads=False).aggregate(
-                [("pos", "min"), ("one", "sum", pc.ScalarAggregateOptions(min_count=0))])
-            order = pc.sort_indices(both.column("pos_min"))
-            out[i] = both.column("one_sum").take(order)
-        return out
-
-    def _windows(self, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    def windows(self, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Window starts, and for sliding windows the row of each (row, window) pair."""
         a = self.assigner
         if isinstance(a, TumblingEventTimeWindows):
@@ -227,3 +98,239 @@ class BatchWindow:
         first = np.repeat(np.cumsum(counts) - counts, counts)
         j = np.arange(len(rows)) - first
         return last[rows] - j * a.slide, rows
+
+
+def with_window(table: pa.Table, start: np.ndarray, size: int, rows: np.ndarray) -> pa.Table:
+    return table.append_column("ws", pa.array(start)).append_column(
+        "we", pa.array(start + size)).append_column("row", pa.array(rows))
+
+
+def partial(table: pa.Table, groups: list[str], kinds: tuple[str, ...]) -> pa.Table:
+    """Rows -> one partial row per group: ``row_min`` and each aggregate's partials."""
+    aggs: list[tuple[Any, ...]] = [("row", "min")]
+    for i, kind in enumerate(kinds):
+        if kind == "avg":
+            aggs += [(f"a{i}", "sum", _SKIP), (f"a{i}", "count", _COUNT_VALID)]
+        elif kind != "count_distinct":
+            aggs.append((f"a{i}",) + _PARTIAL[kind][0])
+    return table.group_by(groups, use_threads=False).aggregate(aggs)
+
+
+def merge_partials(table: pa.Table, groups: list[str], kinds: tuple[str, ...]) -> pa.Table:
+    """Partials folded into one partial row per group (same columns)."""
+    aggs: list[tuple[Any, ...]] = [("row_min", "min")]
+    names = ["row_min"]
+    for i, kind in enumerate(kinds):
+        if kind == "avg":
+            aggs += [(f"a{i}_sum", "sum", _SKIP), (f"a{i}_count", "sum", _SKIP)]
+            names += [f"a{i}_sum", f"a{i}_count"]
+        elif kind != "count_distinct":
+            col = f"a{i}_{_PARTIAL[kind][0][0]}"
+            aggs.append((col,) + _PARTIAL[kind][1])
+            names.append(col)
+    merged = table.group_by(groups, use_threads=False).aggregate(aggs)
+    for name, agg in zip(names, aggs):
+        merged = merged.rename_columns([name if c == f"{name}_{agg[1]}" else c
+                                        for c in merged.column_names])
+    return merged
+
+
+def distinct_values(table: pa.Table, groups: list[str], i: int) -> pa.Table:
+    values = table.group_by(groups + [f"a{i}"], use_threads=False).aggregate([])
+    return values.filter(pc.is_valid(values.column(f"a{i}")))
+
+
+def results(grouped: pa.Table, distinct: dict[int, pa.Table], groups: list[str],
+            keys: list[str], kinds: tuple[str, ...], out_schema: pa.Schema) -> Chunk:
+    """The output records of the partial groups ``grouped`` in its order: key fields,
+    window start and end, the aggregates; timestamps ``end - 1``. ``distinct``: per count
+    distinct aggregate, the (group, value) rows."""
+    out = [grouped.column(k) for k in keys + WINDOW]
+    counts = _distinct_counts(grouped, distinct, groups)
+    for i, kind in enumerate(kinds):
+        if kind == "avg":
+            total = pc.cast(grouped.column(f"a{i}_sum"), pa.float64(), safe=False)
+            count = pc.cast(grouped.column(f"a{i}_count"), pa.float64())
+            out.append(pc.if_else(pc.equal(count, 0.0), pa.scalar(None, pa.float64()),
+                                  pc.divide(total, count)))
+        elif kind == "count_distinct":
+            out.append(counts[i])
+        else:
+            out.append(grouped.column(f"a{i}_{_PARTIAL[kind][0][0]}"))
+    arrays = [pc.cast(a, f.type, safe=False) for a, f in zip(out, out_schema)]
+    arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+    batch = pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+    ends = grouped.column("we")
+    ends = ends.combine_chunks() if isinstance(ends, pa.ChunkedArray) else ends
+    return Chunk(batch, pc.subtract(ends, 1))
+
+
+def evaluate(rows: pa.Table, groups: list[str], keys: list[str], kinds: tuple[str, ...],
+             out_schema: pa.Schema, order: list[tuple[str, str]] | None = None) -> Chunk | None:
+    """The results of ``rows`` grouped by ``groups``, ordered by ``order`` (default: end,
+    then first row)."""
+    if not rows.num_rows:
+        return None
+    grouped = partial(rows, groups, kinds)
+    grouped = grouped.take(pc.sort_indices(grouped, sort_keys=order or [
+        ("we", "ascending"), ("row_min", "ascending")]))
+    distinct = {i: distinct_values(rows, groups, i)
+                for i, k in enumerate(kinds) if k == "count_distinct"}
+    return results(grouped, distinct, groups, keys, kinds, out_schema)
+
+
+def _distinct_counts(grouped: pa.Table, distinct: dict[int, pa.Table],
+                     groups: list[str]) -> dict[int, pa.Array]:
+    """Per count-distinct aggregate, the number of distinct non-null values of each group
+    of ``grouped`` (in its order). Groups are matched by position in a group_by over the
+    groups and their distinct rows together (a join would not match null keys)."""
+    out: dict[int, pa.Array] = {}
+    n = grouped.num_rows
+    for i, values in distinct.items():
+        head = grouped.select(groups).append_column("pos", pa.array(
+            np.arange(n, dtype=np.int64))).append_column("one", pa.nulls(n, pa.int64()))
+        tail = values.select(groups).append_column(
+            "pos", pa.nulls(values.num_rows, pa.int64())).append_column(
+            "one", pa.array(np.ones(values.num_rows, dtype=np.int64)))
+        both = pa.concat_tables([head, tail]).group_by(groups, use_threads=False).aggregate(
+            [("pos", "min"), ("one", "sum", pc.ScalarAggregateOptions(min_count=0))])
+        both = both.filter(pc.is_valid(both.column("pos_min")))
+        order = pc.sort_indices(both.column("pos_min"))
+        out[i] = both.column("one_sum").take(order)
+    return out
+
+
+def _ends_in(table: pa.Table, lo: int | None, hi: int | None) -> pa.Array:
+    """Whether each row's window has ``lo < end - 1 <= hi`` (None: unbounded)."""
+    last = pc.subtract(table.column("we"), 1)
+    mask = pa.array(np.ones(table.num_rows, dtype=bool))
+    if lo is not None:
+        mask = pc.and_(mask, pc.greater(last, lo))
+    if hi is not None:
+        mask = pc.and_(mask, pc.less_equal(last, hi))
+    return mask
+
+
+class WindowState:
+    """One subtask's (key, window) groups: buffered rows, compacted into partials every
+    ``COMPACT_ROWS`` (unless ``compact`` is off: STREAMING with allowed lateness needs
+    the rows themselves for late firings), and count distinct's (group, value) rows."""
+
+    def __init__(self, keys: list[str], kinds: tuple[str, ...], compact: bool = True) -> None:
+        self.keys = keys
+        self.groups = keys + WINDOW
+        self.kinds = kinds
+        self.compact = compact
+        self.rows: list[pa.Table] = []
+        self.buffered = 0
+        self.partials: list[pa.Table] = []
+        self.distinct: dict[int, list[pa.Table]] = {
+            i: [] for i, k in enumerate(kinds) if k == "count_distinct"}
+
+    def append(self, table: pa.Table) -> None:
+        """Rows with ``ws``, ``we`` and ``row`` columns."""
+        if not table.num_rows:
+            return
+        self.rows.append(table)
+        self.buffered += table.num_rows
+        if self.compact and self.buffered >= COMPACT_ROWS:
+            self._compact()
+
+    def raw(self) -> pa.Table | None:
+        return pa.concat_tables(self.rows) if self.rows else None
+
+    def _compact(self) -> None:
+        if not self.rows:
+            return
+        table = pa.concat_tables(self.rows)
+        self.rows, self.buffered = [], 0
+        self.partials.append(partial(table, self.groups, self.kinds))
+        for i in self.distinct:
+            self.distinct[i].append(distinct_values(table, self.groups, i))
+        if len(self.partials) > 8:  # keep the partials themselves few
+            self.partials = [merge_partials(pa.concat_tables(self.partials), self.groups,
+                                            self.kinds)]
+            for i, parts in self.distinct.items():
+                self.distinct[i] = [pa.concat_tables(parts).group_by(
+                    self.groups + [f"a{i}"], use_threads=False).aggregate([])]
+
+    def fire(self, out_schema: pa.Schema, lo: int | None = None, hi: int | None = None,
+             remove: bool = True) -> Chunk | None:
+        """The results of the groups with ``lo < end - 1 <= hi``, ordered by (end, first
+        row); ``remove``: and forget them."""
+        if not self.compact:
+            raw = self.raw()
+            if raw is None:
+                return None
+            mask = _ends_in(raw, lo, hi)
+            if remove:
+                rest = raw.filter(pc.invert(mask))
+                self.rows = [rest] if rest.num_rows else []
+                self.buffered = rest.num_rows
+            return evaluate(raw.filter(mask), self.groups, self.keys, self.kinds, out_schema)
+        self._compact()
+        if not self.partials:
+            return None
+        merge = len(self.partials) > 1
+        table = pa.concat_tables(self.partials)
+        mask = _ends_in(table, lo, hi)
+        chosen = table.filter(mask)
+        distinct = {i: pa.concat_tables(parts) for i, parts in self.distinct.items()}
+        if remove:  # each partial keeps its own groups (one row per group in each)
+            rests = [t.filter(pc.invert(_ends_in(t, lo, hi))) for t in self.partials]
+            self.partials = [t for t in rests if t.num_rows]
+            self.distinct = {i: [t.filter(pc.invert(_ends_in(t, lo, hi)))]
+                             for i, t in distinct.items()}
+        if not chosen.num_rows:
+            return None
+        grouped = merge_partials(chosen, self.groups, self.kinds) if merge else chosen
+        grouped = grouped.take(pc.sort_indices(grouped, sort_keys=[
+            ("we", "ascending"), ("row_min", "ascending")]))
+        values = {i: t.filter(_ends_in(t, lo, hi)).group_by(
+            self.groups + [f"a{i}"], use_threads=False).aggregate([])
+            for i, t in distinct.items()}
+        return results(grouped, values, self.groups, self.keys, self.kinds, out_schema)
+
+    def drop(self, upto: int) -> None:
+        """Forget the groups with ``end - 1 <= upto`` (STREAMING: their cleanup time)."""
+        keep = [t.filter(pc.invert(_ends_in(t, None, upto))) for t in self.rows]
+        self.rows = [t for t in keep if t.num_rows]
+        self.buffered = sum(t.num_rows for t in self.rows)
+        self.partials = [t.filter(pc.invert(_ends_in(t, None, upto))) for t in self.partials]
+        self.distinct = {i: [t.filter(pc.invert(_ends_in(t, None, upto))) for t in parts]
+                         for i, parts in self.distinct.items()}
+
+
+class BatchWindow:
+    """One subtask's BATCH window aggregate: every row goes into ``WindowState``; ``fire``
+    at end of input gives every group's result."""
+
+    streaming = False
+    dropped = 0
+    late: Chunk | None = None  # no watermarks in BATCH: nothing is late
+
+    def __init__(self, spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema) -> None:
+        self.assigned = Assigned(spec, key)
+        self.state = WindowState(self.assigned.keys, self.assigned.agg.kinds)
+        self.out_schema = out_schema
+        self.seen = 0  # rows so far (row numbers order the groups)
+
+    def add(self, c: Chunk) -> None:
+        """Keep what the aggregates need (keys, argument values), one row per window."""
+        if c.ts.null_count:
+            require_timestamp(None, "an event-time window")
+        n = c.num_rows
+        if n == 0:
+            return None
+        table = self.assigned.table(c)
+        start, repeat = self.assigned.windows(c.ts.to_numpy(zero_copy_only=False))
+        rows = np.arange(self.seen, self.seen + n, dtype=np.int64)
+        if repeat is not None:
+            table = table.take(pa.array(repeat))
+            rows = rows[repeat]
+        self.seen += n
+        self.state.append(with_window(table, start, self.assigned.assigner.size, rows))
+        return None
+
+    def fire(self) -> Chunk | None:
+        return self.state.fire(self.out_schema)

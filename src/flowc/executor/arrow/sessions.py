@@ -1,0 +1,149 @@
+"""BATCH event-time session windows (fixed gap) over Arrow.
+
+The row WindowOperator merges each record's window ``[ts, ts + gap)`` into the key's
+session windows as it arrives (Flink's MergingWindowSet) and, at end of input, fires the
+sessions in timer order: by ``end - 1``, then by when the session's final window was first
+registered. Without watermarks the sessions are exactly the key's timestamps split where
+two neighbours are more than ``gap`` apart (windows intersect when ``start <= other.end``),
+so here they are computed by one sort. The registration order is the arrival of the record
+after which the arrived records of the session first formed one window with the final
+extent (connected, holding its least and greatest timestamps): the least such arrival is
+found for all sessions at once by a vectorised binary search.
+
+Only aggregates whose result does not depend on the merge order run here (counts, count
+distinct, min, max, sums and averages of integers): Flink merges session accumulators in
+window order, not arrival order, so first / last and double sums stay on the row executor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from flowc.executor.arrow.convert import Chunk
+from flowc.executor.arrow.rolling import group_ids
+from flowc.executor.arrow.windows import Assigned, evaluate
+from flowc.executor.runtime.core import require_timestamp
+from flowc.types import Schema
+from flowc.vector import VAggregate, VCol, vector_of
+from flowc.windowing import EventTimeSessionWindows
+
+_ORDER_FREE = {"count_star", "count", "count_distinct", "min", "max"}
+
+
+def supported(spec: Any, key: Any, in_schema: Schema | None) -> bool:
+    """A fixed-gap session ``aggregate`` whose aggregates do not depend on merge order."""
+    if not isinstance(spec.assigner, EventTimeSessionWindows):
+        return False
+    if spec.reduce_fn is not None or spec.aggregate_fn is None or spec.window_fn is None:
+        return False
+    agg, row = vector_of(spec.aggregate_fn), vector_of(spec.window_fn)
+    keys = vector_of(getattr(key, "fn", None))
+    if not isinstance(agg, VAggregate) or row is None or not isinstance(keys, tuple):
+        return False
+    if row.key_count != len(keys) or not all(isinstance(k, VCol) for k in keys):
+        return False
+    from flowc.executor.arrow import convert
+    from flowc.executor.arrow.kernels import as_array, compile_expr
+
+    if not all(a is None or compile_expr(a) is not None for a in agg.args):
+        return False
+    if in_schema is None:
+        return False
+    empty = convert.empty(convert.arrow_schema(in_schema)).batch
+    for kind, a in zip(agg.kinds, agg.args):
+        if kind in _ORDER_FREE:
+            continue
+        if kind not in ("sum", "avg") or a is None:
+            return False
+        if not pa.types.is_integer(as_array(compile_expr(a)(empty), 0).type):
+            return False  # a double sum depends on the order of additions
+    return True
+
+
+class SessionWindow:
+    """One subtask's BATCH session window aggregate."""
+
+    streaming = False
+    dropped = 0
+    late: Chunk | None = None
+
+    def __init__(self, spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema) -> None:
+        self.assigned = Assigned(spec, key)
+        self.gap = int(spec.assigner.gap)
+        self.out_schema = out_schema
+        self.parts: list[pa.Table] = []
+        self.ts: list[np.ndarray] = []
+
+    def add(self, c: Chunk) -> None:
+        if c.ts.null_count:
+            require_timestamp(None, "an event-time window")
+        if c.num_rows:
+            self.parts.append(self.assigned.table(c))
+            self.ts.append(c.ts.to_numpy(zero_copy_only=False).astype(np.int64))
+        return None
+
+    def fire(self) -> Chunk | None:
+        if not self.parts:
+            return None
+        table = pa.concat_tables(self.parts)
+        ts = np.concatenate(self.ts)
+        self.parts, self.ts = [], []
+        n = len(ts)
+        keys = self.assigned.keys
+        gid = group_ids(table, keys)
+        order = np.lexsort((np.arange(n), ts, gid))  # by key, timestamp, arrival
+        g, t = gid[order], ts[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (g[1:] != g[:-1]) | (t[1:] - t[:-1] > self.gap)
+        sid_sorted = np.cumsum(new) - 1
+        sid = np.empty(n, dtype=np.int64)
+        sid[order] = sid_sorted
+        starts = t[new]
+        ends = np.maximum.reduceat(t, np.flatnonzero(new)) + self.gap
+        first = _registration(sid_sorted, t, order, len(starts), self.gap)
+        rows = table.append_column("ws", pa.array(starts[sid])).append_column(
+            "we", pa.array(ends[sid])).append_column("row", pa.array(first[sid]))
+        return evaluate(rows, keys + ["ws", "we"], keys, self.assigned.agg.kinds,
+                        self.out_schema)
+
+
+def _registration(sid: np.ndarray, t: np.ndarray, arrival: np.ndarray, sessions: int,
+                  gap: int) -> np.ndarray:
+    """Per session, the least arrival after which its arrived records form one window of
+    the final extent. ``sid``, ``t``, ``arrival``: the records sorted by (session, ts)."""
+    t_min = np.full(sessions, np.iinfo(np.int64).max, dtype=np.int64)
+    t_max = np.full(sessions, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(t_min, sid, t)
+    np.maximum.at(t_max, sid, t)
+    lo = np.full(sessions, np.iinfo(np.int64).max, dtype=np.int64)
+    hi = np.zeros(sessions, dtype=np.int64)
+    np.minimum.at(lo, sid, arrival)
+    np.maximum.at(hi, sid, arrival)  # everything arrived: one window
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            return hi
+        mid = (lo + hi) // 2
+        ok = _one_window(sid, t, arrival, mid, t_min, t_max, gap, sessions)
+        hi = np.where(open_ & ok, mid, hi)
+        lo = np.where(open_ & ~ok, mid + 1, lo)
+
+
+def _one_window(sid: np.ndarray, t: np.ndarray, arrival: np.ndarray, upto: np.ndarray,
+                t_min: np.ndarray, t_max: np.ndarray, gap: int, sessions: int) -> np.ndarray:
+    """Per session: do its records arrived by ``upto[session]`` form one window holding
+    its least and greatest timestamps?"""
+    seen = arrival <= upto[sid]
+    s, ts = sid[seen], t[seen]
+    has_min = np.zeros(sessions, dtype=bool)
+    has_max = np.zeros(sessions, dtype=bool)
+    has_min[s[ts == t_min[s]]] = True
+    has_max[s[ts == t_max[s]]] = True
+    split = np.zeros(sessions, dtype=bool)
+    if len(s) > 1:
+        same = s[1:] == s[:-1]
+        split[s[1:][same & (ts[1:] - ts[:-1] > gap)]] = True
+    return has_min & has_max & ~split
