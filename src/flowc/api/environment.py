@@ -24,6 +24,8 @@ from flowc.transformations import (
     RuntimeExecutionMode,
     SourceTransformation,
     Transformation,
+    resolve_mode,
+    unbounded_sources,
 )
 from flowc.windowing import WatermarkStrategy
 
@@ -189,9 +191,7 @@ class StreamExecutionEnvironment:
     def set_runtime_mode(self, mode: RuntimeExecutionMode) -> StreamExecutionEnvironment:
         if not isinstance(mode, RuntimeExecutionMode):
             raise ApiError(f"runtime mode must be a RuntimeExecutionMode, got {mode!r}")
-        if mode is RuntimeExecutionMode.AUTOMATIC:
-            # All flowc sources are bounded, so AUTOMATIC resolves to BATCH as in Flink.
-            mode = RuntimeExecutionMode.BATCH
+        # AUTOMATIC stays until the sources are known (see ``config``).
         self._config = dataclasses.replace(self._config, mode=mode)
         return self
 
@@ -207,7 +207,10 @@ class StreamExecutionEnvironment:
 
     @property
     def config(self) -> Config:
-        return self._config
+        """The settings, AUTOMATIC resolved as Flink does (STREAMING when a source is
+        unbounded, else BATCH) over the sources declared so far; the StreamGraph generator
+        resolves it again over the sources its sinks read."""
+        return resolve_mode(self._config, bool(unbounded_sources(self._transformations)))
 
     def get_config(self) -> ExecutionConfig:
         from flowc.api.config import ExecutionConfig
