@@ -57,6 +57,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="Maven packages for Spark's classpath (spark.jars.packages)")
     run.add_argument("--jars", default=None, metavar="JAR,...",
                      help="jars for Spark's classpath (spark.jars)")
+    run.add_argument("--checkpoint", default=None, metavar="DIR",
+                     help="unbounded jobs: the checkpoint directory; a restart on the same "
+                          "directory resumes where the job stopped (default: a temporary "
+                          "one, removed at the end)")
+    run.add_argument("--trigger", default=None, metavar="DURATION",
+                     help="unbounded jobs: start a micro-batch every DURATION (1s, 500ms; "
+                          "0: as soon as the previous one ended; default: the source's "
+                          "monitor interval)")
     run.add_argument("--py-files", default=None, metavar="FILE,...",
                      help=".py / .zip / .egg files for the driver's and the workers' import "
                           "path (spark.submit.pyFiles)")
@@ -299,10 +307,45 @@ def cmd_run(args: argparse.Namespace) -> int:
     env = script.env
     with plan_help(env):
         job_graph = env.get_job_graph()
+    from flowc.executor.streaming import unbounded_sources
+
+    if unbounded_sources(job_graph):
+        return _run_streaming(args, job_graph, env.config.job_name)
+    if args.checkpoint is not None or args.trigger is not None:
+        raise ConfigError("--checkpoint and --trigger apply to unbounded jobs (a source with "
+                          "a monitor interval); this job's sources are bounded")
     result = run_job_graph(job_graph, master=args.master, verbose=args.verbose,
                            progress=not args.no_progress and sys.stderr.isatty(),
                            job_name=env.config.job_name)
     print(result.summary(), file=sys.stderr)
+    return EXIT_OK
+
+
+def _run_streaming(args: argparse.Namespace, job_graph: Any, job_name: str) -> int:
+    """Run an unbounded job until Ctrl-C / SIGTERM, which end it after the running
+    micro-batch with a consistent checkpoint."""
+    import threading
+
+    from flowc.executor.streaming.runner import (
+        install_stop_signals,
+        parse_trigger,
+        run_streaming,
+    )
+
+    trigger = None if args.trigger is None else parse_trigger(args.trigger)
+    stop = threading.Event()
+    restore = install_stop_signals(stop)
+    try:
+        stats = run_streaming(job_graph, checkpoint=args.checkpoint, trigger_ms=trigger,
+                              master=args.master, verbose=args.verbose,
+                              progress=not args.no_progress and sys.stderr.isatty(),
+                              job_name=job_name, stop=stop)
+    finally:
+        restore()
+    print(f"\njob '{job_name}' stopped after {stats.batches} micro-batches "
+          f"({stats.rows:,} rows)" + (f"; batch {stats.last_batch} committed"
+                                      if stats.last_batch is not None else ""),
+          file=sys.stderr)
     return EXIT_OK
 
 
