@@ -23,7 +23,9 @@ import pytest
 from flowc.executor import run_reference
 from flowc.parser import compile_file
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark]
+# Four Spark start-ups on top of the batches: minutes on a loaded machine, beyond the
+# default run's budget (`python -m pytest -m heavy tests/streaming` runs it).
+pytestmark = [pytest.mark.heavy, pytest.mark.slow, pytest.mark.spark]
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 JOB = """set parallelism = 2;
