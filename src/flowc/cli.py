@@ -292,7 +292,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not os.path.exists(args.file):
             raise ConfigError(f"no such file: {args.file}")
         run_options = {"master": args.master, "verbose": args.verbose,
-                       "progress": not args.no_progress and sys.stderr.isatty()}
+                       "progress": not args.no_progress and sys.stderr.isatty(),
+                       "checkpoint": args.checkpoint,
+                       "trigger_ms": None if args.trigger is None else _trigger(args.trigger)}
         _run_python(args.file, dry_run=False, configure=_program_settings(args),
                     run_options=run_options,
                     on_result=lambda result: print(result.summary(), file=sys.stderr))
@@ -321,31 +323,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _trigger(text: str) -> int:
+    from flowc.executor.streaming.runner import parse_trigger
+
+    return parse_trigger(text)
+
+
 def _run_streaming(args: argparse.Namespace, job_graph: Any, job_name: str) -> int:
     """Run an unbounded job until Ctrl-C / SIGTERM, which end it after the running
     micro-batch with a consistent checkpoint."""
-    import threading
+    from flowc.executor.streaming.runner import run_until_stopped
 
-    from flowc.executor.streaming.runner import (
-        install_stop_signals,
-        parse_trigger,
-        run_streaming,
-    )
-
-    trigger = None if args.trigger is None else parse_trigger(args.trigger)
-    stop = threading.Event()
-    restore = install_stop_signals(stop)
-    try:
-        stats = run_streaming(job_graph, checkpoint=args.checkpoint, trigger_ms=trigger,
+    trigger = None if args.trigger is None else _trigger(args.trigger)
+    stats = run_until_stopped(job_graph, checkpoint=args.checkpoint, trigger_ms=trigger,
                               master=args.master, verbose=args.verbose,
                               progress=not args.no_progress and sys.stderr.isatty(),
-                              job_name=job_name, stop=stop)
-    finally:
-        restore()
-    print(f"\njob '{job_name}' stopped after {stats.batches} micro-batches "
-          f"({stats.rows:,} rows)" + (f"; batch {stats.last_batch} committed"
-                                      if stats.last_batch is not None else ""),
-          file=sys.stderr)
+                              job_name=job_name)
+    print("\n" + stats.summary(), file=sys.stderr)
     return EXIT_OK
 
 

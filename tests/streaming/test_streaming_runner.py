@@ -175,3 +175,44 @@ def test_trigger_durations() -> None:
     assert parse_trigger("0") == 0
     with pytest.raises(ConfigError, match="--trigger expects a duration"):
         parse_trigger("soon")
+
+
+@pytest.mark.spark
+def test_a_monitored_text_line_source_from_the_python_api(spark: Any, tmp_path: Path) -> None:
+    from flowc.common import WatermarkStrategy
+    from flowc.datastream import Duration, StreamExecutionEnvironment
+    from flowc.datastream.connectors.file_system import FileSource, StreamFormat
+
+    d = tmp_path / "in"
+    d.mkdir()
+    env = StreamExecutionEnvironment.get_execution_environment()
+    env.set_parallelism(2)
+    source = FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(d)) \
+        .monitor_continuously(Duration.of_millis(100)).build()
+    env.from_source(source, WatermarkStrategy.no_watermarks(), "lines") \
+        .flat_map(lambda line: line.split()).key_by(lambda w: w) \
+        .map(lambda w: (w, 1)).key_by(lambda t: t[0]).reduce(lambda a, b: (a[0], a[1] + b[1])) \
+        .print()
+    jg = env.get_job_graph()
+    stop = threading.Event()
+    ckpt = Checkpoint(str(tmp_path / "ck"))
+
+    def feed() -> None:
+        try:
+            for k, text in enumerate(["a b a", "b c"]):
+                (d / f"f{k}.txt").write_text(text + "\n")
+                deadline = time.monotonic() + 60
+                while (ckpt.done_batches() or [-1])[-1] < k and time.monotonic() < deadline:
+                    time.sleep(0.05)
+        finally:
+            stop.set()
+    t = threading.Thread(target=feed)
+    t.start()
+    try:
+        stats = run_streaming(jg, checkpoint=str(tmp_path / "ck"), trigger_ms=100, stop=stop)
+    finally:
+        stop.set()
+        t.join()
+    # rolling reduce: a running count per word, state kept across the two batches
+    counts = sorted(line.split("> ", 1)[1] for line in stats.printed)
+    assert counts == sorted(["('a', 1)", "('a', 2)", "('b', 1)", "('b', 2)", "('c', 1)"])

@@ -365,8 +365,19 @@ class StreamExecutionEnvironment:
         except ImportError as e:  # pragma: no cover - only before the executor exists
             raise ConfigError("no executor is available in this build of flowc") from e
         graph = self._take_job().get_job_graph()
-        result = run_job_graph(graph, job_name=job_name or self._config.job_name,
-                               **(cap.run_options if cap else {}))
+        options = dict(cap.run_options) if cap else {}
+        from flowc.executor.streaming import unbounded_sources
+
+        if unbounded_sources(graph):  # runs until SIGINT / SIGTERM, as PyFlink's would
+            from flowc.executor.streaming.runner import run_until_stopped
+
+            result = run_until_stopped(graph, job_name=job_name or self._config.job_name,
+                                       **options)
+        else:
+            options.pop("checkpoint", None)
+            options.pop("trigger_ms", None)
+            result = run_job_graph(graph, job_name=job_name or self._config.job_name,
+                                   **options)
         if cap is not None and cap.on_result is not None:
             cap.on_result(result)
         return result

@@ -23,4 +23,6 @@ def refuse_unbounded(job_graph: JobGraph, executor: str) -> None:
         raise UnsupportedError(
             f"'{n.name}' is unbounded (it watches its directory for new files); "
             f"the {executor} runs bounded jobs only", n.span,
-            hint="drop the monitor interval to read the files there once")
+            hint="run it with `flowc run` (or env.execute(), or "
+                 "flowc.executor.streaming.runner.run_streaming), or drop the monitor "
+                 "interval to read the files there once")

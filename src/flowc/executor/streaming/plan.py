@@ -2,7 +2,7 @@
 channels (computed once on the driver; picklable, shipped to every micro-batch's tasks).
 
 Supported today (``plan_streaming`` names the first thing that is not): one unbounded file
-source (csv / json lines / parquet, local paths) and no other source; one-input operators
+source (csv / json lines / parquet, or text lines; local paths) and no other source; one-input operators
 of the runtime (map / filter / flat_map / process, keyed process, rolling aggregates,
 windows, ...); print, csv / json / parquet file sinks; every partitioner. Not yet:
 two-input operators and unions, collect sinks, text-line sources, several sources.
@@ -21,7 +21,7 @@ from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.executor.sinks import check_sink, declared_columns
 from flowc.executor.wiring import Wiring
-from flowc.operators import FileSink, FileSource, PrintSink
+from flowc.operators import FileSink, FileSource, PrintSink, TextLineFileSource
 from flowc.planner.stream_graph import NodeKind, StreamGraph
 
 
@@ -75,7 +75,7 @@ class VertexPlan:
 @dataclass
 class StreamingPlan:
     vertices: list[VertexPlan]  # topological
-    source: FileSource
+    source: FileSource | TextLineFileSource
     source_node: int
     sinks: dict[int, Any]  # sink node id -> spec
     sink_columns: dict[int, Any]  # file sink node -> declared columns
@@ -92,7 +92,7 @@ def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
     slots: dict[int, tuple[str, int]] = {}  # id(stream edge) -> (producer vertex, slot)
     sinks: dict[int, Any] = {}
     columns: dict[int, Any] = {}
-    source: tuple[FileSource, int] | None = None
+    source: tuple[Any, int] | None = None
     for v in job_graph.vertices_sorted():
         p, m = wiring.vertex(v.id)
         chained = {id(e) for e in v.chained_edges}
@@ -158,11 +158,15 @@ def _check(sg: StreamGraph) -> None:
 
 def _unsupported(sg: StreamGraph, n: Any, n_sources: int) -> str | None:
     if n.kind is NodeKind.SOURCE:
-        if not isinstance(n.operator, FileSource) or n.operator.bounded:
-            return "its sources must be monitored csv / json / parquet files"
+        spec = n.operator
+        if not isinstance(spec, (FileSource, TextLineFileSource)) or spec.bounded:
+            return "its sources must be monitored files"
         if n_sources > 1:
             return "a job reads one unbounded source"
-        if files.local_path(n.operator.path) is None:
+        if isinstance(spec, TextLineFileSource) and len(spec.paths) != 1:
+            return "a monitored text-line source watches one directory"
+        path = spec.path if isinstance(spec, FileSource) else spec.paths[0]
+        if files.local_path(path) is None:
             return "it reads local paths only"
         return None
     if len(sg.inputs(n.id)) > 1 or getattr(n, "two_input", False):

@@ -40,7 +40,7 @@ from flowc.executor.sinks import (
 from flowc.executor.streaming.commit import Checkpoint
 from flowc.executor.streaming.plan import StreamingPlan, VertexPlan, plan_streaming
 from flowc.executor.streaming.task import DEAD, SINK, STATS, run_subtask
-from flowc.operators import FileSink, PrintSink
+from flowc.operators import FileSink, PrintSink, TextLineFileSource
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
 
@@ -54,6 +54,13 @@ class StreamStats:
     last_batch: int | None = None
     watermark: int | None = None
     printed: list[str] = field(default_factory=list)
+    name: str = ""
+
+    def summary(self) -> str:
+        return (f"job '{self.name}' stopped after {self.batches} micro-batch"
+                f"{'es' if self.batches != 1 else ''} "
+                f"({self.rows:,} rows)" + (f"; batch {self.last_batch} committed"
+                                           if self.last_batch is not None else ""))
 
 
 def parse_trigger(text: str) -> int:
@@ -80,9 +87,10 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     sg = job_graph.stream_graph
     name = job_name or sg.config.job_name
     plan = plan_streaming(job_graph)  # unsupported jobs fail before Spark starts
-    src = files.local_path(plan.source.path) or plan.source.path
+    given = source_directory(plan.source)
+    src = files.local_path(given) or given
     if not os.path.isdir(src):
-        raise ExecutionError(f"the monitored directory {plan.source.path} does not exist",
+        raise ExecutionError(f"the monitored directory {given} does not exist",
                              sg.nodes[plan.source_node].span)
     temporary = checkpoint is None
     root = tempfile.mkdtemp(prefix="flowc-checkpoint-") if temporary else checkpoint
@@ -110,7 +118,7 @@ class _StreamJob:
         self.ckpt = ckpt
         self.name = name
         self.progress = progress
-        self.stats = StreamStats()
+        self.stats = StreamStats(name=name)
         self.failure: BaseException | None = None
 
     def run(self, directory: str, interval_ms: int, stop: threading.Event) -> None:
@@ -118,8 +126,13 @@ class _StreamJob:
 
         # Whole files as rows; only their paths are used (tasks read the files with flowc's
         # own readers). Spark skips files starting with '.' or '_', as flowc's listing does.
-        df = (self.spark.readStream.format("text").option("wholetext", "true")
-              .load(directory).select(F.col("_metadata.file_path").alias("path")))
+        # maxFileAge: Spark would ignore a new file whose modification time is a week older
+        # than the newest file's; Flink reads every file that appears.
+        reader = self.spark.readStream.format("text").option("wholetext", "true") \
+            .option("maxFileAge", "36500d")
+        if isinstance(self.plan.source, TextLineFileSource):
+            reader = reader.option("recursiveFileLookup", "true")  # Flink lists recursively
+        df = reader.load(directory).select(F.col("_metadata.file_path").alias("path"))
         writer = df.writeStream.foreachBatch(self._batch) \
             .option("checkpointLocation", self.ckpt.spark) \
             .queryName(f"flowc-{os.getpid()}")
@@ -220,7 +233,7 @@ class _StreamJob:
                 self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
                                       self._write_part(s, n, batch, [x for _, x in r]))
         spec = self.plan.source
-        if spec.dead_letter is not None and dead:
+        if getattr(spec, "dead_letter", None) is not None and dead:
             self.ckpt.commit_once(self.plan.source_node, batch,
                                   lambda: _place(stage_lines(files.dead_letter_path(
                                       spec.dead_letter), dead),
@@ -291,6 +304,24 @@ class _StreamJob:
         if node is None:
             return ExecutionError(f"{info['type']}: {info['message']}")
         return blame(self.sg, node, info["type"], info["message"], is_flowc=info["flowc"])
+
+
+def source_directory(spec: Any) -> str:
+    return spec.paths[0] if isinstance(spec, TextLineFileSource) else spec.path
+
+
+def run_until_stopped(job_graph: JobGraph, **options: Any) -> StreamStats:
+    """``run_streaming`` with SIGINT / SIGTERM stopping it after the running micro-batch
+    (signals are only caught in the main thread; elsewhere it runs until the process
+    ends)."""
+    stop = threading.Event()
+    restore = install_stop_signals(stop) \
+        if threading.current_thread() is threading.main_thread() else None
+    try:
+        return run_streaming(job_graph, stop=stop, **options)
+    finally:
+        if restore is not None:
+            restore()
 
 
 def _identity(k: int) -> int:

@@ -197,15 +197,19 @@ class SubtaskRun:
 
     # -- input -----------------------------------------------------------------------
 
-    def run_source(self, spec: Any, paths: list[str]) -> files.BadRows:
+    def run_source(self, spec: Any, paths: list[str]) -> files.BadRows | None:
         """Read this subtask's files of the batch (whole files: one split each) and, at
         the end of the batch, let the source's generator emit its watermark."""
         head = self.plan.head
         process, _ = self.entries[head.nid]
-        bad = files.BadRows(spec)
-        splits = [files.Split(p, 0, -1) for p in paths]
+        from flowc.executor.runtime.sources import read_lines
+        from flowc.operators import TextLineFileSource
+
+        bad = files.BadRows(spec) if not isinstance(spec, TextLineFileSource) else None
+        records = (line for p in paths for line in read_lines(p)) if bad is None else \
+            files.read_local(spec, [files.Split(p, 0, -1) for p in paths], bad)
         try:
-            for rec in files.read_local(spec, splits, bad):
+            for rec in records:
                 self.records_in += 1
                 process(rec, None)
         except Exception as e:
