@@ -27,7 +27,7 @@ source clicks (user_id string, action string, ts timestamp)
   from csv 'in/'{monitor}
   watermark ts - 2s
   dead letter 'bad/'
-  with (parallelism = 1);
+  with (parallelism = {sp});
 let kept = clicks | filter action <> 'flush';
 kept
   | key by user_id
@@ -51,8 +51,13 @@ def _file(d: Path, k: int) -> None:
     tmp.rename(d / f"f{k:03d}.csv")
 
 
-def _sentinel(d: Path) -> None:
-    (d / "zz.csv").write_text(f"user_id,action,ts\nnobody,flush,{SENTINEL}\n")
+def _sentinel(d: Path, n: int = 1) -> None:
+    """``n`` files of one far-future record (one per source subtask: every subtask's
+    watermark must pass the last window)."""
+    for i in range(n):
+        (d / f".zz{i}.csv").write_text(f"user_id,action,ts\nnobody,flush,{SENTINEL}\n")
+    for i in range(n):
+        (d / f".zz{i}.csv").rename(d / f"zz{i}.csv")
 
 
 def _rows(d: Path) -> Counter[tuple[str, ...]]:
@@ -66,22 +71,24 @@ def _rows(d: Path) -> Counter[tuple[str, ...]]:
 
 
 def _run(work: Path, ckpt: Path, feed: Callable[[Callable[[int], None]], None]) -> StreamStats:
-    """Run the job while ``feed(wait_batches)`` lands files (``wait_batches(n)`` waits until
-    batch n - 1 completed in this checkpoint); stop when it returns."""
+    """Run the job while ``feed(wait_files)`` lands files (``wait_files(n)`` waits until
+    completed micro-batches of this checkpoint have read n files); stop when it returns."""
     jg = compile_file(str(work / "job.flow")).env.get_job_graph()
     stop = threading.Event()
     errors: list[BaseException] = []
     done = Checkpoint(str(ckpt))
 
-    def wait_batches(n: int) -> None:
+    def wait_files(n: int) -> None:
         deadline = time.monotonic() + 120
-        while (done.done_batches() or [-1])[-1] + 1 < n and time.monotonic() < deadline \
-                and not stop.is_set():
+        while time.monotonic() < deadline and not stop.is_set():
+            batches = done.done_batches()
+            if done.files_read(batches[-1] if batches else None) >= n:
+                break
             time.sleep(0.05)
 
     def feeder() -> None:
         try:
-            feed(wait_batches)
+            feed(wait_files)
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
         finally:
@@ -98,16 +105,17 @@ def _run(work: Path, ckpt: Path, feed: Callable[[Callable[[int], None]], None]) 
     return stats
 
 
-def _expected(work: Path) -> tuple[Counter[tuple[str, ...]], Any]:
-    (work / "ref.flow").write_text(JOB.format(mode="", monitor="", out="expected/"))
+def _expected(work: Path, source_parallelism: int = 1) -> tuple[Counter[tuple[str, ...]], Any]:
+    (work / "ref.flow").write_text(JOB.format(mode="", monitor="", out="expected/",
+                                              sp=source_parallelism))
     result = run_reference(compile_file(str(work / "ref.flow")).env.get_job_graph())
     return _rows(work / "expected"), result
 
 
-def _setup(tmp_path: Path) -> Path:
+def _setup(tmp_path: Path, source_parallelism: int = 1) -> Path:
     (tmp_path / "in").mkdir()
     (tmp_path / "job.flow").write_text(JOB.format(mode="", monitor=" monitor every 100ms",
-                                                  out="out/"))
+                                                  out="out/", sp=source_parallelism))
     return tmp_path
 
 
@@ -150,6 +158,28 @@ def test_many_micro_batches_and_a_restart_equal_the_reference_streaming_run(
     bad = [line for f in sorted((work / "bad").glob("part-*")) for line in
            f.read_text().splitlines()]
     assert len(bad) == 1 and "not-a-time" in bad[0]
+
+
+@pytest.mark.spark
+def test_files_go_round_robin_over_batches_so_no_source_subtask_stays_behind(
+        spark: Any, tmp_path: Path) -> None:
+    """Two source subtasks, one file per micro-batch: the job's n-th file goes to subtask
+    n % 2, so both subtasks' watermarks advance and windows fire before any end."""
+    work = _setup(tmp_path, 2)
+    fired_before_end: list[int] = []
+
+    def feed(wait: Callable[[int], None]) -> None:
+        for k in range(4):
+            _file(work / "in", k)
+            wait(k + 1)
+        fired_before_end.append(sum(_rows(work / "out").values()))
+        _sentinel(work / "in", 2)
+        wait(6)
+
+    _run(work, work / "ck", feed)
+    assert fired_before_end[0] > 0
+    expected, _ = _expected(work, 2)  # the reference reads file k with subtask k % 2 too
+    assert _rows(work / "out") == expected
 
 
 def test_unsupported_jobs_fail_before_spark_with_the_operator_named() -> None:

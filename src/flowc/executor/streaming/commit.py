@@ -1,8 +1,8 @@
 """The checkpoint directory's flowc part (beside Spark's offsets and commits logs):
 
 - ``state/<batch>/<vertex>-<subtask>.pkl``: each subtask's snapshot after a micro-batch,
-  ``state/<batch>/_DONE`` once the whole batch (all tasks, all sinks) completed. A batch
-  reads the latest done snapshot before it.
+  ``state/<batch>/_DONE`` (holding the number of files read so far) once the whole batch
+  (all tasks, all sinks) completed. A batch reads the latest done snapshot before it.
 - ``sinks/<node>/<batch>``: a sink committed the batch (its files renamed into place, or its
   lines printed); a replayed batch skips it.
 
@@ -38,11 +38,19 @@ class Checkpoint:
         done = [b for b in self.done_batches() if b < batch]
         return done[-1] if done else None
 
-    def finish_batch(self, batch: int) -> None:
+    def files_read(self, batch: int | None) -> int:
+        """How many files the source read up to and including completed ``batch``."""
+        if batch is None:
+            return 0
+        with open(os.path.join(self.state, str(batch), "_DONE"), encoding="utf-8") as fh:
+            text = fh.read().strip()
+        return int(text) if text else 0
+
+    def finish_batch(self, batch: int, files_read: int) -> None:
         prev = self.previous(batch)
         d = os.path.join(self.state, str(batch))
         os.makedirs(d, exist_ok=True)
-        _touch(os.path.join(d, "_DONE"))
+        _touch(os.path.join(d, "_DONE"), str(files_read))
         # Until Spark commits this batch it may be replayed, reading ``prev``: snapshots
         # older than that are no longer read.
         for n in os.listdir(self.state):
@@ -72,8 +80,8 @@ class Checkpoint:
         return True
 
 
-def _touch(path: str) -> None:
+def _touch(path: str, text: str = "") -> None:
     tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8"):
-        pass
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
     os.replace(tmp, path)

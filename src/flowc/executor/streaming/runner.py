@@ -171,12 +171,13 @@ class _StreamJob:
         began = time.perf_counter()
         paths = sorted({files.local_path(r.path) or r.path for r in df.collect()})
         prev = self.ckpt.previous(batch_id)
+        before = self.ckpt.files_read(prev)
         rdds: dict[str, Any] = {}
         outputs = []
         from pyspark import StorageLevel
 
         for v in self.plan.vertices:
-            rdd = self._vertex_rdd(v, batch_id, prev, paths, rdds)
+            rdd = self._vertex_rdd(v, batch_id, prev, paths, before, rdds)
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             rdds[v.id] = rdd
             outputs.append(rdd)
@@ -188,18 +189,23 @@ class _StreamJob:
                 rdd.unpersist()
         self._commit(batch_id, collected)
         hold_for_test("after-sinks", batch_id)
-        self.ckpt.finish_batch(batch_id)
+        self.ckpt.finish_batch(batch_id, before + len(paths))
         hold_for_test("after-state", batch_id)
         self._report(batch_id, collected, len(paths), time.perf_counter() - began)
 
     def _vertex_rdd(self, v: VertexPlan, batch: int, prev: int | None, paths: list[str],
-                    rdds: dict[str, Any]) -> Any:
+                    before: int, rdds: dict[str, Any]) -> Any:
         p, state_dir = v.parallelism, self.ckpt.state
-        if not v.inputs:  # the source vertex: file i of the batch to subtask i % p
+        if not v.inputs:
+            # The source vertex: the job's n-th file goes to subtask n % p (round robin over
+            # the batches, as the enumerator hands splits to readers in turn; one file per
+            # batch still reaches every subtask, so none holds the watermark back for long).
             spec = self.plan.source
+            mine = [[f for k, f in enumerate(paths) if (before + k) % p == idx]
+                    for idx in range(p)]
 
             def run_source(idx: int, _it: Any) -> Any:
-                return run_subtask(v, idx, batch, prev, state_dir, (spec, paths[idx::p]), None)
+                return run_subtask(v, idx, batch, prev, state_dir, (spec, mine[idx]), None)
             return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
         parts = [rdds[vid].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
                  for vid, slot in v.inputs]
