@@ -207,29 +207,30 @@ def test_trigger_durations() -> None:
         parse_trigger("soon")
 
 
-@pytest.mark.spark
-def test_a_monitored_text_line_source_from_the_python_api(spark: Any, tmp_path: Path) -> None:
+def _lines_job(d: Path, build: Callable[[Any], Any]) -> Any:
     from flowc.common import WatermarkStrategy
     from flowc.datastream import Duration, StreamExecutionEnvironment
     from flowc.datastream.connectors.file_system import FileSource, StreamFormat
 
-    d = tmp_path / "in"
-    d.mkdir()
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(2)
     source = FileSource.for_record_stream_format(StreamFormat.text_line_format(), str(d)) \
         .monitor_continuously(Duration.of_millis(100)).build()
-    env.from_source(source, WatermarkStrategy.no_watermarks(), "lines") \
-        .flat_map(lambda line: line.split()).key_by(lambda w: w) \
-        .map(lambda w: (w, 1)).key_by(lambda t: t[0]).reduce(lambda a, b: (a[0], a[1] + b[1])) \
-        .print()
-    jg = env.get_job_graph()
+    build(env.from_source(source, WatermarkStrategy.no_watermarks(), "lines")).print()
+    return env.get_job_graph()
+
+
+def _stream_texts(tmp_path: Path, build: Callable[[Any], Any], texts: list[str]) -> list[str]:
+    """Each text as one file, one micro-batch each; the printed records without prefixes."""
+    d = tmp_path / "in"
+    d.mkdir()
+    jg = _lines_job(d, build)
     stop = threading.Event()
     ckpt = Checkpoint(str(tmp_path / "ck"))
 
     def feed() -> None:
         try:
-            for k, text in enumerate(["a b a", "b c"]):
+            for k, text in enumerate(texts):
                 (d / f"f{k}.txt").write_text(text + "\n")
                 deadline = time.monotonic() + 60
                 while (ckpt.done_batches() or [-1])[-1] < k and time.monotonic() < deadline:
@@ -243,6 +244,32 @@ def test_a_monitored_text_line_source_from_the_python_api(spark: Any, tmp_path: 
     finally:
         stop.set()
         t.join()
-    # rolling reduce: a running count per word, state kept across the two batches
-    counts = sorted(line.split("> ", 1)[1] for line in stats.printed)
-    assert counts == sorted(["('a', 1)", "('a', 2)", "('b', 1)", "('b', 2)", "('c', 1)"])
+    assert stats.batches == len(texts)
+    return [line.split("> ", 1)[1] for line in stats.printed]
+
+
+@pytest.mark.spark
+def test_keyed_value_state_continues_across_micro_batches(spark: Any, tmp_path: Path) -> None:
+    from flowc.datastream import KeyedProcessFunction, RuntimeContext, ValueStateDescriptor
+
+    class Count(KeyedProcessFunction):
+        def open(self, ctx: RuntimeContext) -> None:
+            self.n = ctx.get_state(ValueStateDescriptor("n"))
+
+        def process_element(self, value: Any, ctx: Any) -> Any:
+            n = (self.n.value() or 0) + 1
+            self.n.update(n)
+            yield f"{value}={n}"
+
+    out = _stream_texts(tmp_path, lambda s: s.flat_map(str.split).key_by(lambda w: w)
+                        .process(Count()), ["a b a", "a c", "b"])
+    assert sorted(out) == ["a=1", "a=2", "a=3", "b=1", "b=2", "c=1"]
+
+
+@pytest.mark.spark
+def test_a_monitored_text_line_source_from_the_python_api(spark: Any, tmp_path: Path) -> None:
+    out = _stream_texts(tmp_path, lambda s: s.flat_map(str.split).map(lambda w: (w, 1))
+                        .key_by(lambda t: t[0]).reduce(lambda a, b: (a[0], a[1] + b[1])),
+                        ["a b a", "b c"])
+    # rolling reduce: a running count per word, its state kept across the two batches
+    assert sorted(out) == sorted(["('a', 1)", "('a', 2)", "('b', 1)", "('b', 2)", "('c', 1)"])
