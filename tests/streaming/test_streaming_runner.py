@@ -182,6 +182,34 @@ def test_files_go_round_robin_over_batches_so_no_source_subtask_stays_behind(
     assert _rows(work / "out") == expected
 
 
+@pytest.mark.spark
+def test_a_record_behind_a_batchs_watermark_is_late_unlike_in_one_bounded_run(
+        spark: Any, tmp_path: Path) -> None:
+    """The documented difference: watermarks become visible per micro-batch. A record that
+    arrives after a batch moved the watermark past its window is dropped (and counted);
+    the reference executor reads all files in one run, where only the final watermark
+    comes, so it counts the record."""
+    work = _setup(tmp_path)
+
+    def feed(wait: Callable[[int], None]) -> None:
+        for k in range(3):
+            _file(work / "in", k)
+            wait(k + 1)
+        (work / "in" / "late.csv").write_text("user_id,action,ts\nu1,click,100\n")
+        wait(4)
+        _sentinel(work / "in")
+        wait(5)
+
+    stats = _run(work, work / "ck", feed)
+    assert stats.late_records_dropped == 1
+    got = _rows(work / "out")
+    expected, _ = _expected(work)
+    diff = {r: n for r, n in (expected - got).items()}
+    assert len(diff) == 1 and (got - expected)
+    (row,) = diff
+    assert row[0] == "u1"  # the late record's window, counted one higher by the reference
+
+
 def test_unsupported_jobs_fail_before_spark_with_the_operator_named() -> None:
     text = """source a (x int, ts timestamp) from csv 'in/' monitor every 1s;
 source b (x int, ts timestamp) from csv 'in2/' monitor every 1s;

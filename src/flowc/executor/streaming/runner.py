@@ -51,6 +51,8 @@ class StreamStats:
 
     batches: int = 0
     rows: int = 0
+    late_records_dropped: int = 0
+    state_bytes: int = 0  # the snapshots' size after the last batch
     last_batch: int | None = None
     watermark: int | None = None
     printed: list[str] = field(default_factory=list)
@@ -272,17 +274,24 @@ class _StreamJob:
 
     def _report(self, batch: int, collected: list[tuple[int, Any]], n_files: int,
                 seconds: float) -> None:
-        rows = 0
+        rows = late = state = 0
         wms = []
         source_vertex = self.plan.vertices[0].id
         for kind, payload in collected:
-            if kind == STATS and payload[0] == source_vertex:
-                rows += payload[2]["in"]
-                if payload[2]["watermark"] is not None:
-                    wms.append(payload[2]["watermark"])
+            if kind != STATS:
+                continue
+            s = payload[2]
+            late += s["late"]
+            state += s["state_bytes"]
+            if payload[0] == source_vertex:
+                rows += s["in"]
+                if s["watermark"] is not None:
+                    wms.append(s["watermark"])
         st = self.stats
         st.batches += 1
         st.rows += rows
+        st.late_records_dropped += late
+        st.state_bytes = state
         st.last_batch = batch
         st.watermark = min(wms) if wms else st.watermark
         wm = "-" if st.watermark is None or st.watermark < -(1 << 62) else \
@@ -290,8 +299,11 @@ class _StreamJob:
             .strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
         line = (f"{self.name}: batch {batch}: {n_files} file{'s' if n_files != 1 else ''}, "
                 f"{rows:,} rows ({rows / seconds if seconds > 0 else 0:,.0f} rows/s), "
-                f"watermark {self.sg.nodes[self.plan.source_node].name} {wm}; "
-                f"{st.batches} batches, {st.rows:,} rows in all")
+                f"watermark {self.sg.nodes[self.plan.source_node].name} {wm}, "
+                f"state {state / 1024:,.1f} KiB"
+                + (f", {st.late_records_dropped:,} late records dropped"
+                   if st.late_records_dropped else "")
+                + f"; {st.batches} batches, {st.rows:,} rows in all")
         if self.progress:
             sys.stderr.write("\r\x1b[2K" + line)
         else:

@@ -33,9 +33,9 @@ from flowc.executor.streaming.plan import Member, VertexPlan
 SINK, DEAD, STATS = -1, -2, -3
 Emit = Callable[[Any, Any], None]
 
-# Operator attributes that are wiring or configuration, never state.
+# Operator attributes that are wiring, configuration or per-run metrics, never state.
 _NOT_STATE = frozenset({"spec", "info", "keys", "out", "side", "out_wm", "_functions",
-                        "backend"})
+                        "backend", "late_records_dropped", "extra_records"})
 _STATE_TYPES = (dict, list, set, int, float, str, tuple, TimerService, type(None))
 
 
@@ -265,7 +265,7 @@ def run_subtask(plan: VertexPlan, idx: int, batch: int, prev: int | None, state_
             run.run_input(items)
         snap = run.snapshot()
         run.close()
-        _write_snapshot(snapshot_path(state_dir, batch, plan.id, idx), snap)
+        state_bytes = _write_snapshot(snapshot_path(state_dir, batch, plan.id, idx), snap)
     except Exception as e:  # noqa: BLE001 - every failure is reported with its operator
         payload = {"node": getattr(e, "flowc_node", plan.head.nid), "type": type(e).__name__,
                    "message": str(e), "flowc": isinstance(e, FlowcError)}
@@ -274,14 +274,17 @@ def run_subtask(plan: VertexPlan, idx: int, batch: int, prev: int | None, state_
     if bad is not None:
         for line in bad.lines:
             yield DEAD, (plan.head.nid, line)
-    yield STATS, (plan.id, idx, run.stats())
+    yield STATS, (plan.id, idx, {**run.stats(), "state_bytes": state_bytes})
 
 
-def _write_snapshot(path: str, snap: dict[str, Any]) -> None:
+def _write_snapshot(path: str, snap: dict[str, Any]) -> int:
+    """Write the snapshot; returns its size in bytes."""
     from pyspark import cloudpickle
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
+    data = cloudpickle.dumps(snap)
     with open(tmp, "wb") as fh:
-        cloudpickle.dump(snap, fh)
+        fh.write(data)
     os.replace(tmp, path)  # a reader sees the whole snapshot or none
+    return len(data)
