@@ -35,6 +35,7 @@ kept
   | aggregate count(*) as n, max(ts) as last
   | write csv '{out}';
 kept | filter action = 'buy' | print 'buys';
+kept | blackhole;
 """
 SENTINEL = 1_000_000_000_000
 

@@ -4,7 +4,7 @@ channels (computed once on the driver; picklable, shipped to every micro-batch's
 Supported today (``plan_streaming`` names the first thing that is not): one unbounded file
 source (csv / json lines / parquet, or text lines; local paths) and no other source; one-input operators
 of the runtime (map / filter / flat_map / process, keyed process, rolling aggregates,
-windows, ...); print, csv / json / parquet file sinks; every partitioner. Not yet:
+windows, ...); print, blackhole, csv / json / parquet file sinks; every partitioner. Not yet:
 two-input operators and unions, collect sinks, text-line sources, several sources.
 """
 
@@ -21,7 +21,7 @@ from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.executor.sinks import check_sink, declared_columns
 from flowc.executor.wiring import Wiring
-from flowc.operators import FileSink, FileSource, PrintSink, TextLineFileSource
+from flowc.operators import DiscardingSink, FileSink, FileSource, PrintSink, TextLineFileSource
 from flowc.planner.stream_graph import NodeKind, StreamGraph
 
 
@@ -171,8 +171,9 @@ def _unsupported(sg: StreamGraph, n: Any, n_sources: int) -> str | None:
         return None
     if len(sg.inputs(n.id)) > 1 or getattr(n, "two_input", False):
         return "two-input operators and unions are not streamed yet"
-    if n.kind is NodeKind.SINK and not isinstance(n.operator, (PrintSink, FileSink)):
-        return "streaming sinks are print and csv / json / parquet files"
+    if n.kind is NodeKind.SINK and not isinstance(n.operator, (PrintSink, FileSink,
+                                                               DiscardingSink)):
+        return "streaming sinks are print, blackhole and csv / json / parquet files"
     if isinstance(n.operator, FileSink) and declared_columns(n.operator, n.output_type) is None:
         return "a streamed file sink needs a declared schema"
     return None

@@ -29,6 +29,7 @@ from flowc.executor.runtime.core import LONG_MIN, Operator, TaskInfo, TimerServi
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.state import KeyedStateBackend
 from flowc.executor.streaming.plan import Member, VertexPlan
+from flowc.operators import DiscardingSink
 
 SINK, DEAD, STATS = -1, -2, -3
 Emit = Callable[[Any, Any], None]
@@ -98,6 +99,9 @@ class SubtaskRun:
 
     def _wire(self, m: Member) -> None:
         op = self.ops.get(m.nid)
+        if m.kind == "sink" and isinstance(m.spec, DiscardingSink):
+            self.entries[m.nid] = (lambda v, ts: None, lambda wm: None)
+            return
         if m.kind == "sink":
             items, nid, idx = self.items, m.nid, self.idx
             self.entries[m.nid] = (lambda v, ts: items.append((SINK, (nid, idx, v))),
