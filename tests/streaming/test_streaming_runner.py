@@ -142,6 +142,20 @@ def test_many_micro_batches_and_a_restart_equal_the_reference_streaming_run(
         _sentinel(work / "in")
         wait(7)
 
+    # the snapshots: one entry per operator, under Flink's operator id (as a savepoint)
+    import pickle
+
+    jg = compile_file(str(work / "job.flow")).env.get_job_graph()
+    last = Checkpoint(str(ckpt)).done_batches()[-1]
+    windows = [(v, o) for v in jg.vertices_sorted() for o in v.operators
+               if type(jg.stream_graph.nodes[o.node_id].operator).__name__ == "WindowOp"]
+    assert len(windows) == 1
+    v, window = windows[0]
+    for idx in range(2):
+        snap = pickle.loads((ckpt / "flowc" / "state" / str(last) /
+                             f"{v.id}-{idx}.pkl").read_bytes())
+        assert {f"op_{o.id}" for o in v.operators} >= set(snap) - {"channels"}
+        assert {"state", "timers", "watermark"} <= set(snap[f"op_{window.id}"])
     s2 = _run(work, ckpt, second)  # the same checkpoint: state and offsets continue
     assert s2.batches == 4 and s2.rows == 3 * 12 + 1  # the first run's files are not reread
     got = _rows(work / "out")
