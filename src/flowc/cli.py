@@ -57,6 +57,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="Maven packages for Spark's classpath (spark.jars.packages)")
     run.add_argument("--jars", default=None, metavar="JAR,...",
                      help="jars for Spark's classpath (spark.jars)")
+    run.add_argument("--checkpoint", default=None, metavar="DIR",
+                     help="unbounded jobs: the checkpoint directory; a restart on the same "
+                          "directory resumes where the job stopped (default: a temporary "
+                          "one, removed at the end)")
+    run.add_argument("--trigger", default=None, metavar="DURATION",
+                     help="unbounded jobs: start a micro-batch every DURATION (1s, 500ms; "
+                          "0: as soon as the previous one ended; default: the source's "
+                          "monitor interval)")
     run.add_argument("--py-files", default=None, metavar="FILE,...",
                      help=".py / .zip / .egg files for the driver's and the workers' import "
                           "path (spark.submit.pyFiles)")
@@ -300,7 +308,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not os.path.exists(args.file):
             raise ConfigError(f"no such file: {args.file}")
         run_options = {"master": args.master, "verbose": args.verbose,
-                       "progress": not args.no_progress and sys.stderr.isatty()}
+                       "progress": not args.no_progress and sys.stderr.isatty(),
+                       "checkpoint": args.checkpoint,
+                       "trigger_ms": None if args.trigger is None else _trigger(args.trigger)}
         _run_python(args.file, dry_run=False, configure=_program_settings(args),
                     run_options=run_options,
                     on_result=lambda result: print(result.summary(), file=sys.stderr))
@@ -315,10 +325,37 @@ def cmd_run(args: argparse.Namespace) -> int:
     env = script.env
     with plan_help(env):
         job_graph = env.get_job_graph()
+    from flowc.executor.streaming import unbounded_sources
+
+    if unbounded_sources(job_graph):
+        return _run_streaming(args, job_graph, env.config.job_name)
+    if args.checkpoint is not None or args.trigger is not None:
+        raise ConfigError("--checkpoint and --trigger apply to unbounded jobs (a source with "
+                          "a monitor interval); this job's sources are bounded")
     result = run_job_graph(job_graph, master=args.master, verbose=args.verbose,
                            progress=not args.no_progress and sys.stderr.isatty(),
                            job_name=env.config.job_name)
     print(result.summary(), file=sys.stderr)
+    return EXIT_OK
+
+
+def _trigger(text: str) -> int:
+    from flowc.executor.streaming.runner import parse_trigger
+
+    return parse_trigger(text)
+
+
+def _run_streaming(args: argparse.Namespace, job_graph: Any, job_name: str) -> int:
+    """Run an unbounded job until Ctrl-C / SIGTERM, which end it after the running
+    micro-batch with a consistent checkpoint."""
+    from flowc.executor.streaming.runner import run_until_stopped
+
+    trigger = None if args.trigger is None else _trigger(args.trigger)
+    stats = run_until_stopped(job_graph, checkpoint=args.checkpoint, trigger_ms=trigger,
+                              master=args.master, verbose=args.verbose,
+                              progress=not args.no_progress and sys.stderr.isatty(),
+                              job_name=job_name)
+    print("\n" + stats.summary(), file=sys.stderr)
     return EXIT_OK
 
 

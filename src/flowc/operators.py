@@ -333,6 +333,7 @@ class IntervalJoinOp(OperatorSpec):
 
 @dataclass(frozen=True, eq=False)
 class SourceSpec:
+    # Flink's Boundedness: BOUNDED, or CONTINUOUS_UNBOUNDED (a monitored directory).
     bounded = True
 
     @property
@@ -373,6 +374,13 @@ class FileSource(SourceSpec):
     schema: tuple[tuple[str, str], ...]
     options: tuple[tuple[str, str], ...] = ()
     dead_letter: str | None = None
+    # Milliseconds between listings of ``path`` for new files (Flink's
+    # ``source.monitor-interval`` / ``monitorContinuously``); None: read once (bounded).
+    monitor_interval: int | None = None
+
+    @property
+    def bounded(self) -> bool:  # type: ignore[override]
+        return self.monitor_interval is None
 
     @property
     def default_name(self) -> str:
@@ -387,6 +395,11 @@ class TextLineFileSource(SourceSpec):
     (flowc.executor.runtime.sources)."""
 
     paths: tuple[str, ...]
+    monitor_interval: int | None = None  # ms; see FileSource.monitor_interval
+
+    @property
+    def bounded(self) -> bool:  # type: ignore[override]
+        return self.monitor_interval is None
 
     @property
     def default_name(self) -> str:

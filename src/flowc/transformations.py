@@ -221,3 +221,38 @@ class Program:
     # The next transformation id: translation draws ids from here, as Flink's does from its
     # global counter (virtual partition / side-output nodes and v2 sink writers).
     next_id: int = 0
+
+
+UNBOUNDED_IN_BATCH = ("Detected an UNBOUNDED source with the 'execution.runtime-mode' set to "
+                      "'BATCH'. This combination is not allowed, please set the "
+                      "'execution.runtime-mode' to STREAMING or AUTOMATIC")
+
+
+def unbounded_sources(transformations: dict[int, Transformation],
+                      roots: tuple[int, ...] | None = None) -> list[SourceTransformation]:
+    """The CONTINUOUS_UNBOUNDED sources among the transitive inputs of ``roots`` (Flink's
+    ``StreamGraphGenerator.existsUnboundedSource``); ``roots`` None: every source."""
+    if roots is None:
+        seen = set(transformations)
+    else:
+        seen = set()
+        stack = list(roots)
+        while stack:
+            tid = stack.pop()
+            if tid not in seen:
+                seen.add(tid)
+                stack.extend(transformations[tid].inputs)
+    return [t for tid, t in sorted(transformations.items())
+            if tid in seen and isinstance(t, SourceTransformation) and not t.source.bounded]
+
+
+def resolve_mode(config: Config, unbounded: bool) -> Config:
+    """AUTOMATIC is STREAMING when a source is unbounded, else BATCH (Flink's
+    ``shouldExecuteInBatchMode``)."""
+    if config.mode is not RuntimeExecutionMode.AUTOMATIC:
+        return config
+    import dataclasses
+
+    mode = RuntimeExecutionMode.STREAMING if unbounded else RuntimeExecutionMode.BATCH
+    return dataclasses.replace(config, mode=mode)
+

@@ -42,7 +42,7 @@ def test_chaining_key_disables_chaining() -> None:
     ("SET 'table.exec.mini-batch.enabled' = 'true';",
      "1:6: error: unknown setting 'table.exec.mini-batch.enabled'"),
     ("SET 'execution.runtime-mode' = 'fast';",
-     "1:32: error: 'execution.runtime-mode' must be streaming or batch, got fast"),
+     "1:32: error: 'execution.runtime-mode' must be streaming or batch or automatic, got fast"),
     ("SET 'parallelism.default' = 'four';",
      "1:29: error: 'parallelism.default' must be a whole number, got 'four'"),
     ("SET 'parallelism.default' = '0';",

@@ -24,6 +24,8 @@ from flowc.transformations import (
     RuntimeExecutionMode,
     SourceTransformation,
     Transformation,
+    resolve_mode,
+    unbounded_sources,
 )
 from flowc.windowing import WatermarkStrategy
 
@@ -198,9 +200,7 @@ class StreamExecutionEnvironment:
     def set_runtime_mode(self, mode: RuntimeExecutionMode) -> StreamExecutionEnvironment:
         if not isinstance(mode, RuntimeExecutionMode):
             raise ApiError(f"runtime mode must be a RuntimeExecutionMode, got {mode!r}")
-        if mode is RuntimeExecutionMode.AUTOMATIC:
-            # All flowc sources are bounded, so AUTOMATIC resolves to BATCH as in Flink.
-            mode = RuntimeExecutionMode.BATCH
+        # AUTOMATIC stays until the sources are known (see ``config``).
         self._config = dataclasses.replace(self._config, mode=mode)
         return self
 
@@ -216,7 +216,10 @@ class StreamExecutionEnvironment:
 
     @property
     def config(self) -> Config:
-        return self._config
+        """The settings, AUTOMATIC resolved as Flink does (STREAMING when a source is
+        unbounded, else BATCH) over the sources declared so far; the StreamGraph generator
+        resolves it again over the sources its sinks read."""
+        return resolve_mode(self._config, bool(unbounded_sources(self._transformations)))
 
     def get_config(self) -> ExecutionConfig:
         from flowc.api.config import ExecutionConfig
@@ -366,8 +369,19 @@ class StreamExecutionEnvironment:
         except ImportError as e:  # pragma: no cover - only before the executor exists
             raise ConfigError("no executor is available in this build of flowc") from e
         graph = self._take_job().get_job_graph()
-        result = run_job_graph(graph, job_name=job_name or self._config.job_name,
-                               **(cap.run_options if cap else {}))
+        options = dict(cap.run_options) if cap else {}
+        from flowc.executor.streaming import unbounded_sources
+
+        if unbounded_sources(graph):  # runs until SIGINT / SIGTERM, as PyFlink's would
+            from flowc.executor.streaming.runner import run_until_stopped
+
+            result = run_until_stopped(graph, job_name=job_name or self._config.job_name,
+                                       **options)
+        else:
+            options.pop("checkpoint", None)
+            options.pop("trigger_ms", None)
+            result = run_job_graph(graph, job_name=job_name or self._config.job_name,
+                                   **options)
         if cap is not None and cap.on_result is not None:
             cap.on_result(result)
         return result

@@ -16,7 +16,9 @@ def run_job_graph(job_graph: Any, *, master: str | None = None, verbose: bool = 
     from flowc.errors import ConfigError
     from flowc.executor.arrow.plan import CHOICES, OPTION, executor_choice, plan_members
     from flowc.executor.spark import run_on_spark
+    from flowc.executor.streaming import refuse_unbounded
 
+    refuse_unbounded(job_graph, "Spark batch executor")
     choice = executor_choice(job_graph)
     if choice not in CHOICES:
         raise ConfigError(f"unknown value '{choice}' for {OPTION} (use auto, columnar or row)")

@@ -139,6 +139,9 @@ class _Outputs:
 
 
 def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobResult:
+    from flowc.executor.streaming import refuse_unbounded
+
+    refuse_unbounded(job_graph, "reference executor")
     start = time.perf_counter()
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH

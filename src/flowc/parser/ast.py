@@ -465,6 +465,10 @@ class FileBody:
     options: tuple[Setting, ...]
     span: Span
     format_span: Span
+    # ``monitor every <duration>``: list the path for new files every this many ms
+    # (an unbounded source); None: read the files there once.
+    monitor: int | None = None
+    monitor_span: Span | None = None
 
 
 @dataclass(frozen=True)

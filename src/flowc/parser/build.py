@@ -195,9 +195,15 @@ class AstBuilder(SortSteps, OverSteps):
 
     @v_args(meta=True, inline=True)
     def file_source(self, meta: Any, fmt: Token, path: Token,
-                    options: list[A.Setting] | None = None) -> A.FileBody:
+                    options: list[A.Setting] | None = None,
+                    monitor: tuple[int, Span] | None = None) -> A.FileBody:
+        every, every_span = monitor if monitor is not None else (None, None)
         return A.FileBody(str(fmt), string_value(path), tuple(options or ()), self.meta(meta),
-                          self.tok(fmt))
+                          self.tok(fmt), every, every_span)
+
+    def monitor(self, t: Token) -> tuple[int, Span]:
+        span = self.tok(t)
+        return duration_millis(str(t), span), span
 
     @v_args(meta=True)
     def values_source(self, meta: Any, rows: list[tuple[tuple[A.Expr, ...], Span]]) -> A.ValuesBody:

@@ -375,8 +375,11 @@ class Lowerer:
             # The language's default (documented): a csv file's first line names its columns.
             options = (("header", "true"),) + options
         dead = self.resolve_path(stmt.dead_letter) if stmt.dead_letter else None
+        if body.monitor is not None and body.monitor <= 0:
+            raise FlowTypeError("the monitor interval must be positive", body.monitor_span
+                                or body.span, hint="for example: monitor every 1s")
         spec = FileSource(self.resolve_path(body.path), body.format, schema.as_pairs(), options,
-                          dead)
+                          dead, body.monitor)
         return self._from_source(spec, stmt, schema, strategy)
 
     def _from_source(self, spec: Any, stmt: A.SourceStmt, schema: Schema,

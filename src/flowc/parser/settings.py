@@ -115,7 +115,7 @@ def _apply(env: Any, s: A.Setting, key: str, what: str) -> None:
         if not _ON[word_setting(s, what, ("on", "off", "true", "false"))]:
             env.disable_operator_chaining()
     elif key == "mode":
-        mode = word_setting(s, what, ("streaming", "batch"))
+        mode = word_setting(s, what, ("streaming", "batch", "automatic"))
         env.set_runtime_mode(RuntimeExecutionMode[mode.upper()])
     else:
         env.set_job_name(str_setting(s, what))

@@ -16,6 +16,7 @@ from flowc.planner.sink_topology import SinkCommitterOp, committers_enabled, has
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
 from flowc.planner.watermark_timing import timed
 from flowc.transformations import (
+    UNBOUNDED_IN_BATCH,
     ChainingStrategy,
     KeySelector,
     OneInputTransformation,
@@ -31,6 +32,8 @@ from flowc.transformations import (
     Transformation,
     TwoInputTransformation,
     UnionTransformation,
+    resolve_mode,
+    unbounded_sources,
 )
 
 DEFAULT_SLOT_SHARING_GROUP = "default"
@@ -267,6 +270,12 @@ def _generate(program: Program) -> StreamGraph:
     if not program.roots:
         raise PlanError("No operators defined in streaming topology. Cannot execute.",
                         java_class="IllegalStateException")
+    unbounded = unbounded_sources(program.transformations, program.roots)
+    if unbounded and program.config.mode is RuntimeExecutionMode.BATCH:
+        raise PlanError(UNBOUNDED_IN_BATCH, unbounded[0].span,
+                        java_class="IllegalStateException")
+    program = dataclasses.replace(program, config=resolve_mode(program.config,
+                                                               bool(unbounded)))
     b = _Builder(program, next_id=max(program.next_id, max(program.transformations, default=0) + 1))
     ts = program.transformations
     done: dict[int, list[int]] = {}

@@ -8,6 +8,7 @@ Connectors: ``filesystem`` (read and write; ``format`` csv/json/parquet), ``data
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -234,7 +235,37 @@ def file_body(t: TableDef) -> A.FileBody:
             if flow_key == "header":
                 value = A.Word(opts[key].lower())
             settings.append(A.Setting(flow_key, value, s, s, s))
-    return A.FileBody(fmt, path, tuple(settings), t.span, fspan)
+    monitor = None
+    mspan = t.option_spans.get("source.monitor-interval")
+    if mspan is not None:
+        monitor = flink_duration(opts["source.monitor-interval"], mspan)
+        if monitor <= 0:
+            raise FlowTypeError("'source.monitor-interval' must be positive", mspan,
+                                hint="for example: 'source.monitor-interval' = '1s'")
+    return A.FileBody(fmt, path, tuple(settings), t.span, fspan, monitor, mspan)
+
+
+# Flink's TimeUtils.parseDuration units (a number without a unit is milliseconds).
+_DURATION_UNITS = {
+    **dict.fromkeys(("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1000),
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 60_000),
+    **dict.fromkeys(("h", "hour", "hours"), 3_600_000),
+    **dict.fromkeys(("d", "day", "days"), 86_400_000),
+}
+_DURATION = re.compile(r"\s*(\d+)\s*([a-z]*)\s*")
+
+
+def flink_duration(text: str, span: Span) -> int:
+    """Milliseconds of a Flink duration option value (``'1s'``, ``'500 ms'``, ``'2 min'``;
+    TimeUtils.parseDuration's units; sub-millisecond units are not supported)."""
+    m = _DURATION.fullmatch(text.lower())
+    if m is None or (m.group(2) and m.group(2) not in _DURATION_UNITS):
+        unit = m.group(2) if m is not None else ""
+        raise FlowTypeError(f"'{text}' is not a duration", span,
+                            hint=(_dym(unit, list(_DURATION_UNITS)) if unit else None)
+                            or "for example '1s', '500 ms' or '2 min'")
+    return int(m.group(1)) * _DURATION_UNITS.get(m.group(2) or "ms", 1)
 
 
 def int_setting(key: str, text: str, span: Span) -> A.Setting:

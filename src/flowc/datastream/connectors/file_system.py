@@ -13,7 +13,8 @@ and ``FileSink`` with a row format, as PyFlink spells it::
             .build())
     stream.sink_to(sink)
 
-Bulk formats, compaction and continuous monitoring are not in flowc yet
+``monitor_continuously(Duration)`` makes a source unbounded (a directory watched for new
+files). Bulk formats and compaction are not in flowc yet
 (docs/flink-differences.md); ``.flow`` / SQL file sinks and ``flowc.datastream.FileSink``
 write csv, json and parquet."""
 
@@ -26,6 +27,7 @@ from flowc.api.environment import user_call_span
 from flowc.common.serialization import Encoder
 from flowc.errors import ApiError
 from flowc.operators import RowFormatFileSink, TextLineFileSource
+from flowc.windowing import Duration
 
 
 class StreamFormat:
@@ -45,9 +47,27 @@ class FileSourceBuilder:
     def __init__(self, stream_format: StreamFormat, paths: tuple[str, ...]) -> None:
         self._format = stream_format
         self._paths = paths
+        self._monitor: int | None = None
+
+    def monitor_continuously(self, discovery_interval: Duration) -> FileSourceBuilder:
+        """Keep watching the paths for new files, listing them every ``discovery_interval``:
+        the source becomes unbounded (Flink's CONTINUOUS_UNBOUNDED)."""
+        if not isinstance(discovery_interval, Duration):
+            raise ApiError("monitor_continuously needs a Duration, got "
+                           f"{discovery_interval!r}")
+        if discovery_interval.millis <= 0:
+            # Flink's ContinuousEnumerationSettings check
+            raise ApiError("discoveryInterval must be > 0")
+        self._monitor = discovery_interval.millis
+        return self
+
+    def process_static_file_set(self) -> FileSourceBuilder:
+        """Read the files there once (the default): a bounded source."""
+        self._monitor = None
+        return self
 
     def build(self) -> TextLineFileSource:
-        return TextLineFileSource(self._paths)
+        return TextLineFileSource(self._paths, self._monitor)
 
 
 class FileSource:

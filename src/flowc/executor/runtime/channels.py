@@ -23,9 +23,11 @@ _PAD = object()
 
 
 def merge_channels(channels: Sequence[Sequence[tuple[Any, Any]]], inputs: Sequence[int],
-                   batch: bool) -> Iterator[tuple[int, Any, Any]]:
+                   batch: bool, wms: list[int] | None = None) -> Iterator[tuple[int, Any, Any]]:
     """Yield ``(input number, value, ts)`` for records and ``(0, Watermark, wm)`` for
-    combined watermarks; ``inputs[c]`` is channel ``c``'s input number (1 or 2)."""
+    combined watermarks; ``inputs[c]`` is channel ``c``'s input number (1 or 2). ``wms``:
+    the channels' watermarks so far (a streaming micro-batch continues the previous one's),
+    updated in place."""
     if batch:
         for c, ch in enumerate(channels):
             n = inputs[c]
@@ -33,8 +35,9 @@ def merge_channels(channels: Sequence[Sequence[tuple[Any, Any]]], inputs: Sequen
                 if v is not Watermark:
                     yield n, v, ts
         return
-    wms = [LONG_MIN] * len(channels)
-    combined = LONG_MIN
+    if wms is None:
+        wms = [LONG_MIN] * len(channels)
+    combined = min(wms, default=LONG_MIN)
     for row in zip_longest(*channels, fillvalue=_PAD):
         for c, el in enumerate(row):
             if el is _PAD:

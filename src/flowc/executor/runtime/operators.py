@@ -358,6 +358,14 @@ class TimestampsAndWatermarksOperator(Operator):
                 self.emitted = self.max_ts - self.delay
                 self.out_wm(self.emitted)
 
+    def emit_periodic(self) -> None:
+        """A periodic emission outside the record count (the end of a streaming
+        micro-batch): the generator's watermark, if it rose."""
+        if self.generates and self.max_ts != LONG_MIN and \
+                self.max_ts - self.delay > self.emitted:
+            self.emitted = self.max_ts - self.delay
+            self.out_wm(self.emitted)
+
     def on_watermark(self, wm: int) -> None:
         if wm == LONG_MAX and self.watermark < LONG_MAX:
             self.watermark = wm

@@ -1,0 +1,28 @@
+"""Unbounded jobs: which sources never end, and the executors' refusal to run them as
+bounded jobs (a monitored directory read once would silently lose every later file)."""
+
+from __future__ import annotations
+
+from flowc.chaining.job_graph import JobGraph
+from flowc.errors import UnsupportedError
+from flowc.planner.stream_graph import NodeKind, StreamNode
+
+
+def unbounded_sources(job_graph: JobGraph) -> list[StreamNode]:
+    """The job's CONTINUOUS_UNBOUNDED source nodes, in node order."""
+    sg = job_graph.stream_graph
+    return [n for _, n in sorted(sg.nodes.items())
+            if n.kind is NodeKind.SOURCE and not getattr(n.operator, "bounded", True)]
+
+
+def refuse_unbounded(job_graph: JobGraph, executor: str) -> None:
+    """An executor that reads its sources to their end cannot run an unbounded source."""
+    nodes = unbounded_sources(job_graph)
+    if nodes:
+        n = nodes[0]
+        raise UnsupportedError(
+            f"'{n.name}' is unbounded (it watches its directory for new files); "
+            f"the {executor} runs bounded jobs only", n.span,
+            hint="run it with `flowc run` (or env.execute(), or "
+                 "flowc.executor.streaming.runner.run_streaming), or drop the monitor "
+                 "interval to read the files there once")

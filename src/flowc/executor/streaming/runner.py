@@ -1,0 +1,406 @@
+"""Run an unbounded job as one Spark Structured Streaming query.
+
+The query is Spark's file stream source over the monitored directory (it keeps the offsets
+log: which files make up which micro-batch, replayed identically after a crash) and one
+``foreachBatch``. For each micro-batch the driver runs the job's vertices as Spark stages,
+exactly as the batch executor routes them (subtask *i* = partition *i*; non-chained edges
+carry the target subtask computed in the producer, ``partitionBy`` on it), every subtask
+continuing from its snapshot of the previous batch (``task.py``). Then every sink and
+dead-letter output commits the batch once (``commit.py``), the batch's snapshots are
+marked done, and Spark commits its offsets. A kill at any point replays the batch: same
+files, same snapshots, same outputs, sinks that committed it skip it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flowc.chaining.job_graph import JobGraph
+from flowc.errors import ConfigError, ExecutionError, FlowcError
+from flowc.executor.failures import blame
+from flowc.executor.runtime import files
+from flowc.executor.sinks import (
+    abort,
+    print_prefix,
+    print_text,
+    sink_path,
+    stage_lines,
+    stage_python,
+)
+from flowc.executor.streaming.commit import Checkpoint
+from flowc.executor.streaming.plan import StreamingPlan, VertexPlan, plan_streaming
+from flowc.executor.streaming.task import DEAD, SINK, STATS, run_subtask
+from flowc.operators import FileSink, PrintSink, TextLineFileSource
+
+STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
+
+
+@dataclass
+class StreamStats:
+    """What the run did: batches completed, records read, per-batch lines for the log."""
+
+    batches: int = 0
+    rows: int = 0
+    late_records_dropped: int = 0
+    state_bytes: int = 0  # the snapshots' size after the last batch
+    last_batch: int | None = None
+    watermark: int | None = None
+    printed: list[str] = field(default_factory=list)
+    name: str = ""
+
+    def summary(self) -> str:
+        return (f"job '{self.name}' stopped after {self.batches} micro-batch"
+                f"{'es' if self.batches != 1 else ''} "
+                f"({self.rows:,} rows)" + (f"; batch {self.last_batch} committed"
+                                           if self.last_batch is not None else ""))
+
+
+def parse_trigger(text: str) -> int:
+    """``1s`` / ``500ms`` / ``0`` -> milliseconds (``flowc run --trigger``)."""
+    from flowc.errors import Span
+    from flowc.sql.ddl import flink_duration
+
+    try:
+        return flink_duration(text, Span("--trigger", 1, 1))
+    except FlowcError:
+        raise ConfigError(f"--trigger expects a duration such as 1s or 500ms, got '{text}'") \
+            from None
+
+
+def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
+                  trigger_ms: int | None = None, master: str | None = None,
+                  verbose: bool = False, progress: bool = False, job_name: str | None = None,
+                  stop: threading.Event | None = None) -> StreamStats:
+    """Run until ``stop`` is set (the CLI sets it on SIGINT / SIGTERM), then end after the
+    running micro-batch. Without ``checkpoint`` a temporary one is used and removed."""
+    from flowc.executor.spark.runner import spark_options
+    from flowc.executor.spark.session import get_spark
+
+    sg = job_graph.stream_graph
+    name = job_name or sg.config.job_name
+    plan = plan_streaming(job_graph)  # unsupported jobs fail before Spark starts
+    given = source_directory(plan.source)
+    src = files.local_path(given) or given
+    if not os.path.isdir(src):
+        raise ExecutionError(f"the monitored directory {given} does not exist",
+                             sg.nodes[plan.source_node].span)
+    temporary = checkpoint is None
+    root = tempfile.mkdtemp(prefix="flowc-checkpoint-") if temporary else checkpoint
+    assert root is not None
+    ckpt = Checkpoint(root)
+    stop = stop or threading.Event()
+    spark = get_spark(master, verbose, spark_options(sg.config.options))
+    job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
+    interval = plan.source.monitor_interval if trigger_ms is None else trigger_ms
+    try:
+        job.run(os.path.abspath(src), interval or 0, stop)
+    finally:
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+    return job.stats
+
+
+class _StreamJob:
+    def __init__(self, spark: Any, job_graph: JobGraph, plan: StreamingPlan, ckpt: Checkpoint,
+                 name: str, progress: bool) -> None:
+        self.spark = spark
+        self.sc = spark.sparkContext
+        self.sg = job_graph.stream_graph
+        self.plan = plan
+        self.ckpt = ckpt
+        self.name = name
+        self.progress = progress
+        self.stats = StreamStats(name=name)
+        self.failure: BaseException | None = None
+
+    def run(self, directory: str, interval_ms: int, stop: threading.Event) -> None:
+        from pyspark.sql import functions as F  # noqa: N812
+
+        # Whole files as rows; only their paths are used (tasks read the files with flowc's
+        # own readers). Spark skips files starting with '.' or '_', as flowc's listing does.
+        # maxFileAge: Spark would ignore a new file whose modification time is a week older
+        # than the newest file's; Flink reads every file that appears.
+        reader = self.spark.readStream.format("text").option("wholetext", "true") \
+            .option("maxFileAge", "36500d")
+        if isinstance(self.plan.source, TextLineFileSource):
+            reader = reader.option("recursiveFileLookup", "true")  # Flink lists recursively
+        df = reader.load(directory).select(F.col("_metadata.file_path").alias("path"))
+        writer = df.writeStream.foreachBatch(self._batch) \
+            .option("checkpointLocation", self.ckpt.spark) \
+            .queryName(f"flowc-{os.getpid()}")
+        if interval_ms > 0:
+            writer = writer.trigger(processingTime=f"{interval_ms} milliseconds")
+        query = writer.start()
+        try:
+            while query.isActive and not stop.is_set():
+                query.awaitTermination(0.2)
+            if query.isActive:
+                _stop_between_batches(query)
+        except Exception as e:  # noqa: BLE001
+            if self.failure is None and not self.sc._jsc.sc().isStopped():
+                raise
+            # The JVM was stopped under us (it got the signal too): the checkpoint is
+            # consistent anyway - an unfinished batch is replayed on restart.
+            if self.failure is None:
+                print(f"flowc: Spark stopped: {type(e).__name__}", file=sys.stderr)
+                return
+        if self.failure is not None:
+            raise self.failure
+        exc = query.exception()
+        if exc is not None:
+            raise ExecutionError(f"the streaming query failed: {exc}")
+
+    # -- one micro-batch -----------------------------------------------------------
+
+    def _batch(self, df: Any, batch_id: int) -> None:
+        try:
+            self._run_batch(df, batch_id)
+        except BaseException as e:
+            self.failure = self._translate(e)
+            raise
+
+    def _run_batch(self, df: Any, batch_id: int) -> None:
+        began = time.perf_counter()
+        paths = sorted({files.local_path(r.path) or r.path for r in df.collect()})
+        prev = self.ckpt.previous(batch_id)
+        before = self.ckpt.files_read(prev)
+        rdds: dict[str, Any] = {}
+        outputs = []
+        from pyspark import StorageLevel
+
+        for v in self.plan.vertices:
+            rdd = self._vertex_rdd(v, batch_id, prev, paths, before, rdds)
+            rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+            rdds[v.id] = rdd
+            outputs.append(rdd)
+        try:
+            collected = [x for rdd in outputs for x in
+                         rdd.filter(lambda x: x[0] < 0).collect()]
+        finally:
+            for rdd in outputs:
+                rdd.unpersist()
+        self._commit(batch_id, collected)
+        hold_for_test("after-sinks", batch_id)
+        self.ckpt.finish_batch(batch_id, before + len(paths))
+        hold_for_test("after-state", batch_id)
+        self._report(batch_id, collected, len(paths), time.perf_counter() - began)
+
+    def _vertex_rdd(self, v: VertexPlan, batch: int, prev: int | None, paths: list[str],
+                    before: int, rdds: dict[str, Any]) -> Any:
+        p, state_dir = v.parallelism, self.ckpt.state
+        if not v.inputs:
+            # The source vertex: the job's n-th file goes to subtask n % p (round robin over
+            # the batches, as the enumerator hands splits to readers in turn; one file per
+            # batch still reaches every subtask, so none holds the watermark back for long).
+            spec = self.plan.source
+            mine = [[f for k, f in enumerate(paths) if (before + k) % p == idx]
+                    for idx in range(p)]
+
+            def run_source(idx: int, _it: Any) -> Any:
+                return run_subtask(v, idx, batch, prev, state_dir, (spec, mine[idx]), None)
+            return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
+        parts = [rdds[vid].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
+                 for vid, slot in v.inputs]
+        merged = parts[0] if len(parts) == 1 else self.sc.union(parts)
+        # Every subtask runs every batch (its snapshot moves on, its timers see watermarks),
+        # also when no record reaches it.
+        shuffled = merged.partitionBy(p, _identity)
+
+        def run_consumer(idx: int, it: Any) -> Any:
+            return run_subtask(v, idx, batch, prev, state_dir, None, ((0, x[1]) for x in it))
+        return shuffled.mapPartitionsWithIndex(run_consumer)
+
+    # -- sinks ---------------------------------------------------------------------
+
+    def _commit(self, batch: int, collected: list[tuple[int, Any]]) -> None:
+        records: dict[int, list[tuple[int, Any]]] = {n: [] for n in self.plan.sinks}
+        dead: list[str] = []
+        for kind, payload in collected:
+            if kind == SINK:
+                nid, idx, value = payload
+                records[nid].append((idx, value))
+            elif kind == DEAD:
+                dead.append(payload[1])
+        for nid in sorted(self.plan.sinks):
+            spec = self.plan.sinks[nid]
+            rows = sorted(records[nid], key=lambda t: t[0])  # subtask, then arrival order
+            if isinstance(spec, PrintSink):
+                self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
+                                      self._print(s, r, n))
+            elif isinstance(spec, FileSink):
+                self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
+                                      self._write_part(s, n, batch, [x for _, x in r]))
+        spec = self.plan.source
+        if getattr(spec, "dead_letter", None) is not None and dead:
+            self.ckpt.commit_once(self.plan.source_node, batch,
+                                  lambda: _place(stage_lines(files.dead_letter_path(
+                                      spec.dead_letter), dead),
+                                      files.dead_letter_path(spec.dead_letter), batch))
+
+    def _print(self, spec: PrintSink, rows: list[tuple[int, Any]], nid: int) -> None:
+        p = self._parallelism(nid)
+        lines = [f"{print_prefix(spec, idx, p)}{print_text(spec, v)}" for idx, v in rows]
+        if lines:
+            stream = sys.stderr if spec.stderr else sys.stdout
+            stream.write("\n".join(lines) + "\n")
+            stream.flush()
+            kept = self.stats.printed
+            kept.extend(lines[:max(0, 10_000 - len(kept))])
+
+    def _parallelism(self, nid: int) -> int:
+        return next(v.parallelism for v in self.plan.vertices
+                    if any(m.nid == nid for m in v.members))
+
+    def _write_part(self, spec: FileSink, nid: int, batch: int, rows: list[Any]) -> None:
+        if not rows:
+            return
+        columns = self.plan.sink_columns[nid]
+        from flowc.executor.sinks import row_checker, shaper
+
+        check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
+        _place(stage_python(spec, columns, [check(r) for r in rows]), sink_path(spec), batch)
+
+    # -- reporting -----------------------------------------------------------------
+
+    def _report(self, batch: int, collected: list[tuple[int, Any]], n_files: int,
+                seconds: float) -> None:
+        rows = late = state = 0
+        wms = []
+        source_vertex = self.plan.vertices[0].id
+        for kind, payload in collected:
+            if kind != STATS:
+                continue
+            s = payload[2]
+            late += s["late"]
+            state += s["state_bytes"]
+            if payload[0] == source_vertex:
+                rows += s["in"]
+                if s["watermark"] is not None:
+                    wms.append(s["watermark"])
+        st = self.stats
+        st.batches += 1
+        st.rows += rows
+        st.late_records_dropped += late
+        st.state_bytes = state
+        st.last_batch = batch
+        st.watermark = min(wms) if wms else st.watermark
+        wm = "-" if st.watermark is None or st.watermark < -(1 << 62) else \
+            datetime.datetime.fromtimestamp(st.watermark / 1000, datetime.UTC) \
+            .strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        line = (f"{self.name}: batch {batch}: {n_files} file{'s' if n_files != 1 else ''}, "
+                f"{rows:,} rows ({rows / seconds if seconds > 0 else 0:,.0f} rows/s), "
+                f"watermark {self.sg.nodes[self.plan.source_node].name} {wm}, "
+                f"state {state / 1024:,.1f} KiB"
+                + (f", {st.late_records_dropped:,} late records dropped"
+                   if st.late_records_dropped else "")
+                + f"; {st.batches} batches, {st.rows:,} rows in all")
+        if self.progress:
+            sys.stderr.write("\r\x1b[2K" + line)
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def _translate(self, e: BaseException) -> BaseException:
+        if isinstance(e, FlowcError):
+            return e
+        from flowc.executor.spark import io, tasks
+
+        info = tasks.parse_task_error(str(e))
+        if info is None:
+            return ExecutionError(f"the Spark job failed: {io.spark_message(e)}")
+        node = self.sg.nodes.get(info["node"])
+        if node is None:
+            return ExecutionError(f"{info['type']}: {info['message']}")
+        return blame(self.sg, node, info["type"], info["message"], is_flowc=info["flowc"])
+
+
+def source_directory(spec: Any) -> str:
+    return spec.paths[0] if isinstance(spec, TextLineFileSource) else spec.path
+
+
+def run_until_stopped(job_graph: JobGraph, **options: Any) -> StreamStats:
+    """``run_streaming`` with SIGINT / SIGTERM stopping it after the running micro-batch
+    (signals are only caught in the main thread; elsewhere it runs until the process
+    ends)."""
+    stop = threading.Event()
+    restore = install_stop_signals(stop) \
+        if threading.current_thread() is threading.main_thread() else None
+    try:
+        return run_streaming(job_graph, stop=stop, **options)
+    finally:
+        if restore is not None:
+            restore()
+
+
+def _identity(k: int) -> int:
+    return k
+
+
+def _place(tmp: str, final: str, batch: int) -> None:
+    """Move the one part file of a staged temp dir to ``<final>/part-<batch>.<ext>`` (a
+    rename: the part appears whole; a replay renames the same content over it)."""
+    try:
+        os.makedirs(final, exist_ok=True)
+        for name in os.listdir(tmp):
+            ext = os.path.splitext(name)[1]
+            os.replace(os.path.join(tmp, name), os.path.join(final, f"part-{batch:08d}{ext}"))
+    finally:
+        abort(tmp)
+
+
+def _stop_between_batches(query: Any) -> None:
+    """Stop the query when no micro-batch is running (one that runs is let finish, so the
+    checkpoint ends on a committed batch); after STOP_WAIT seconds it is interrupted (the
+    batch is replayed on restart)."""
+    deadline = time.monotonic() + STOP_WAIT
+    while time.monotonic() < deadline:
+        try:
+            if not query.status["isTriggerActive"]:
+                break
+        except Exception:  # noqa: BLE001 - the query ended meanwhile
+            break
+        time.sleep(0.05)
+    query.stop()
+
+
+def hold_for_test(point: str, batch: int) -> None:
+    """Test hook: with ``FLOWC_STREAMING_TEST_HOLD=<dir>`` and
+    ``FLOWC_STREAMING_TEST_HOLD_AT=<point>-<batch>``, the driver announces
+    ``<dir>/<point>-<batch>`` there and waits, so a test can kill -9 it at exactly that
+    moment (tests/streaming/test_exactly_once.py). Off when the variables are unset."""
+    directory = os.environ.get("FLOWC_STREAMING_TEST_HOLD")
+    if not directory or os.environ.get("FLOWC_STREAMING_TEST_HOLD_AT") != f"{point}-{batch}":
+        return
+    marker = os.path.join(directory, f"{point}-{batch}")
+    with open(marker, "w", encoding="utf-8") as fh:
+        fh.write(str(os.getpid()))
+    time.sleep(120)
+
+
+def install_stop_signals(stop: threading.Event) -> Callable[[], None]:
+    """SIGINT / SIGTERM set ``stop`` (the run ends after the running micro-batch); returns
+    a function restoring the previous handlers."""
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum: int, _frame: Any) -> None:
+        if stop.is_set():  # a second Ctrl-C: stop now
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nflowc: stopping after the current micro-batch ...", file=sys.stderr)
+    for s in old:
+        signal.signal(s, handler)
+
+    def restore() -> None:
+        for s, h in old.items():
+            signal.signal(s, h)
+    return restore

@@ -1,0 +1,294 @@
+"""One vertex subtask's share of one micro-batch, inside a Spark task.
+
+The subtask builds its chain from the runtime's operators (``runtime.factory``), restores
+their state from the snapshot of the last completed micro-batch (``op_<operator id>``
+entries, as in a Flink savepoint, plus its input channels' watermarks), runs this batch's
+input through them, and writes its new snapshot under the batch id. A micro-batch replayed
+after a crash reads the same files and the same snapshot, so it produces the same outputs
+and the same snapshot: writing them again is harmless (the sinks skip a committed batch).
+
+Items the task yields (the vertex RDD): ``(slot, (target subtask, (channel, value, ts)))``
+for a non-chained edge (``value`` is ``Watermark`` for a watermark), ``(SINK, (node,
+subtask, record))``, ``(DEAD, (node, json line))`` for a source's bad rows and ``(STATS,
+(vertex, subtask, {...}))``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from flowc.errors import FlowcError
+from flowc.executor.routing import BROADCAST, make_selector
+from flowc.executor.runtime import files
+from flowc.executor.runtime.channels import merge_channels
+from flowc.executor.runtime.core import LONG_MIN, Operator, TaskInfo, TimerService, Watermark
+from flowc.executor.runtime.factory import create_operator
+from flowc.executor.runtime.state import KeyedStateBackend
+from flowc.executor.streaming.plan import Member, VertexPlan
+from flowc.operators import DiscardingSink
+
+SINK, DEAD, STATS = -1, -2, -3
+Emit = Callable[[Any, Any], None]
+
+# Operator attributes that are wiring, configuration or per-run metrics, never state.
+_NOT_STATE = frozenset({"spec", "info", "keys", "out", "side", "out_wm", "_functions",
+                        "backend", "late_records_dropped", "extra_records"})
+_STATE_TYPES = (dict, list, set, int, float, str, tuple, TimerService, type(None))
+
+
+def snapshot_path(state_dir: str, batch: int, vertex: str, subtask: int) -> str:
+    return os.path.join(state_dir, str(batch), f"{vertex}-{subtask}.pkl")
+
+
+def operator_state(op: Operator) -> dict[str, Any]:
+    """The operator's state: its keyed state tables, timers, watermark and its own data
+    attributes (window contents, generator maxima); not its functions or wiring."""
+    state = {k: v for k, v in vars(op).items()
+             if k not in _NOT_STATE and isinstance(v, _STATE_TYPES)}
+    if op.backend is not None:
+        state["backend"] = op.backend.tables
+    return state
+
+
+def restore_operator(op: Operator, state: dict[str, Any]) -> None:
+    """Put ``state`` back into an opened operator. Keyed state tables are refilled in place:
+    the user functions' state handles (made in ``open``) hold the table objects."""
+    for k, v in state.items():
+        if k == "backend":
+            backend: KeyedStateBackend = op.backend  # type: ignore[assignment]
+            for name, table in v.items():
+                backend.tables.setdefault(name, {}).update(table)
+        else:
+            setattr(op, k, v)
+
+
+class TaskError(Exception):
+    """A member failed: its node id and the error, for the driver (``run_subtask``)."""
+
+
+def _at(e: BaseException, nid: int) -> BaseException:
+    if not hasattr(e, "flowc_node"):
+        e.flowc_node = nid  # type: ignore[attr-defined]
+    return e
+
+
+class SubtaskRun:
+    def __init__(self, plan: VertexPlan, subtask: int) -> None:
+        self.plan = plan
+        self.idx = subtask
+        self.items: list[tuple[int, Any]] = []
+        self.ops: dict[int, Operator] = {}  # member (or source generator) -> operator
+        self.members = {m.nid: m for m in plan.members}
+        self.channel_wms: list[int] = [LONG_MIN] * len(plan.channels[subtask])
+        self.records_in = 0
+        info = (plan.parallelism, plan.max_parallelism)
+        for m in plan.members:
+            spec = m.spec if m.kind == "operator" else m.wm
+            if spec is not None:
+                self.ops[m.nid] = create_operator(
+                    spec, TaskInfo(m.name, subtask, info[0], info[1], False), m.keys)
+        self.entries: dict[int, tuple[Emit, Callable[[int], None]]] = {}
+        for m in reversed(plan.members):  # targets are wired before their producers
+            self._wire(m)
+
+    # -- wiring ----------------------------------------------------------------------
+
+    def _wire(self, m: Member) -> None:
+        op = self.ops.get(m.nid)
+        if m.kind == "sink" and isinstance(m.spec, DiscardingSink):
+            self.entries[m.nid] = (lambda v, ts: None, lambda wm: None)
+            return
+        if m.kind == "sink":
+            items, nid, idx = self.items, m.nid, self.idx
+            self.entries[m.nid] = (lambda v, ts: items.append((SINK, (nid, idx, v))),
+                                   lambda wm: None)
+            return
+        out, out_wm = self._outputs(m, None), self._watermarks(m)
+        if op is None:  # a source without its own watermark strategy
+            self.entries[m.nid] = (out, out_wm)
+            return
+        op.out, op.out_wm = out, out_wm
+        op.side = lambda tag, v, ts, m=m: self._outputs(m, tag)(v, ts)
+        nid = m.nid
+
+        def process(v: Any, ts: Any) -> None:
+            try:
+                op.process(v, ts)
+            except Exception as e:
+                raise _at(e, nid) from None
+
+        def watermark(wm: int) -> None:
+            try:
+                op.on_watermark(wm)
+            except Exception as e:
+                raise _at(e, nid) from None
+        self.entries[m.nid] = (process, watermark)
+
+    def _outputs(self, m: Member, tag: Any) -> Emit:
+        chained = [self.entries[t][0] for t, tg in m.chained if tg == tag]
+        routes = []
+        for e in m.edges:
+            if e.tag != tag:
+                continue
+            sel = make_selector(e.edge.partitioner, producer=self.idx,
+                                targets=e.targets[self.idx], t=e.consumer_parallelism,
+                                max_par=e.consumer_max_parallelism, seed=e.edge.edge_id)
+            routes.append((e.slot, sel, e.targets[self.idx], (e.order << 16) | self.idx))
+        items = self.items
+
+        def emit(v: Any, ts: Any) -> None:
+            for f in chained:
+                f(v, ts)
+            for slot, sel, targets, chan in routes:
+                c = sel(v)
+                if c == BROADCAST:
+                    for t in targets:
+                        items.append((slot, (t, (chan, v, ts))))
+                else:
+                    items.append((slot, (c, (chan, v, ts))))
+        return emit
+
+    def _watermarks(self, m: Member) -> Callable[[int], None]:
+        chained = [self.entries[t][1] for t, _ in m.chained]
+        routes = [(e.slot, e.targets[self.idx], (e.order << 16) | self.idx) for e in m.edges
+                  if e.tag is None]
+        items = self.items
+
+        def emit(wm: int) -> None:
+            for f in chained:
+                f(wm)
+            for slot, targets, chan in routes:
+                for t in targets:
+                    items.append((slot, (t, (chan, Watermark, wm))))
+        return emit
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def open(self, state: dict[str, Any] | None) -> None:
+        for nid in self.plan.open_order:  # tail first, Flink's operator order
+            op = self.ops.get(nid)
+            if op is None:
+                continue
+            try:
+                op.open()
+                if state is not None:
+                    saved = state.get(f"op_{self.members[nid].operator_id}")
+                    if saved is not None:
+                        restore_operator(op, saved)
+            except Exception as e:
+                raise _at(e, nid) from None
+        if state is not None and len(state.get("channels", ())) == len(self.channel_wms):
+            self.channel_wms = list(state["channels"])
+
+    def snapshot(self) -> dict[str, Any]:
+        out: dict[str, Any] = {f"op_{self.members[nid].operator_id}": operator_state(op)
+                               for nid, op in self.ops.items()}
+        out["channels"] = self.channel_wms
+        return out
+
+    def close(self) -> None:
+        for nid in reversed(self.plan.open_order):  # head -> tail
+            op = self.ops.get(nid)
+            if op is not None:
+                try:
+                    op.close()
+                except Exception as e:
+                    raise _at(e, nid) from None
+
+    # -- input -----------------------------------------------------------------------
+
+    def run_source(self, spec: Any, paths: list[str]) -> files.BadRows | None:
+        """Read this subtask's files of the batch (whole files: one split each) and, at
+        the end of the batch, let the source's generator emit its watermark."""
+        head = self.plan.head
+        process, _ = self.entries[head.nid]
+        from flowc.executor.runtime.sources import read_lines
+        from flowc.operators import TextLineFileSource
+
+        bad = files.BadRows(spec) if not isinstance(spec, TextLineFileSource) else None
+        records = (line for p in paths for line in read_lines(p)) if bad is None else \
+            files.read_local(spec, [files.Split(p, 0, -1) for p in paths], bad)
+        try:
+            for rec in records:
+                self.records_in += 1
+                process(rec, None)
+        except Exception as e:
+            raise _at(e, head.nid) from None
+        gen = self.ops.get(head.nid)
+        if gen is not None:
+            try:
+                gen.emit_periodic()  # type: ignore[attr-defined]
+            except Exception as e:
+                raise _at(e, head.nid) from None
+        return bad
+
+    def run_input(self, items: Iterable[tuple[int, tuple[int, Any, Any]]]) -> None:
+        """The shuffled partition, merged by channel (runtime.channels' rule), the channels'
+        watermarks continuing from the previous micro-batch."""
+        expected = self.plan.channels[self.idx]
+        buckets: dict[int, list[tuple[Any, Any]]] = {c: [] for c in expected}
+        for _, (cid, v, ts) in items:
+            buckets[cid].append((v, ts))
+        process, watermark = self.entries[self.plan.head.nid]
+        for _, v, ts in merge_channels([buckets[c] for c in expected], [1] * len(expected),
+                                       False, self.channel_wms):
+            if v is Watermark:
+                watermark(ts)
+            else:
+                self.records_in += 1
+                process(v, ts)
+
+    def stats(self) -> dict[str, Any]:
+        gen = self.ops.get(self.plan.head.nid) if self.plan.head.kind == "source" else None
+        return {"in": self.records_in,
+                "late": sum(op.late_records_dropped for op in self.ops.values()),
+                "watermark": getattr(gen, "emitted", None)}
+
+
+def run_subtask(plan: VertexPlan, idx: int, batch: int, prev: int | None, state_dir: str,
+                source: tuple[Any, list[str]] | None,
+                items: Iterable[Any] | None) -> Iterator[tuple[int, Any]]:
+    """Run subtask ``idx`` of ``plan`` for micro-batch ``batch`` (state from batch ``prev``,
+    None: the first) and write its snapshot; failures leave as ``FlowcTaskError``s naming
+    the operator (``spark.tasks``' protocol, so the driver reports them the same way)."""
+    from flowc.executor.spark.tasks import FlowcTaskError
+
+    try:
+        state = None
+        if prev is not None:
+            with open(snapshot_path(state_dir, prev, plan.id, idx), "rb") as fh:
+                state = pickle.load(fh)  # noqa: S301 - written by this job's own tasks
+        run = SubtaskRun(plan, idx)
+        run.open(state)
+        bad = run.run_source(*source) if source is not None else None
+        if items is not None:
+            run.run_input(items)
+        snap = run.snapshot()
+        run.close()
+        state_bytes = _write_snapshot(snapshot_path(state_dir, batch, plan.id, idx), snap)
+    except Exception as e:  # noqa: BLE001 - every failure is reported with its operator
+        payload = {"node": getattr(e, "flowc_node", plan.head.nid), "type": type(e).__name__,
+                   "message": str(e), "flowc": isinstance(e, FlowcError)}
+        raise FlowcTaskError("FLOWC-ERROR" + json.dumps(payload) + "FLOWC-END") from None
+    yield from run.items
+    if bad is not None:
+        for line in bad.lines:
+            yield DEAD, (plan.head.nid, line)
+    yield STATS, (plan.id, idx, {**run.stats(), "state_bytes": state_bytes})
+
+
+def _write_snapshot(path: str, snap: dict[str, Any]) -> int:
+    """Write the snapshot; returns its size in bytes."""
+    from pyspark import cloudpickle
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    data = cloudpickle.dumps(snap)
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)  # a reader sees the whole snapshot or none
+    return len(data)
