@@ -2,8 +2,8 @@
 
 One accumulator slot per aggregate; every aggregate ignores nulls like SQL (``count(*)``
 counts rows). The same accumulators serve windowed aggregation (a Flink AggregateFunction,
-``merge`` used by session windows) and rolling aggregation (a keyed reduce over
-``(key..., accumulators)`` records).
+``merge`` used by session windows) and rolling aggregation over an insert-only input (a
+keyed reduce over ``(key..., state)`` records, flowc.parser.changes).
 """
 
 from __future__ import annotations
@@ -379,42 +379,6 @@ class WindowRow(ProcessWindowFunction):
         window = context.window()
         for result in elements:
             yield keys + (window.start, window.end) + tuple(result)
-
-
-class RollingStart:
-    """Rolling aggregate, step 1 (a map): a row -> ``(key..., accumulators)``."""
-
-    def __init__(self, key_positions: tuple[int, ...], agg: RowAggregate) -> None:
-        self.key_positions = key_positions
-        self.agg = agg
-
-    def __call__(self, row: Any) -> tuple[Any, ...]:
-        keys = tuple(row[i] for i in self.key_positions)
-        return keys + (self.agg.add(row, self.agg.create_accumulator()),)
-
-
-class RollingMerge:
-    """Rolling aggregate, step 2 (a keyed reduce): merge two ``(key..., accumulators)``."""
-
-    def __init__(self, key_count: int, agg: RowAggregate) -> None:
-        self.key_count = key_count
-        self.agg = agg
-
-    def __call__(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-        n = self.key_count
-        return a[:n] + (self.agg.merge(a[n], b[n]),)
-
-
-class RollingResult:
-    """Rolling aggregate, step 3 (a map): ``(key..., accumulators)`` -> the output row."""
-
-    def __init__(self, key_count: int, agg: RowAggregate) -> None:
-        self.key_count = key_count
-        self.agg = agg
-
-    def __call__(self, acc: tuple[Any, ...]) -> tuple[Any, ...]:
-        n = self.key_count
-        return acc[:n] + self.agg.get_result(acc[n])
 
 
 class JoinRows(ProcessJoinFunction):

@@ -26,18 +26,23 @@ from flowc.operators import CodeFn, FileSink
 from flowc.parser import ast as A
 from flowc.parser.aggregates import (
     JoinRows,
-    RollingMerge,
-    RollingResult,
-    RollingStart,
     RowAggregate,
     WindowRow,
     check_output_names,
     compile_aggregates,
 )
+from flowc.parser.changes import (
+    RETRACTABLE,
+    RetractAggregate,
+    RollingChanges,
+    RollingMerge,
+    RollingStart,
+)
 from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
 from flowc.parser.settings import apply_hints
 from flowc.parser.sorting import check_after_sort, sort_step
-from flowc.transformations import KeySelector, OutputTag
+from flowc.rowkind import same_kind
+from flowc.transformations import KeySelector, OutputTag, RuntimeExecutionMode
 from flowc.types import NULL, TIMESTAMP, Field, Schema, Type
 from flowc.vector import VCol
 from flowc.windowing import (
@@ -70,6 +75,9 @@ class Flow:
     # stream) and the sides of a join (until the next reshaping step) are qualifiers.
     names: Qualifiers = field(default_factory=dict)
     ordered: bool = False  # after 'order by' / 'limit': only a sink (at parallelism 1) follows
+    # An updating stream (Flink's changelogMode [I,UB,UA,D]): records carry their row kind
+    # (flowc.rowkind); insert-only streams are plain tuples.
+    updating: bool = False
 
 
 def identity_names(name: str, schema: Schema) -> Qualifiers:
@@ -165,10 +173,11 @@ class PipelineBuilder:
         infos = [self.ctx.stream(ref) for ref in pipeline.head]
         first = infos[0]
         flow = Flow(first.stream, first.schema, first.event_time, first.key, head=first.name,
-                    names=identity_names(first.name, first.schema))
+                    names=identity_names(first.name, first.schema), updating=first.updating)
         if pipeline.head_is_union:
             with self.ctx.env.at(pipeline.span):
-                return self.union(Flow(first.stream, first.schema, first.event_time, first.key),
+                return self.union(Flow(first.stream, first.schema, first.event_time, first.key,
+                                       updating=first.updating),
                                   list(zip(pipeline.head[1:], infos[1:])), pipeline.span)
         return flow
 
@@ -204,7 +213,7 @@ class PipelineBuilder:
         what qualifiers mean."""
         return Flow(stream, schema or flow.schema,
                     flow.event_time if event_time is None else event_time, head=flow.head,
-                    names=flow.names if schema is None else {})
+                    names=flow.names if schema is None else {}, updating=flow.updating)
 
     # ------------------------------------------------------------------ one-input steps
 
@@ -249,8 +258,11 @@ class PipelineBuilder:
         check_storable(out)
         schema = Schema(tuple(Field(n, t) for n, t, _ in out))
         vector = None if any(v is None for v in vecs) else tuple(vecs)
-        fn = c.code_fn("(" + "".join(code + ", " for code in codes) + ")", ("r",), step.span,
-                       vector)
+        row = "(" + "".join(code + ", " for code in codes) + ")"
+        if flow.updating:  # a Calc keeps each record's row kind
+            row = f"{c.const(same_kind)}(r, {row})"
+            vector = None
+        fn = c.code_fn(row, ("r",), step.span, vector)
         stream = self.materialized(flow).map(fn, output_type=schema)
         apply_hints(stream, step.hints)
         return self._next(flow, stream, schema)
@@ -289,8 +301,10 @@ class PipelineBuilder:
         # The array goes into a temporary first: its code may bind walrus temporaries, which
         # Python forbids inside a comprehension's iterable. A null array emits nothing.
         arr = c.temp()
-        source = (f"(({arr} := {typed.code}), "
-                  f"[({''.join(col + ', ' for col in cols)}) for _e in ({arr} or ())])[1]")
+        row = f"({''.join(col + ', ' for col in cols)})"
+        if flow.updating:  # each row of the array keeps the input record's kind
+            row = f"{c.const(same_kind)}(r, {row})"
+        source = f"(({arr} := {typed.code}), [{row} for _e in ({arr} or ())])[1]"
         stream = self.materialized(flow).flat_map(c.code_fn(source, ("r",), step.span),
                                                   output_type=schema)
         apply_hints(stream, step.hints)
@@ -350,27 +364,48 @@ class PipelineBuilder:
         check_output_names(names, step.items, len(flow.key))
         schema = Schema(tuple(f for f in key_fields if f) +
                         tuple(Field(s.name, s.type) for s in specs))
-        # Rolling: map to (key..., accumulators), keyed reduce, map to the output row.
+        # Rolling (Flink SQL's GroupAggregate): map to (key..., state), keyed reduce, flat
+        # map to the changelog (flowc.parser.changes).
         positions = tuple(flow.schema.index_of(k) or 0 for k in flow.key)
         n = len(flow.key)
         acc_schema = Schema(tuple(f for f in key_fields if f) + (Field("_acc", NULL),))
         shared = tuple(h for h in step.hints if h.key in (
             "parallelism", "max_parallelism", "slot_group", "slot_sharing_group"))
+        rolling: Any = agg
+        if flow.updating:
+            for spec, item in zip(specs, step.items):
+                if spec.kind not in RETRACTABLE:
+                    raise FlowTypeError(f"{spec.kind}() over an updating stream is not "
+                                        "supported: it cannot take back a retracted row",
+                                        item.span, hint="aggregates over an updating stream: "
+                                        "count, sum, avg, min, max, count(distinct)")
+            rolling = RetractAggregate(agg.kinds, agg.args)
+        batch = self.ctx.env.config.mode is RuntimeExecutionMode.BATCH
         # Hints are applied as each operator is made, as a Python user would (the key_by
         # partition inherits the parallelism of the map before it).
-        start = flow.stream.map(RollingStart(positions, agg))
+        start = flow.stream.map(RollingStart(positions, rolling, flow.updating))
         apply_hints(start, shared + tuple(h for h in step.hints if h.key == "chain"))
-        reduced = start.key_by(key_selector(acc_schema, flow.key, flow.row_key)).reduce(RollingMerge(n, agg))
+        reduced = start.key_by(key_selector(acc_schema, flow.key, flow.row_key)).reduce(
+            RollingMerge(n, rolling))
         apply_hints(reduced, shared + tuple(h for h in step.hints if h.key in (
             "name", "uid", "uid_hash", "description")))
-        stream = reduced.map(RollingResult(n, agg), output_type=schema)
+        # Named "Map" as the DataStream program this plan matches (one output per input
+        # there; here 0-2 changelog rows)
+        stream = reduced.flat_map(RollingChanges(n, rolling, batch), output_type=schema)
+        stream.name("Map")
         apply_hints(stream, shared)
-        return self._next(flow, stream, schema)
+        out = self._next(flow, stream, schema)
+        out.updating = not batch
+        return out
 
     def windowed(self, flow: Flow, step: A.AggregateStep, specs: list[Any],
                  agg: RowAggregate, key_fields: list[Field]) -> Flow:
         window = flow.window
         assert window is not None and flow.key is not None
+        if flow.updating:
+            raise FlowTypeError("a window over an updating stream is not supported: a window "
+                                "aggregates insert-only rows", window.span,
+                                hint="window the stream before the rolling 'aggregate'")
         names = list(flow.key) + ["window_start", "window_end"] + [s.name for s in specs]
         check_output_names(names, step.items, len(flow.key) + 2)
         schema = Schema(tuple(key_fields) + (Field("window_start", TIMESTAMP),
@@ -404,6 +439,7 @@ class PipelineBuilder:
     def union(self, flow: Flow, others: list[tuple[A.FieldRef, Any]], span: Span) -> Flow:
         streams = []
         event_time = flow.event_time
+        updating = flow.updating
         for ref, info in others:
             if info.schema != flow.schema:
                 raise FlowTypeError(f"cannot union '{ref.name}': its schema {info.schema} "
@@ -413,12 +449,18 @@ class PipelineBuilder:
             other = Flow(info.stream, info.schema, info.event_time, info.key)
             streams.append(self.materialized(other))
             event_time = event_time and info.event_time
+            updating = updating or info.updating
         stream = self.materialized(flow).union(*streams)
-        return Flow(stream, flow.schema, event_time, head=flow.head)
+        return Flow(stream, flow.schema, event_time, head=flow.head, updating=updating)
 
     def _JoinStep(self, flow: Flow, step: A.JoinStep) -> Flow:
         other_ref = A.FieldRef(step.other, None, step.other_span)
         info = self.ctx.stream(other_ref)
+        if flow.updating or info.updating:
+            raise FlowTypeError("a window or interval join of an updating stream is not "
+                                "supported: these joins take insert-only rows",
+                                step.span if flow.updating else step.other_span,
+                                hint="join the streams before the rolling 'aggregate'")
         right_q = step.alias or step.other
         # The left side is named by what names it now (the head, the sides of an earlier
         # join) or else, as documented, by the pipeline's head stream.
@@ -545,6 +587,12 @@ class PipelineBuilder:
                 if f.type.is_array:
                     raise FlowTypeError(f"csv cannot hold the array field '{f.name}'", step.span,
                                         hint="write json or parquet, or drop it with 'map'")
+        if flow.updating:  # Flink's file sinks are insert-only too
+            raise FlowTypeError(f"a {fmt} file sink takes an insert-only stream, but this "
+                                "stream is updating (a rolling 'aggregate' emits -U/+U "
+                                "changes)", step.span,
+                                hint="write a windowed aggregate (it emits final rows), or "
+                                     "print the changelog")
         options = self.ctx.file_options(fmt, step.options, sink=True)
         path = self.ctx.resolve_path(step.path)
         sink = self.materialized(flow).sink_to(FileSink(path, fmt, flow.schema.names, options))
