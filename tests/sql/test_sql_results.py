@@ -112,16 +112,6 @@ def test_monotone_having_on_an_updating_result(tmp_path: Path) -> None:
     assert by_key(rows) == {("u1",): [("u1", 2)], ("u2",): [("u2", 2)]}
 
 
-def test_changelog_of_updating_rows() -> None:
-    from flowc.sql.changelog import changelog
-
-    rows = [("a", 1), ("b", 1), ("a", 2), ("a", 2), (None, 5), ("a", 3)]
-    assert changelog(rows, [0]) == [
-        ("+I", ("a", 1)), ("+I", ("b", 1)), ("-U", ("a", 1)), ("+U", ("a", 2)),
-        ("+I", (None, 5)), ("-U", ("a", 2)), ("+U", ("a", 3)),
-    ]
-
-
 def test_filter_clause_and_time_functions(tmp_path: Path) -> None:
     _, rows = run_sql(tmp_path, """
         SELECT user_id, COUNT(*) FILTER (WHERE action = 'appclick') AS clicks,

@@ -19,9 +19,7 @@ from flowc.parser import ast as A
 from flowc.sql.changelog import (
     KEY,
     Updating,
-    aggregate_error,
     aggregate_kind,
-    check_filter,
     flowc_limit,
     node_description,
 )
@@ -95,11 +93,9 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         raise FlowSyntaxError("a window table function needs GROUP BY window_start, "
                               "window_end", spans(group))
     windowed = piece.window is not None or legacy is not None
-    if piece.updating is not None:
-        if legacy is not None:
-            flowc_limit("a group window over", piece.updating, spans(group),
-                        hint="window the table the GROUP BY reads instead")
-        aggregate_error(piece.updating, spans(group))
+    if piece.updating is not None and legacy is not None:
+        flowc_limit("a group window over", piece.updating, spans(group),
+                    hint="window the table the GROUP BY reads instead")
     if not keys:
         raise UnsupportedError("a window aggregation without a key (a non-keyed window) is "
                                "not supported" if windowed else "aggregation without a key "
@@ -228,10 +224,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     post = ExprTranslator(spans, lambda c, s: A.FieldRef(c.name, None, s))
     post.overrides = overrides
     post.udfs = ex.udfs
-    if having is not None:
-        if not windowed:
-            check_filter(having.this, spans, {k: f"{KEY}:{k}" for k in key_names},
-                         is_aggregate, "HAVING")
+    if having is not None:  # a Calc over the changelog: a row that stops matching is -U
         piece.steps.append(A.FilterStep(post(having.this), spans(having)))
     items: list[A.SelectItem] = []
     names: list[str] = []
