@@ -78,20 +78,13 @@ def with_kind(short: str, row: Any) -> tuple[Any, ...]:
 
 def materialize(changes: Any) -> list[tuple[Any, ...]]:
     """The table a changelog describes: ``+I`` / ``+U`` add a row, ``-U`` / ``-D`` take one
-    equal row out (Flink's SQL client in result-mode 'table'). Rows stay in the order they
-    were added."""
-    table: dict[tuple[Any, ...], list[int]] = {}
-    rows: dict[int, tuple[Any, ...]] = {}
-    for i, row in enumerate(changes):
+    equal row out (Flink's SQL client in result-mode 'table'), counted, so the changes of
+    several subtasks can come in any order. Rows in the order they were first added."""
+    counts: dict[tuple[Any, ...], int] = {}
+    for row in changes:
         plain = tuple(row)
-        if is_retract(row):
-            at = table.get(plain)
-            if at:
-                rows.pop(at.pop())
-        else:
-            table.setdefault(plain, []).append(i)
-            rows[i] = plain
-    return list(rows.values())
+        counts[plain] = counts.get(plain, 0) + (-1 if is_retract(row) else 1)
+    return [r for r, n in counts.items() for _ in range(max(n, 0))]
 
 
 # ------------------------------------------------------------------ Flink's print format

@@ -26,9 +26,10 @@ from printed import rows as printed_rows  # noqa: E402
 FLINK = {c["query"]: c for c in json.loads((HERE / "changelog.json").read_text())["cases"]}
 
 # The recorded queries flowc runs, each with how many leading columns are its key (the
-# GROUP BY columns; 0: the whole row; None: a GROUP BY over an updating input, whose
-# changelog per key depends on how the updates of several upstream subtasks interleave,
-# so only its final table is compared at parallelism 2). Joins and Top-N are recorded for
+# GROUP BY columns; None: a GROUP BY over an updating input, whose changelog per key
+# depends on how the updates of several upstream subtasks interleave, or a non-keyed
+# aggregate (parallelism 1) whose rows reach several print subtasks: only the final table
+# is compared at parallelism 2). Joins and Top-N are recorded for
 # what comes next.
 SUPPORTED: dict[str, int | None] = {
     "SELECT user_id, COUNT(*) AS n FROM orders GROUP BY user_id": 1,
@@ -44,6 +45,11 @@ SUPPORTED: dict[str, int | None] = {
     "SELECT * FROM (SELECT product, COUNT(*) AS n FROM orders GROUP BY product) WHERE n <> 2": 1,
     "SELECT n, COUNT(*) AS users FROM (SELECT user_id, COUNT(*) AS n FROM orders GROUP BY user_id) GROUP BY n": None,
     "SELECT mx, COUNT(*) AS c, SUM(s) AS total FROM (SELECT user_id, MAX(amount) AS mx, SUM(amount) AS s FROM orders GROUP BY user_id) GROUP BY mx": None,
+    "SELECT s > 15 AS big, COUNT(DISTINCT user_id) AS users FROM (SELECT user_id, SUM(amount) AS s FROM orders GROUP BY user_id) GROUP BY s > 15": None,
+    "SELECT COUNT(*) AS n FROM orders": None,
+    "SELECT COUNT(*) AS n, SUM(amount) AS s, MAX(price) AS mx, AVG(price) AS av FROM orders": None,
+    "SELECT amount % 3 AS b, COUNT(*) AS n FROM orders GROUP BY amount % 3": 1,
+    "SELECT UPPER(product) AS p, SUM(amount) AS s FROM orders GROUP BY UPPER(product)": 1,
     "SELECT order_id, user_id, price, vip, ts FROM orders": 1,
     "SELECT order_id, price * 2 AS p2, CAST(amount AS DOUBLE) / 3 AS third, ts + INTERVAL '1' SECOND AS t1 FROM orders WHERE order_id < 5": 1,
 }
@@ -70,7 +76,7 @@ def per_key(lines: list[str], width: int) -> dict[Any, list[str]]:
     for line in lines:
         text = line.split("> ", 1)[1] if "> " in line.split("[", 1)[0] else line
         r = tuple(printed_rows([text])[0])
-        out.setdefault(r[:width] if width else r, []).append(text)
+        out.setdefault(r[:width], []).append(text)
     return out
 
 

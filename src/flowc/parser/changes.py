@@ -4,8 +4,8 @@ changelog it emits and the retraction-aware accumulators it needs on an updating
 The plan stays the DataStream program ``map(RollingStart) -> key_by -> reduce(RollingMerge)
 -> flat_map(RollingChanges)``. The reduce's value of a key is ``(key..., state)`` with
 ``state = (acc, count, result, prev_count, prev_result)``: the accumulators, the number of
-rows the key holds (inserts minus retractions), the result row of the aggregates (None:
-not computed yet) and the count and result before the last record. From these
+rows the key holds (inserts minus retractions), the result row of the aggregates and the
+count and result before the last record. From these
 ``RollingChanges`` emits Flink's GroupAggFunction changelog:
 
 - a key's first row (count was 0): ``+I``;
@@ -97,8 +97,10 @@ class RetractAggregate:
 
 
 class RollingStart:
-    """Step 1 (a map): a row -> ``(key..., (acc, ±1, None, 0, None))``. ``retracting``:
-    the input is updating (``agg`` is a RetractAggregate; -U / -D rows count -1)."""
+    """Step 1 (a map): a row -> ``(key..., (acc, ±1, result, 0, None))``. ``retracting``:
+    the input is updating (``agg`` is a RetractAggregate; -U / -D rows count -1). The
+    result is computed here, once per row: the reduce emits a key's first row as it is,
+    and later merges may change its multisets in place."""
 
     def __init__(self, key_positions: tuple[int, ...], agg: Any, retracting: bool) -> None:
         self.key_positions = key_positions
@@ -107,10 +109,13 @@ class RollingStart:
 
     def __call__(self, row: Any) -> tuple[Any, ...]:
         keys = tuple(row[i] for i in self.key_positions)
+        agg = self.agg
         if self.retracting:
             sign = -1 if is_retract(row) else 1
-            return keys + ((self.agg.delta(row, sign), sign, None, 0, None),)
-        return keys + ((self.agg.add(row, self.agg.create_accumulator()), 1, None, 0, None),)
+            acc = agg.delta(row, sign)
+        else:
+            sign, acc = 1, agg.add(row, agg.create_accumulator())
+        return keys + ((acc, sign, agg.get_result(acc), 0, None),)
 
 
 class RollingMerge:
@@ -128,9 +133,7 @@ class RollingMerge:
             if sign < 0:  # nothing to retract (Flink drops it); the key stays empty
                 return a[:n] + ((acc, count, result, count, result),)
             # an emptied key starts again from nothing (Flink clears its state)
-            return a[:n] + ((delta, sign, None, 0, None),)
-        if result is None:  # the key's first row: its result was not needed before
-            result = self.agg.get_result(acc)
+            return a[:n] + ((delta, sign, b[n][2], 0, None),)
         new = self.agg.merge(acc, delta)  # may change ``acc`` in place: result is taken
         return a[:n] + ((new, count + sign, self.agg.get_result(new), count, result),)
 
@@ -158,7 +161,7 @@ class RollingChanges(FlatMapFunction):
         keys = value[:n]
         if count <= 0:
             return [Delete(keys + prev)]
-        row = keys + (self.agg.get_result(acc) if result is None else result)
+        row = keys + result
         if prev_count <= 0 or self.batch:
             return [row]
         old = keys + prev

@@ -88,7 +88,9 @@ def key_selector(schema: Schema, names: tuple[str, ...], row: bool = False) -> K
     """One field: the value itself; several (or a SQL row key): a tuple (as the docs
     promise). A 1-tuple hashes like its field, so only a null key routes differently."""
     pos = tuple(schema.index_of(n) for n in names)
-    if len(pos) == 1 and not row:
+    if not pos:  # a non-keyed aggregate: every row has the key ()
+        source = "()"
+    elif len(pos) == 1 and not row:
         source = f"r[{pos[0]}]"
     else:
         source = "(" + ", ".join(f"r[{p}]" for p in pos) + ",)"
@@ -350,9 +352,10 @@ class PipelineBuilder:
     # ------------------------------------------------------------------ aggregation
 
     def _AggregateStep(self, flow: Flow, step: A.AggregateStep) -> Flow:
-        if flow.key is None:
-            raise FlowSyntaxError("'aggregate' needs 'key by' before it (and optionally a "
-                                  "window)", step.span)
+        keyless = flow.key is None
+        if keyless:  # one group of all rows (Flink: a non-keyed GroupAggregate, parallelism 1)
+            flow = replace(flow, key=(), row_key=True)
+        assert flow.key is not None
         c = self.compiler(flow, "in 'aggregate'")
         specs = compile_aggregates(step.items, c, flow.key)
         key_fields = [flow.schema.field(k) for k in flow.key]
@@ -389,11 +392,15 @@ class PipelineBuilder:
             RollingMerge(n, rolling))
         apply_hints(reduced, shared + tuple(h for h in step.hints if h.key in (
             "name", "uid", "uid_hash", "description")))
+        if keyless:
+            reduced.set_parallelism(1)
         # Named "Map" as the DataStream program this plan matches (one output per input
         # there; here 0-2 changelog rows)
         stream = reduced.flat_map(RollingChanges(n, rolling, batch), output_type=schema)
         stream.name("Map")
         apply_hints(stream, shared)
+        if keyless:
+            stream.set_parallelism(1)
         out = self._next(flow, stream, schema)
         out.updating = not batch
         return out

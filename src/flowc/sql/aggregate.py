@@ -51,15 +51,17 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                         resolve: Callable[[exp.Column, Span], A.Expr]) -> Piece:
     spans = qt.spans
     group = node.args.get("group")
-    if group is None:
-        raise UnsupportedError("aggregation without GROUP BY (a global aggregate) is not "
-                               "supported", spans(node),
-                               hint="group by a key: GROUP BY user_id")
+    # no GROUP BY: a non-keyed aggregate (Flink: a GroupAggregate at parallelism 1)
+    group_exprs = list(group.expressions) if group is not None else []
+    group_span = spans(group) if group is not None else spans(node)
     keys: list[A.FieldRef] = []
+    # GROUP BY on expressions: Flink computes them in a Calc before the aggregate
+    expr_keys: dict[str, str] = {}  # sql text -> the computed key column
+    pre_items: list[A.SelectItem] = []
     window_cols: set[str] = set()
     legacy: tuple[str, A.WindowSpec] | None = None
     legacy_call: tuple[str, object, int, int, int] | None = None
-    for g in group.expressions:
+    for g in group_exprs:
         gspan = spans(g)
         if isinstance(g, exp.Column) and g.name in WINDOW_COLUMNS and piece.window is not None:
             window_cols.add(g.name)
@@ -86,24 +88,26 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
             legacy = (fn, qt.window_spec(fn, args[0], args[1:], gspan, stream))
             legacy_call = _window_call(qt, fn, args, gspan, stream)
         else:
-            raise UnsupportedError("GROUP BY supports columns (and windows) only", gspan,
-                                   hint="compute the expression in a subquery: FROM (SELECT "
-                                        "..., expr AS k FROM t) GROUP BY k")
+            if any(is_aggregate(n) for n in g.walk()):
+                raise FlowSyntaxError("an aggregate cannot be a GROUP BY key", gspan)
+            name = expr_keys.get(g.sql()) or f"_group{len(expr_keys)}"
+            if g.sql() not in expr_keys:
+                expr_keys[g.sql()] = name
+                pre_items.append(A.SelectItem(ex(g), name, gspan))
+            keys.append(A.FieldRef(name, None, gspan))
     if piece.window is not None and window_cols != set(WINDOW_COLUMNS):
         raise FlowSyntaxError("a window table function needs GROUP BY window_start, "
-                              "window_end", spans(group))
+                              "window_end", group_span)
     windowed = piece.window is not None or legacy is not None
     if piece.updating is not None and legacy is not None:
-        flowc_limit("a group window over", piece.updating, spans(group),
+        flowc_limit("a group window over", piece.updating, group_span,
                     hint="window the table the GROUP BY reads instead")
-    if not keys:
+    if not keys and windowed:
         raise UnsupportedError("a window aggregation without a key (a non-keyed window) is "
-                               "not supported" if windowed else "aggregation without a key "
-                               "is not supported", spans(group),
-                               hint="add a key column to GROUP BY")
+                               "not supported", group_span, hint="add a key column to GROUP BY")
     key_names = [k.name for k in keys]
     if len(set(key_names)) != len(key_names):
-        raise FlowSyntaxError("a column is listed twice in GROUP BY", spans(group))
+        raise FlowSyntaxError("a column is listed twice in GROUP BY", group_span)
 
     # Aggregates: direct items keep their names, nested ones get hidden names.
     agg_items: list[A.SelectItem] = []
@@ -151,13 +155,16 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     # Columns outside aggregates must be grouped; window properties become fields.
     allowed = set(key_names) | (set(WINDOW_COLUMNS) if windowed else set())
     legacy_fn = legacy[0] if legacy else None
-    legacy_text = next((g.sql() for g in group.expressions if isinstance(g, exp.Anonymous)
+    legacy_text = next((g.sql() for g in group_exprs if isinstance(g, exp.Anonymous)
                         and str(g.this).lower() in _LEGACY), None)
     for root in nested_roots:
         stack = [root]
         while stack:
             sub = stack.pop()
             if is_aggregate(sub):
+                continue
+            if sub.sql() in expr_keys:  # a GROUP BY expression: its computed key
+                overrides[id(sub)] = A.FieldRef(expr_keys[sub.sql()], None, spans(sub))
                 continue
             if isinstance(sub, exp.Anonymous) and str(sub.this).lower() in _LEGACY_PROPS:
                 fn, col = _LEGACY_PROPS[str(sub.this).lower()]
@@ -214,7 +221,11 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     window = piece.window
     if legacy is not None:
         window = A.WindowStep(legacy[1], None, None, legacy[1].span)
-    piece.steps.append(A.KeyByStep(tuple(keys), spans(group), row_key=True))
+    if pre_items:
+        piece.steps.append(A.MapStep((A.SelectItem(None, None, group_span, star=True),
+                                      *pre_items), group_span))
+    if keys:
+        piece.steps.append(A.KeyByStep(tuple(keys), group_span, row_key=True))
     if window is not None:
         piece.steps.append(window)
     piece.window = None
@@ -242,6 +253,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         else:
             translated = post(e)
             name = uniquify(alias or (
+                f"EXPR${i}" if e.sql() in expr_keys else
                 translated.name if isinstance(translated, A.FieldRef) else
                 "window_time" if isinstance(e, exp.Column) else f"EXPR${i}"), used)
             items.append(A.SelectItem(translated, None if (
