@@ -267,7 +267,8 @@ class JoinKey:
 
 @dataclass(frozen=True)
 class JoinStep:
-    """A window join (``window`` set) or an interval join (``lower``/``upper`` set)."""
+    """A window join (``window`` set), an interval join (``lower``/``upper`` set) or a
+    regular join (``kind`` set: inner, left, right or full)."""
 
     other: str
     alias: str | None
@@ -279,6 +280,7 @@ class JoinStep:
     span: Span
     other_span: Span
     hints: tuple[Setting, ...] = ()
+    kind: str | None = None
 
 
 @dataclass(frozen=True)

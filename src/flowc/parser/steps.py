@@ -39,6 +39,7 @@ from flowc.parser.changes import (
     RollingStart,
 )
 from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
+from flowc.parser.regular_join import RegularJoin
 from flowc.parser.settings import apply_hints
 from flowc.parser.sorting import check_after_sort, sort_step
 from flowc.rowkind import same_kind
@@ -463,11 +464,12 @@ class PipelineBuilder:
     def _JoinStep(self, flow: Flow, step: A.JoinStep) -> Flow:
         other_ref = A.FieldRef(step.other, None, step.other_span)
         info = self.ctx.stream(other_ref)
-        if flow.updating or info.updating:
+        if (flow.updating or info.updating) and step.kind is None:
             raise FlowTypeError("a window or interval join of an updating stream is not "
                                 "supported: these joins take insert-only rows",
                                 step.span if flow.updating else step.other_span,
-                                hint="join the streams before the rolling 'aggregate'")
+                                hint="join the streams before the rolling 'aggregate', or "
+                                     "use a regular join (join ... on ... without a window)")
         right_q = step.alias or step.other
         # The left side is named by what names it now (the head, the sides of an earlier
         # join) or else, as documented, by the pipeline's head stream.
@@ -488,6 +490,9 @@ class PipelineBuilder:
             left_keys.append(lk)
             right_keys.append(rk)
         what = "an interval join" if step.window is None else "a window join"
+        if step.kind is not None:
+            return self.regular_join(flow, info, step, left_names, right_q,
+                                     tuple(left_keys), tuple(right_keys))
         self.need_event_time(flow, step.span, what)
         if not info.event_time:
             raise FlowTypeError(f"{what} needs event time, but '{step.other}' has no "
@@ -518,6 +523,31 @@ class PipelineBuilder:
                 step.lower, step.upper).process(JoinRows(), output_type=schema)
         apply_hints(stream, step.hints)
         return Flow(stream, schema, True, head=flow.head, names=names)
+
+    def regular_join(self, flow: Flow, info: Any, step: A.JoinStep, left_names: Qualifiers,
+                     right_q: str, left_keys: tuple[str, ...],
+                     right_keys: tuple[str, ...]) -> Flow:
+        """Flink's regular join: both sides keyed by the join keys (a row key: a null key
+        routes like any other and joins nothing), one two-input keyed process."""
+        assert step.kind is not None
+        for keyed_by, span in ((flow.key, step.span), (info.key, step.other_span)):
+            if keyed_by is not None:
+                raise FlowSyntaxError("a join keys both sides by its 'on' fields; remove the "
+                                      "'key by'", span)
+        schema, right_names = self._join_schema(flow.schema, info.schema, right_q, step.span)
+        names: Qualifiers = dict(left_names)
+        names[right_q] = None if right_q in names else right_names
+        k1 = key_selector(flow.schema, left_keys, row=True)
+        k2 = key_selector(info.schema, right_keys, row=True)
+        positions = (tuple(flow.schema.index_of(k) or 0 for k in left_keys),
+                     tuple(info.schema.index_of(k) or 0 for k in right_keys))
+        fn = RegularJoin(step.kind, (len(flow.schema), len(info.schema)), positions)
+        stream = flow.stream.connect(info.stream).key_by(k1, k2).process(
+            fn, output_type=schema)
+        apply_hints(stream, step.hints)
+        out = Flow(stream, schema, False, head=flow.head, names=names)
+        out.updating = flow.updating or info.updating or fn.emits_updates
+        return out
 
     def _join_sides(self, jk: A.JoinKey, left: Schema, left_names: Qualifiers,
                     right: Schema, right_q: str,
