@@ -339,6 +339,10 @@ class PipelineBuilder:
         if flow.key is None:
             raise FlowSyntaxError("'window' needs a keyed stream: add '| key by <field>' "
                                   "before it", step.span)
+        if flow.updating:
+            raise FlowTypeError("a window over an updating stream is not supported: a window "
+                                "aggregates insert-only rows", step.span,
+                                hint="window the stream before the rolling 'aggregate'")
         self.need_event_time(flow, step.span, "a window")
         assigner_of(step.spec)  # validate now, so the error points at the window
         if step.late_into is not None:
@@ -410,10 +414,6 @@ class PipelineBuilder:
                  agg: RowAggregate, key_fields: list[Field]) -> Flow:
         window = flow.window
         assert window is not None and flow.key is not None
-        if flow.updating:
-            raise FlowTypeError("a window over an updating stream is not supported: a window "
-                                "aggregates insert-only rows", window.span,
-                                hint="window the stream before the rolling 'aggregate'")
         names = list(flow.key) + ["window_start", "window_end"] + [s.name for s in specs]
         check_output_names(names, step.items, len(flow.key) + 2)
         schema = Schema(tuple(key_fields) + (Field("window_start", TIMESTAMP),
