@@ -17,7 +17,7 @@ FLOW_KEYWORDS = (
     "interval", "between", "on", "as", "rebalance", "rescale", "shuffle", "broadcast",
     "global", "forward", "print", "write", "blackhole", "csv", "json", "parquet", "and", "or",
     "not", "is", "in", "like", "case", "when", "then", "else", "end", "cast", "distinct",
-    "order", "limit", "asc", "desc", "nulls",
+    "order", "limit", "asc", "desc", "nulls", "top", "left", "right", "full",
 )
 SQL_KEYWORDS = (
     "create", "table", "view", "insert", "explain", "plan", "for", "group", "having",

@@ -77,3 +77,23 @@ def test_insert_only_consumers_reject_updates(tmp_path: Path, pipeline: str,
     with pytest.raises(FlowcError) as info:
         run(tmp_path, pipeline)
     assert message in info.value.format()
+
+
+def test_top_n_and_deduplication(tmp_path: Path) -> None:
+    (tmp_path / "s.csv").write_text("k,v\na,1\na,3\na,2\nb,5\na,4\n", encoding="utf-8")
+    src = "source s (k string, v int) from csv 's.csv';\n"
+
+    def out(pipeline: str) -> list[str]:
+        script = compile_source(src + pipeline, "t.flow", base_dir=str(tmp_path))
+        return list(run_reference(script.env.get_job_graph()).printed)
+
+    assert out("s | key by k | top 2 by v desc as rank | print;") == [
+        "+I[a, 1, 1]", "-U[a, 1, 1]", "+U[a, 3, 1]", "+I[a, 1, 2]", "-U[a, 1, 2]",
+        "+U[a, 2, 2]", "+I[b, 5, 1]", "-U[a, 3, 1]", "+U[a, 4, 1]", "-U[a, 2, 2]",
+        "+U[a, 3, 2]"]
+    assert out("s | key by k | top 2 by v desc | print;") == [
+        "+I[a, 1]", "+I[a, 3]", "-D[a, 1]", "+I[a, 2]", "+I[b, 5]", "-D[a, 2]", "+I[a, 4]"]
+    # top 1: deduplication, -U / +U as Flink's Deduplicate
+    assert out("s | key by k | top 1 by v | print;") == ["+I[a, 1]", "+I[b, 5]"]
+    assert out("s | top 1 by v desc | print;") == [
+        "+I[a, 1]", "-U[a, 1]", "+U[a, 3]", "-U[a, 3]", "+U[b, 5]"]

@@ -38,8 +38,7 @@ JOINS = [
 # GROUP BY columns; None: a GROUP BY over an updating input, whose changelog per key
 # depends on how the updates of several upstream subtasks interleave, or a non-keyed
 # aggregate (parallelism 1) whose rows reach several print subtasks: only the final table
-# is compared at parallelism 2; joins: see test_join_result_matches_flink). Top-N and
-# deduplication are recorded for what comes next.
+# is compared at parallelism 2; joins: see test_join_result_matches_flink).
 SUPPORTED: dict[str, int | None] = {
     "SELECT user_id, COUNT(*) AS n FROM orders GROUP BY user_id": 1,
     "SELECT user_id, SUM(amount) AS s, MIN(amount) AS mn, MAX(amount) AS mx FROM orders GROUP BY user_id": 1,
@@ -61,6 +60,12 @@ SUPPORTED: dict[str, int | None] = {
     "SELECT UPPER(product) AS p, SUM(amount) AS s FROM orders GROUP BY UPPER(product)": 1,
     "SELECT order_id, user_id, price, vip, ts FROM orders": 1,
     **{q: None for q in JOINS},
+    # Top-N and deduplication (the partition key is not a leading column)
+    "SELECT * FROM (SELECT order_id, user_id, amount, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY amount DESC) AS rn FROM orders) WHERE rn <= 2": None,
+    "SELECT order_id, user_id, amount FROM (SELECT order_id, user_id, amount, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY amount DESC) AS rn FROM orders) WHERE rn <= 2": None,
+    "SELECT * FROM (SELECT order_id, amount, ROW_NUMBER() OVER (ORDER BY amount DESC) AS rn FROM orders) WHERE rn <= 3": None,
+    "SELECT order_id, user_id, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts ASC) AS rn FROM orders) WHERE rn = 1": None,
+    "SELECT order_id, user_id, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts DESC) AS rn FROM orders) WHERE rn = 1": None,
     "SELECT order_id, price * 2 AS p2, CAST(amount AS DOUBLE) / 3 AS third, ts + INTERVAL '1' SECOND AS t1 FROM orders WHERE order_id < 5": 1,
 }
 
@@ -120,3 +125,12 @@ def test_changelog_per_key_at_parallelism_2(tmp_path: Path, query: str) -> None:
     if width is not None:
         assert per_key(lines, width) == per_key(flink, width)
     assert final_table(lines) == final_table(flink)
+
+
+@pytest.mark.parametrize("query", [q for q, c in FLINK.items() if "error" in c and "RANK" in q])
+def test_rank_and_dense_rank_fail_as_in_flink(tmp_path: Path, query: str) -> None:
+    from flowc.errors import FlowcError
+
+    with pytest.raises(FlowcError) as info:
+        printed(tmp_path, query, 1)
+    assert info.value.message in FLINK[query]["error"]

@@ -313,6 +313,19 @@ class OrderStep:
 
 
 @dataclass(frozen=True)
+class TopStep:
+    """``top n by f [desc], ... [as rank]`` after ``key by`` (or without one: one group):
+    Flink SQL's Top-N (``ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..)`` filtered on the
+    rank); ``top 1`` is its deduplication. ``rank``: the name of an output rank column."""
+
+    count: int
+    items: tuple[OrderItem, ...]
+    rank: str | None
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
 class LimitStep:
     """``limit n [offset m]`` (SQL's LIMIT / OFFSET)."""
 
@@ -356,6 +369,7 @@ Step = (
     | JoinStep
     | PartitionStep
     | OrderStep
+    | TopStep
     | LimitStep
     | PrintSink
     | FileSinkStep

@@ -42,9 +42,10 @@ from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
 from flowc.parser.regular_join import RegularJoin
 from flowc.parser.settings import apply_hints
 from flowc.parser.sorting import check_after_sort, sort_step
+from flowc.parser.topn import TopN
 from flowc.rowkind import same_kind
 from flowc.transformations import KeySelector, OutputTag, RuntimeExecutionMode
-from flowc.types import NULL, TIMESTAMP, Field, Schema, Type
+from flowc.types import INT, NULL, TIMESTAMP, Field, Schema, Type
 from flowc.vector import VCol
 from flowc.windowing import (
     EventTimeSessionWindows,
@@ -437,6 +438,41 @@ class PipelineBuilder:
             self.ctx.define(window.late_into, late, flow.schema, window.late_span or window.span,
                             event_time=flow.event_time)
         return self._next(flow, stream, schema, event_time=True)
+
+    def _TopStep(self, flow: Flow, step: A.TopStep) -> Flow:
+        keyless = flow.key is None
+        if keyless:  # one group of all rows: parallelism 1, as Flink's global Top-N
+            flow = replace(flow, key=(), row_key=True)
+        if flow.updating:
+            raise FlowTypeError("'top' over an updating stream is not supported: flowc's "
+                                "Top-N takes insert-only rows", step.span,
+                                hint="rank the stream before the rolling 'aggregate'")
+        if step.count < 1:
+            raise FlowSyntaxError("'top' needs a count of at least 1", step.span)
+        order: list[tuple[int, bool, bool]] = []
+        for item in step.items:
+            pos = flow.schema.index_of(item.field.name)
+            if pos is None:
+                raise FlowNameError(f"unknown field '{item.field.name}' in 'top'",
+                                    item.field.span,
+                                    hint=did_you_mean(item.field.name, flow.schema.names))
+            nulls = (not item.descending) if item.nulls_first is None else item.nulls_first
+            order.append((pos, item.descending, nulls))
+        fields = flow.schema.fields
+        if step.rank is not None:
+            if step.rank in flow.schema.names:
+                raise FlowNameError(f"column '{step.rank}' is already in the stream", step.span,
+                                    hint="name the rank column differently: top ... as <name>")
+            fields = fields + (Field(step.rank, INT),)
+        schema = Schema(fields)
+        stream = self.materialized(flow).process(
+            TopN(step.count, tuple(order), step.rank is not None), output_type=schema)
+        apply_hints(stream, step.hints)
+        if keyless:
+            stream.set_parallelism(1)
+        out = self._next(flow, stream, schema)
+        out.updating = True
+        return out
 
     # ------------------------------------------------------------------ multi-input
 

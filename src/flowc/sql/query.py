@@ -295,6 +295,9 @@ class QueryTranslator:
             self.catalog.define_let(let)
             self.catalog.set_updating(cte.alias, inner.updating)
             self.lets.append(let)
+        from flowc.sql.topn import rewrite_top_n
+
+        rewrite_top_n(self, node)  # ROW_NUMBER() OVER (...) filtered on the rank
         frm = node.args.get("from_")
         if not node.expressions:
             # sqlglot takes `SELECT FROM t`; Flink's parser does not
