@@ -134,3 +134,14 @@ def test_explain_shows_the_changelog_mode() -> None:
     assert modes["Keyed Reduce"] == "[I]"  # its records are (key, state), not rows
     maps = [m for n, m in sg.changelog_modes().items() if sg.nodes[n].name == "Map"]
     assert sorted(maps) == ["[I,UB,UA,D]", "[I,UB,UA,D]", "[I]", "[I]"]
+
+
+def test_updating_jobs_run_row_by_row() -> None:
+    # the columnar executor's Arrow batches carry no row kind
+    from flowc.executor.arrow.plan import plan_members
+
+    script = compile_source("source t (k string, v int) values ('a', 1);\n"
+                            "let top = t | key by k | top 1 by v;\n"
+                            "top | map k, v + 1 as w | print;\n", "t.flow")
+    reason = plan_members(script.env.get_job_graph())
+    assert isinstance(reason, str) and "updating stream" in reason
