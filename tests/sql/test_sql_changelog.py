@@ -96,9 +96,18 @@ def per_key(lines: list[str], width: int) -> dict[Any, list[str]]:
 
 
 def test_the_fixtures_cover_what_flowc_runs() -> None:
-    assert set(SUPPORTED) <= set(FLINK)
+    assert set(SUPPORTED) | set(KNOWN_DIFFERENCES) <= set(FLINK)
     assert all("error" not in FLINK[q] for q in SUPPORTED)
     assert len(SUPPORTED) >= 15
+
+
+# Queries whose changelog differs from Flink's on purpose (docs/flink-differences.md):
+# Flink's MAX over a column that only grows (a COUNT of an updating input) ignores
+# retractions (its modified-monotonicity analysis), so between a -U and its +U it still
+# shows the retracted maximum; flowc retracts it. Final tables are equal.
+KNOWN_DIFFERENCES = [
+    "SELECT COUNT(*) AS n_groups, MAX(n) AS biggest, MIN(n) AS smallest FROM (SELECT product, COUNT(*) AS n FROM orders GROUP BY product)",
+]
 
 
 def final_table(lines: list[str]) -> list[str]:
@@ -110,10 +119,11 @@ def test_changelog_matches_flink(tmp_path: Path, query: str) -> None:
     assert printed(tmp_path, query, 1) == FLINK[query]["print"]
 
 
-@pytest.mark.parametrize("query", JOINS)
+@pytest.mark.parametrize("query", JOINS + KNOWN_DIFFERENCES)
 def test_join_result_matches_flink(tmp_path: Path, query: str) -> None:
     # the changelog of a join depends on how its two sources interleave (Flink read the
-    # users first, flowc's reference executor the orders): the final table does not
+    # users first, flowc's reference executor the orders): the final table does not (and
+    # see KNOWN_DIFFERENCES)
     assert final_table(printed(tmp_path, query, 1)) == final_table(FLINK[query]["print"])
 
 

@@ -17,7 +17,7 @@ QUERIES = [
     # a GROUP BY over an updating input
     "SELECT n, COUNT(*) AS users FROM (SELECT user_id, COUNT(*) AS n FROM orders GROUP BY user_id) GROUP BY n",
     "SELECT mx, COUNT(*) AS c, SUM(s) AS total FROM (SELECT user_id, MAX(amount) AS mx, SUM(amount) AS s FROM orders GROUP BY user_id) GROUP BY mx",
-    "SELECT COUNT(*) AS groups, MAX(n) AS biggest, MIN(n) AS smallest FROM (SELECT product, COUNT(*) AS n FROM orders GROUP BY product)",
+    "SELECT COUNT(*) AS n_groups, MAX(n) AS biggest, MIN(n) AS smallest FROM (SELECT product, COUNT(*) AS n FROM orders GROUP BY product)",
     "SELECT s > 15 AS big, COUNT(DISTINCT user_id) AS users FROM (SELECT user_id, SUM(amount) AS s FROM orders GROUP BY user_id) GROUP BY s > 15",
     # non-keyed aggregates and GROUP BY on expressions
     "SELECT COUNT(*) AS n FROM orders",

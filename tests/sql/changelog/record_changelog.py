@@ -63,12 +63,20 @@ def record_one(query: str) -> dict:
 
 
 def main() -> None:
-    if len(sys.argv) > 1:  # one query in a child process: its stdout is the print output
+    """No arguments: record every query. ``--only 3 7``: re-record those queries into the
+    existing changelog.json. ``N``: one query in a child process (its stdout is the print
+    output)."""
+    if len(sys.argv) == 2 and sys.argv[1] != "--only":
         q = QUERIES[int(sys.argv[1])]
         print("@@JSON " + json.dumps(record_one(q)), flush=True)
         return
+    only = {int(x) for x in sys.argv[2:]} if sys.argv[1:2] == ["--only"] else None
+    old = json.loads((here / "changelog.json").read_text())["cases"] if only else []
     cases = []
     for i, q in enumerate(QUERIES):
+        if only is not None and i not in only:
+            cases.append(old[i])
+            continue
         p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True,
                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
         lines = p.stdout.splitlines()
