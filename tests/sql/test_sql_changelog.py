@@ -54,6 +54,8 @@ SUPPORTED: dict[str, int | None] = {
     "SELECT n, COUNT(*) AS users FROM (SELECT user_id, COUNT(*) AS n FROM orders GROUP BY user_id) GROUP BY n": None,
     "SELECT mx, COUNT(*) AS c, SUM(s) AS total FROM (SELECT user_id, MAX(amount) AS mx, SUM(amount) AS s FROM orders GROUP BY user_id) GROUP BY mx": None,
     "SELECT s > 15 AS big, COUNT(DISTINCT user_id) AS users FROM (SELECT user_id, SUM(amount) AS s FROM orders GROUP BY user_id) GROUP BY s > 15": None,
+    # MAX over a column that only grows ignores retractions, as Flink's planner decides
+    "SELECT COUNT(*) AS n_groups, MAX(n) AS biggest, MIN(n) AS smallest FROM (SELECT product, COUNT(*) AS n FROM orders GROUP BY product)": None,
     "SELECT COUNT(*) AS n FROM orders": None,
     "SELECT COUNT(*) AS n, SUM(amount) AS s, MAX(price) AS mx, AVG(price) AS av FROM orders": None,
     "SELECT amount % 3 AS b, COUNT(*) AS n FROM orders GROUP BY amount % 3": 1,
@@ -96,18 +98,9 @@ def per_key(lines: list[str], width: int) -> dict[Any, list[str]]:
 
 
 def test_the_fixtures_cover_what_flowc_runs() -> None:
-    assert set(SUPPORTED) | set(KNOWN_DIFFERENCES) <= set(FLINK)
+    assert set(SUPPORTED) <= set(FLINK)
     assert all("error" not in FLINK[q] for q in SUPPORTED)
     assert len(SUPPORTED) >= 15
-
-
-# Queries whose changelog differs from Flink's on purpose (docs/flink-differences.md):
-# Flink's MAX over a column that only grows (a COUNT of an updating input) ignores
-# retractions (its modified-monotonicity analysis), so between a -U and its +U it still
-# shows the retracted maximum; flowc retracts it. Final tables are equal.
-KNOWN_DIFFERENCES = [
-    "SELECT COUNT(*) AS n_groups, MAX(n) AS biggest, MIN(n) AS smallest FROM (SELECT product, COUNT(*) AS n FROM orders GROUP BY product)",
-]
 
 
 def final_table(lines: list[str]) -> list[str]:
@@ -119,11 +112,10 @@ def test_changelog_matches_flink(tmp_path: Path, query: str) -> None:
     assert printed(tmp_path, query, 1) == FLINK[query]["print"]
 
 
-@pytest.mark.parametrize("query", JOINS + KNOWN_DIFFERENCES)
+@pytest.mark.parametrize("query", JOINS)
 def test_join_result_matches_flink(tmp_path: Path, query: str) -> None:
     # the changelog of a join depends on how its two sources interleave (Flink read the
-    # users first, flowc's reference executor the orders): the final table does not (and
-    # see KNOWN_DIFFERENCES)
+    # users first, flowc's reference executor the orders): the final table does not
     assert final_table(printed(tmp_path, query, 1)) == final_table(FLINK[query]["print"])
 
 

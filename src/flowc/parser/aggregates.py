@@ -39,6 +39,9 @@ class AggSpec:
     arg: CodeFn | None
     name: str
     type: Type
+    # min / max over an updating stream ignore retracted rows (Flink's MAX over a column
+    # that only grows; set by the SQL translator through an internal call)
+    monotone: bool = False
 
 
 def _default_name(call: A.Call) -> str | None:
@@ -111,7 +114,8 @@ def _one(e: A.Call, name: str, compiler: ExprCompiler) -> AggSpec:
                             e.args[0].span)
     if t.kind == "duration":
         raise FlowTypeError(f"{e.name}() cannot aggregate a duration", e.args[0].span)
-    return AggSpec(e.name, arg, name, DOUBLE if e.name == "avg" else t)
+    return AggSpec(e.name, arg, name, DOUBLE if e.name == "avg" else t,
+                   monotone=e.internal and e.name in ("min", "max"))
 
 
 def check_output_names(names: list[str], items: tuple[A.SelectItem, ...],

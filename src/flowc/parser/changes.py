@@ -38,18 +38,24 @@ class RetractAggregate:
     to the key's accumulator. Multisets are dicts changed in place: the reduce's state owns
     them (a delta is made per record and merged once)."""
 
-    def __init__(self, kinds: tuple[str, ...], args: tuple[Any, ...]) -> None:
+    def __init__(self, kinds: tuple[str, ...], args: tuple[Any, ...],
+                 monotone: tuple[bool, ...] = ()) -> None:
         self.kinds = kinds
         self.args = args
+        # min / max that ignore retractions (flowc.parser.aggregates.AggSpec.monotone)
+        self.monotone = monotone or (False,) * len(kinds)
 
     def __repr__(self) -> str:
         return f"RetractAggregate(kinds={self.kinds!r})"
 
     def delta(self, row: Any, sign: int) -> tuple[Any, ...]:
         out: list[Any] = []
-        for kind, f in zip(self.kinds, self.args):
+        for kind, f, monotone in zip(self.kinds, self.args, self.monotone):
             if kind == "count_star":
                 out.append(sign)
+                continue
+            if monotone and sign < 0:
+                out.append({})
                 continue
             v = f(row)
             if kind == "count":

@@ -388,7 +388,7 @@ class PipelineBuilder:
                                         "supported: it cannot take back a retracted row",
                                         item.span, hint="aggregates over an updating stream: "
                                         "count, sum, avg, min, max, count(distinct)")
-            rolling = RetractAggregate(agg.kinds, agg.args)
+            rolling = RetractAggregate(agg.kinds, agg.args, tuple(s.monotone for s in specs))
         batch = self.ctx.env.config.mode is RuntimeExecutionMode.BATCH
         # Hints are applied as each operator is made, as a Python user would (the key_by
         # partition inherits the parallelism of the map before it).

@@ -10,6 +10,7 @@ so ``SELECT k, COUNT(*) AS n ... GROUP BY k`` is exactly ``key by k | aggregate 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -17,7 +18,9 @@ from sqlglot import exp
 from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
 from flowc.sql.changelog import (
+    DOWN,
     KEY,
+    UP,
     Updating,
     aggregate_kind,
     flowc_limit,
@@ -122,6 +125,8 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
             return agg_names[text]
         translated = ex(call)
         assert isinstance(translated, A.Call)
+        if _monotone(call, piece):  # Flink's MAX/MIN that ignores retractions
+            translated = replace(translated, internal=True)
         out = name or _default_name(translated) or f"_agg{len(agg_items)}"
         if out in taken:
             out = f"_agg{len(agg_items)}"
@@ -282,6 +287,18 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     piece.names = names
     piece.span = spans(node)
     return piece
+
+
+def _monotone(call: exp.Expression, piece: Piece) -> bool:
+    """MAX over an updating input's column that only grows (a COUNT or MAX of the
+    aggregate before), MIN over one that only shrinks: Flink's planner (its modified
+    monotonicity) lets these ignore retractions, so flowc's does too."""
+    up = piece.updating
+    if up is None or not isinstance(call, (exp.Max, exp.Min)) or \
+            not isinstance(call.this, exp.Column):
+        return False
+    kind = up.columns.get(call.this.name)
+    return kind == (UP if isinstance(call, exp.Max) else DOWN)
 
 
 def _integer_averages(qt: QueryTranslator, piece: Piece,
