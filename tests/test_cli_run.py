@@ -35,7 +35,7 @@ def test_udf_module_beside_a_script_run_from_its_directory(
     monkeypatch.chdir(tmp_path)
     assert main(["run", "u.flow", "--no-progress"]) == 0  # a bare file name: base dir '.'
     out = capsys.readouterr().out.split("\n")
-    assert sorted(line for line in out if line) == ["('A!',)", "('B!',)", "(None,)"]
+    assert sorted(line for line in out if line) == ["+I[A!]", "+I[B!]", "+I[null]"]
 
 
 def test_python_program_with_helper_module_and_parallelism(

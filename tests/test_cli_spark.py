@@ -146,7 +146,7 @@ def test_ui_and_py_files_on_a_fresh_spark(tmp_path: Path) -> None:
     code, out, err, _ = flowc("run", "ui.flow", "--no-progress", "--py-files", "mods.zip",
                               "--conf", f"spark.ui.port={port}", cwd=tmp_path, env=env)
     assert code == 0, err
-    assert sorted(out.split()) == ["('A!',)", "('B!',)"]
+    assert sorted(out.split()) == ["+I[A!]", "+I[B!]"]
     ui = [line for line in err.splitlines() if line.startswith("Spark UI: http://")]
     assert len(ui) == 1 and ui[0].endswith(f":{port}")
     assert not [p for p in os.listdir(tmp_path / "tmp") if p.startswith("flowc-log4j-")]

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pyspark import cloudpickle
 
 from flowc.operators import CodeFn
-from flowc.parser.aggregates import AggSpec, DistinctSet, RollingMerge, RollingStart, RowAggregate
+from flowc.parser.aggregates import AggSpec, DistinctSet, RowAggregate
+from flowc.parser.changes import RollingMerge, RollingStart
 from flowc.types import INT
 
 
@@ -21,11 +22,11 @@ def _agg() -> RowAggregate:
 
 def _rolling(n: int) -> int:
     agg = _agg()
-    start, merge = RollingStart((), agg), RollingMerge(0, agg)
+    start, merge = RollingStart((), agg, False), RollingMerge(0, agg)
     state = start((0,))
     for i in range(1, n):
         state = merge(state, start((i,)))
-    return agg.get_result(state[0])[0]
+    return agg.get_result(state[0][0])[0]
 
 
 def _windowed(n: int) -> int:

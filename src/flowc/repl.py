@@ -42,8 +42,9 @@ from flowc.repl_terminal import (
     start_spark,
     terminal_pager,
 )
+from flowc.rowkind import RowKind, kind_of, materialize
 from flowc.sql import Unit, collect_query, explain_env
-from flowc.sql.changelog import Updating, changelog
+from flowc.sql.changelog import Updating
 from flowc.sql.source import MAIN_STATEMENTS, SqlChunk, split_sql
 from flowc.sql.terms import sql_terms
 from flowc.sql.unit import _SET, set_statement
@@ -54,6 +55,11 @@ SQL_STARTS = ("select", "with", "create", "insert", "values", "drop", "(")
 FLOW_STARTS = ("source", "let", "set", "import", "explain", "union")
 SHOW = ("streams", "tables", "settings")
 DEFAULT_MAX_ROWS = 20
+# Flink's SQL client setting: how an updating result is shown (flowc prints tables, so
+# 'changelog' and 'tableau' both show the op column; 'table' the changelog applied)
+RESULT_MODE = "sql-client.execution.result-mode"
+RESULT_MODES = ("table", "changelog", "tableau")
+DEFAULT_RESULT_MODE = "changelog"
 HELP = """\
 Statements end with ';'. Mix .flow and SQL freely; they share one catalog.
   source NAME (...) from ...;        CREATE TABLE t (...) WITH (...);   define inputs
@@ -65,7 +71,8 @@ Statements end with ';'. Mix .flow and SQL freely; they share one catalog.
   DROP TABLE t | DROP VIEW v         forget a definition (nothing may read it)
   help                               quit (or Ctrl-D)
 A GROUP BY without a window gives an updating result, shown as Flink's changelog
-(op: +I insert, -U/+U the row before/after an update)."""
+(op: +I insert, -U/+U the row before/after an update, -D delete); SET
+'sql-client.execution.result-mode' = 'table' shows the final rows instead."""
 
 
 class Session:
@@ -83,6 +90,7 @@ class Session:
         self.console = Console(file=out, width=width, highlight=False,
                                force_terminal=False if out is not None else None)
         self.max_rows = max_rows
+        self.result_mode = DEFAULT_RESULT_MODE
         self.unit = Unit("<repl>", "", os.getcwd())
         self.settings: dict[str, A.SetStmt] = {}
         self.inputs = 0
@@ -214,6 +222,8 @@ class Session:
             self._table(("table", "connector", "schema"), rows)
         elif what == "settings":
             shown = [(k, _setting_text(s.setting.value)) for k, s in self.settings.items()]
+            if self.result_mode != DEFAULT_RESULT_MODE:
+                shown.append((RESULT_MODE, self.result_mode))
             self._table(("setting", "value"), shown + [("max_rows", str(self.max_rows))])
         else:
             rows = [(n, str(i.schema)) for n, i in self.unit.scratch.streams.items()
@@ -253,6 +263,15 @@ class Session:
                                       stmt.setting.value_span)
             self.max_rows = value
             return
+        if key == RESULT_MODE:
+            mode = str(stmt.setting.value).lower()
+            if mode not in RESULT_MODES:
+                raise FlowNameError(f"unknown result mode '{stmt.setting.value}'",
+                                    stmt.setting.value_span,
+                                    hint=did_you_mean(mode, RESULT_MODES) or
+                                    "the modes are 'table', 'changelog' and 'tableau'")
+            self.result_mode = mode
+            return
         from flowc.api.environment import StreamExecutionEnvironment
         from flowc.parser.settings import apply_set
 
@@ -263,10 +282,13 @@ class Session:
         if not args:
             self.settings.clear()
             self.max_rows = DEFAULT_MAX_ROWS
+            self.result_mode = DEFAULT_RESULT_MODE
             return
         key = args[0].strip("'")
         if key == "max_rows":
             self.max_rows = DEFAULT_MAX_ROWS
+        elif key == RESULT_MODE:
+            self.result_mode = DEFAULT_RESULT_MODE
         elif self.settings.pop(key, None) is None:
             raise FlowNameError(f"'{key}' is not set", self._word_span(chunk, 1),
                                 hint=did_you_mean(key, list(self.settings) + ["max_rows"])
@@ -418,20 +440,23 @@ class Session:
             self.console.print(f"done in {self.last_time:.2f} s", markup=False)
             return
         names = list(columns)
-        rows = [tuple(r) for r in result.collected.get("result", [])]
+        rows = [r if isinstance(r, tuple) else tuple(r)
+                for r in result.collected.get("result", [])]
         kinds = list(kinds or []) + [""] * len(names)
         note = ""
-        keys = updating.key_columns() if updating is not None else None
-        if updating is not None and keys is not None:
-            log = changelog(rows, [names.index(k) for k in keys])
-            shown = [i for i, n in enumerate(names) if n not in updating.hidden]
-            names = ["op"] + [names[i] for i in shown]
-            kinds = [""] + [kinds[i] for i in shown]
-            rows = [(op,) + tuple(r[i] for i in shown) for op, r in log]
-            note = " of changelog (+I insert, -U/+U before/after an update)"
-        elif updating is not None:
-            note = " of updates (each the latest row of a GROUP BY key; -U/+U cannot be " \
-                   "shown here)"
+        if updating is not None or any(isinstance(r, RowKind) for r in rows):
+            shown = [i for i, n in enumerate(names)
+                     if updating is None or n not in updating.hidden]
+            if self.result_mode == "table":  # Flink's materialized view of the changelog
+                rows = [tuple(r[i] for i in shown) for r in materialize(rows)]
+                names = [names[i] for i in shown]
+                kinds = [kinds[i] for i in shown]
+                note = " (the changelog applied: result-mode table)"
+            else:
+                names = ["op"] + [names[i] for i in shown]
+                kinds = [""] + [kinds[i] for i in shown]
+                rows = [(kind_of(r),) + tuple(r[i] for i in shown) for r in rows]
+                note = " of changelog (+I insert, -U/+U before/after an update, -D delete)"
         cells = [tuple(_show(v, k) for v, k in zip(r, kinds)) for r in rows]
         paged = self._paged_table(tuple(names), cells)
         if not paged:

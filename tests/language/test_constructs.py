@@ -6,7 +6,6 @@ executor, and the result (or the planned operator) shows the construct did what 
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from flowc.chaining import build_execution_graph
 from flowc.executor import run_reference
 from flowc.parser import compile_source
 from flowc.parser.lower import CompiledScript
+from printed import rows as printed_rows
 
 SOURCE = """
 source t (k string, n int, s string, ts timestamp)
@@ -35,7 +35,7 @@ def plan(text: str, base_dir: str | None = None) -> CompiledScript:
 def run(pipeline: str) -> list[tuple[Any, ...]]:
     script = plan(SOURCE + pipeline)
     printed = run_reference(script.env.get_job_graph()).printed
-    return sorted(ast.literal_eval(line) for line in printed)
+    return sorted(printed_rows(printed))
 
 
 def transformation(env: StreamExecutionEnvironment, name: str) -> Any:
@@ -97,7 +97,7 @@ def test_csv_quote_option(tmp_path: Path) -> None:
                   "options (quote = '|', delimiter = ';');\nq | print;", str(tmp_path))
     assert ("quote", "|") in transformation(script.env, "q").source.options
     printed = run_reference(script.env.get_job_graph()).printed
-    assert sorted(ast.literal_eval(line) for line in printed) == [("a;b", "x"), ("c", "d")]
+    assert sorted(printed) == ["+I[a;b, x]", "+I[c, d]"]
 
 
 def test_slot_sharing_group_alias() -> None:

@@ -23,12 +23,10 @@ from flowc.parser import compile_file, compile_source
 from flowc.parser.aggregates import (
     AggSpec,
     JoinRows,
-    RollingMerge,
-    RollingResult,
-    RollingStart,
     RowAggregate,
     WindowRow,
 )
+from flowc.parser.changes import RollingChanges, RollingMerge, RollingStart
 from flowc.transformations import KeySelector
 from flowc.types import DOUBLE, INT, STRING, TIMESTAMP, Schema, array_of
 
@@ -89,11 +87,12 @@ clicks
     s = s.rebalance().filter(lambda r: r[2] == "x").name("only x").slot_sharing_group("g")
     s.start_new_chain()
     agg = RowAggregate([AggSpec("count_star", None, "n", INT)])
-    start = s.map(RollingStart((0, 1), agg)).set_parallelism(3)
+    start = s.map(RollingStart((0, 1), agg, False)).set_parallelism(3)
     reduced = start.key_by(key("user_id", "article_id", pos=(0, 1))).reduce(
         RollingMerge(2, agg)).set_parallelism(3).uid("agg")
     out = Schema.of(("user_id", STRING), ("article_id", STRING), ("n", INT))
-    reduced.map(RollingResult(2, agg), output_type=out).set_parallelism(3) \
+    reduced.flat_map(RollingChanges(2, agg, False), output_type=out).name("Map") \
+        .set_parallelism(3) \
         .print().set_parallelism(1).disable_chaining()
     assert_same_graphs(script.env, env)
 

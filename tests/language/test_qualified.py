@@ -6,13 +6,12 @@ output when the left side has the name too) or is a positioned error.
 
 from __future__ import annotations
 
-import ast
-
 import pytest
 
 from flowc.errors import FlowcError, FlowNameError
 from flowc.executor import run_reference
 from flowc.parser import compile_source
+from printed import rows as printed_rows
 
 SOURCES = """
 source clicks (user_id string, v int, ts timestamp)
@@ -31,7 +30,7 @@ T0 = 1714557600000  # 2024-05-01 10:00:00 UTC
 def run(pipeline: str) -> list[tuple[object, ...]]:
     script = compile_source(SOURCES + pipeline, "q.flow")
     printed = run_reference(script.env.get_job_graph()).printed
-    return sorted(ast.literal_eval(line) for line in printed)
+    return sorted(printed_rows(printed))
 
 
 def error(pipeline: str) -> FlowcError:

@@ -3,7 +3,6 @@ reach the ``late_clicks`` side stream (not a session)."""
 
 from __future__ import annotations
 
-import ast
 import csv
 import importlib.util
 import shutil
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from flowc.executor import run_reference
 from flowc.parser import compile_file
+from printed import rows as printed_rows
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 # The offline phones' clicks in data/sessions.csv (make_sessions.OFFLINE): uploaded minutes
@@ -43,7 +43,7 @@ def test_late_records_go_to_the_side_stream(tmp_path: Path) -> None:
             late_rows.extend(csv.DictReader(fh))
     assert {(r["user_id"], int(r["ts"])) for r in late_rows} == LATE
     assert len(late_rows) == len(LATE) and all(r["why"] == "late" for r in late_rows)
-    sessions = [ast.literal_eval(line.split("> ", 1)[1]) for line in result.printed]
+    sessions = printed_rows(result.printed)
     assert len(sessions) == 57
     # Every other record is counted in exactly one session.
     with open(EXAMPLES / "data" / "sessions.csv", encoding="utf-8", newline="") as fh:

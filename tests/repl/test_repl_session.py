@@ -215,7 +215,7 @@ def test_updating_results_show_a_changelog(spark: object) -> None:
     assert "┃ op ┃ k ┃ c ┃" in text
     for row in ("│ +I │ a │ 1 │", "│ -U │ a │ 1 │", "│ +U │ a │ 2 │", "│ +I │ b │ 1 │"):
         assert row in text
-    assert "4 rows of changelog (+I insert, -U/+U before/after an update)" in text
+    assert "4 rows of changelog (+I insert, -U/+U before/after an update, -D delete)" in text
     # the key is not selected: kept hidden, so the changelog is still per key
     assert "┃ op ┃ c ┃ m ┃" in text and "│ -U │ 1 │ 1 │" in text and "│ +U │ 2 │ 3 │" in text
     assert "_changelog_key" not in text

@@ -42,7 +42,8 @@ def test_run_clicks_sql_end_to_end() -> None:
         os.chdir(cwd)
     printed = done.stdout.splitlines()
     assert Counter(printed) == Counter(expected)
-    assert any(line.split("> ", 1)[-1].startswith("(None, ") for line in printed)  # null user_id
+    assert any(line.split("> ", 1)[-1][2:].startswith("[null, ")
+               for line in printed)  # a null user_id
 
 
 def test_check_and_explain_sql() -> None:

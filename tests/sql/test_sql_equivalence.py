@@ -20,12 +20,10 @@ from flowc.parser import compile_source
 from flowc.parser.aggregates import (
     AggSpec,
     JoinRows,
-    RollingMerge,
-    RollingResult,
-    RollingStart,
     RowAggregate,
     WindowRow,
 )
+from flowc.parser.changes import RollingChanges, RollingMerge, RollingStart
 from flowc.sql import compile_sql
 from flowc.transformations import KeySelector
 from flowc.types import INT, STRING, TIMESTAMP, Schema
@@ -98,10 +96,10 @@ def py_rolling() -> StreamExecutionEnvironment:
     env = StreamExecutionEnvironment.get_execution_environment()
     s = source(env, "clicks", CLICKS, 2)
     agg = RowAggregate([AggSpec("count_star", None, "n", INT)])
-    acc = s.map(RollingStart((0,), agg))
+    acc = s.map(RollingStart((0,), agg, False))
     reduced = acc.key_by(key("user_id")).reduce(RollingMerge(1, agg))
-    reduced.map(RollingResult(1, agg), output_type=Schema.of(("user_id", STRING),
-                                                             ("n", INT))).print()
+    reduced.flat_map(RollingChanges(1, agg, False), output_type=Schema.of(
+        ("user_id", STRING), ("n", INT))).name("Map").print()
     return env
 
 

@@ -14,6 +14,7 @@ from flowc.errors import FlowcError
 from flowc.executor import run_job_graph, run_reference
 from flowc.parser import compile_source
 from flowc.sql import compile_sql
+from printed import rows as printed_rows
 
 DATA = "3,x\n,y\n1,z\n2,\n3,a\n"
 # query -> rows, as Flink 2.3 returned them
@@ -38,7 +39,7 @@ def _sql(tmp_path: Path, query: str, mode: str = "batch") -> Any:
 
 
 def _rows(printed: list[str]) -> list[Any]:
-    return [eval(line.split("> ", 1)[-1]) for line in printed]  # noqa: S307 - our output
+    return printed_rows(printed)
 
 
 @pytest.mark.parametrize("query", list(FLINK))

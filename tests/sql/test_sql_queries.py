@@ -20,6 +20,7 @@ import pytest
 from flowc.explain import render
 from flowc.operators import CodeFn
 from flowc.sql import compile_sql
+from flowc.types import Schema
 
 QUERIES = Path(__file__).parent / "queries"
 CASES = sorted(QUERIES.glob("*.sql"))
@@ -32,6 +33,8 @@ def describe(value: Any, depth: int = 0) -> str:
         return "..."
     if isinstance(value, CodeFn):
         return f"code({value.source})"
+    if isinstance(value, Schema):
+        return str(value)
     if isinstance(value, (str, int, float, bool)) or value is None or isinstance(value, Enum):
         return repr(value)
     if isinstance(value, (tuple, list)):

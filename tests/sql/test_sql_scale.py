@@ -9,6 +9,8 @@ from pathlib import Path
 
 from test_sql_results import run_sql
 
+from flowc.rowkind import kind_of
+
 TABLE = """
 CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
@@ -29,7 +31,9 @@ def test_rolling_count_distinct_memory(tmp_path: Path) -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert rows[-1] == ("u1", n, n) and len(rows) == n
-    assert [r[1] for r in rows] == list(range(1, n + 1))
+    # +I, then -U old / +U new per record
+    assert rows[-1] == ("u1", n, n) and len(rows) == 2 * n - 1
+    assert [r[1] for r in rows if kind_of(r) != "-U"] == list(range(1, n + 1))
+    assert [r[1] for r in rows if kind_of(r) == "-U"] == list(range(1, n))
     # one set of n values shared by n rows; a copy per row would be ~n^2/2 entries (>300 MB)
     assert peak < 60 * 1024 * 1024, peak

@@ -48,6 +48,7 @@ from flowc.transformations import (
 from flowc.transformations import (
     Partitioner as PartitionerSpec,
 )
+from flowc.types import Schema
 from flowc.windowing import WatermarkStrategy
 
 if TYPE_CHECKING:
@@ -268,9 +269,11 @@ class DataStream(OperatorSettings):
         return self._sink(PrintSink(sink_identifier, stderr=True,
                                     record_type=self._print_type()), None, legacy=True)
 
-    def _print_type(self) -> TypeInformation | None:
+    def _print_type(self) -> Any:
+        # a .flow / SQL stream's Schema: its rows print as Flink's print connector prints
+        # table rows (flowc.executor.sinks.print_text)
         t = self.get_type()
-        return t if isinstance(t, TypeInformation) else None
+        return t if isinstance(t, (TypeInformation, Schema)) else None
 
     def sink_to(self, sink: SinkSpec) -> DataStreamSink:
         if not isinstance(sink, SinkSpec):

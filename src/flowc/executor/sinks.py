@@ -27,6 +27,8 @@ from typing import Any
 from flowc.errors import ExecutionError, UnsupportedError
 from flowc.executor.runtime.files import LONG_MAX, LONG_MIN, local_path, parse_type
 from flowc.operators import FileSink, PrintSink, RowFormatFileSink
+from flowc.rowkind import row_text
+from flowc.types import Schema
 
 Columns = list[tuple[str, str]]  # (column name, type name)
 SINK_FORMATS = ("csv", "json", "jsonl", "json-lines", "parquet")
@@ -68,10 +70,13 @@ def print_prefix(spec: PrintSink, subtask: int, parallelism: int) -> str:
 
 
 def print_text(spec: PrintSink, value: Any) -> str:
-    """A printed record: its Java ``toString()`` under a declared PyFlink type, else (as
-    PyFlink prints pickled records) Python's ``str()``."""
+    """A printed record: a .flow / SQL row (a stream with a flowc Schema) as Flink's print
+    connector prints a table row (``+I[a, 1]``); its Java ``toString()`` under a declared
+    PyFlink type; else (as PyFlink prints pickled records) Python's ``str()``."""
     from flowc.common.typeinfo import TypeInformation
 
+    if isinstance(spec.record_type, Schema):
+        return row_text(value, tuple(t.kind for t in spec.record_type.types))
     if isinstance(spec.record_type, TypeInformation):
         return spec.record_type.java_str(value)
     return value if isinstance(value, str) else str(value)

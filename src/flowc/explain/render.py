@@ -10,7 +10,7 @@ from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ConfigError
 from flowc.explain.html import html_page
 from flowc.explain.plan_json import execution_plan_json
-from flowc.planner.stream_graph import StreamGraph, StreamNode
+from flowc.planner.stream_graph import UPDATING, NodeKind, StreamGraph, StreamNode
 
 LEVELS = ("stream", "job", "execution")
 FORMATS = ("text", "json", "dot", "mermaid", "html")
@@ -33,9 +33,12 @@ def stream_text(g: StreamGraph) -> str:
     c = g.config
     out = [f"StreamGraph  mode={c.mode.value}  chaining={'on' if c.chaining_enabled else 'off'}"
            f"  nodes={len(g.nodes)}  edges={len(g.edges)}", ""]
+    modes = g.changelog_modes()
     for nid in sorted(g.nodes):
         n = g.nodes[nid]
         extras = []
+        if modes[nid] == UPDATING and n.kind is not NodeKind.SINK:  # as Flink's EXPLAIN
+            extras.append(f"changelogMode={UPDATING}")
         if n.uid:
             extras.append(f"uid={n.uid}")
         if n.is_keyed:
@@ -64,6 +67,7 @@ def job_text(g: JobGraph) -> str:
     ordered = g.vertices_sorted()
     index = {v.id: i + 1 for i, v in enumerate(ordered)}
     n_ops = sum(len(v.operators) for v in ordered)
+    modes = sg.changelog_modes()
     out = [f"JobGraph  mode={g.config.mode.value}  vertices={len(ordered)}  operators={n_ops}"
            f"  slots={g.slots_required()}", ""]
     for v in ordered:
@@ -78,7 +82,9 @@ def job_text(g: JobGraph) -> str:
         for o in v.operators:
             node = sg.nodes[o.node_id]
             uid = f" uid={o.uid}" if o.uid else ""
-            out.append(f"      {o.id}  {o.name}{uid}{_line(node)}")
+            mode = f" changelogMode={UPDATING}" if modes[o.node_id] == UPDATING and \
+                node.kind is not NodeKind.SINK else ""
+            out.append(f"      {o.id}  {o.name}{uid}{mode}{_line(node)}")
         out.append("")
     return "\n".join(out)
 

@@ -2,8 +2,8 @@
 
 One accumulator slot per aggregate; every aggregate ignores nulls like SQL (``count(*)``
 counts rows). The same accumulators serve windowed aggregation (a Flink AggregateFunction,
-``merge`` used by session windows) and rolling aggregation (a keyed reduce over
-``(key..., accumulators)`` records).
+``merge`` used by session windows) and rolling aggregation over an insert-only input (a
+keyed reduce over ``(key..., state)`` records, flowc.parser.changes).
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ class AggSpec:
     arg: CodeFn | None
     name: str
     type: Type
+    # min / max over an updating stream ignore retracted rows (Flink's MAX over a column
+    # that only grows; set by the SQL translator through an internal call)
+    monotone: bool = False
 
 
 def _default_name(call: A.Call) -> str | None:
@@ -111,7 +114,8 @@ def _one(e: A.Call, name: str, compiler: ExprCompiler) -> AggSpec:
                             e.args[0].span)
     if t.kind == "duration":
         raise FlowTypeError(f"{e.name}() cannot aggregate a duration", e.args[0].span)
-    return AggSpec(e.name, arg, name, DOUBLE if e.name == "avg" else t)
+    return AggSpec(e.name, arg, name, DOUBLE if e.name == "avg" else t,
+                   monotone=e.internal and e.name in ("min", "max"))
 
 
 def check_output_names(names: list[str], items: tuple[A.SelectItem, ...],
@@ -379,42 +383,6 @@ class WindowRow(ProcessWindowFunction):
         window = context.window()
         for result in elements:
             yield keys + (window.start, window.end) + tuple(result)
-
-
-class RollingStart:
-    """Rolling aggregate, step 1 (a map): a row -> ``(key..., accumulators)``."""
-
-    def __init__(self, key_positions: tuple[int, ...], agg: RowAggregate) -> None:
-        self.key_positions = key_positions
-        self.agg = agg
-
-    def __call__(self, row: Any) -> tuple[Any, ...]:
-        keys = tuple(row[i] for i in self.key_positions)
-        return keys + (self.agg.add(row, self.agg.create_accumulator()),)
-
-
-class RollingMerge:
-    """Rolling aggregate, step 2 (a keyed reduce): merge two ``(key..., accumulators)``."""
-
-    def __init__(self, key_count: int, agg: RowAggregate) -> None:
-        self.key_count = key_count
-        self.agg = agg
-
-    def __call__(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
-        n = self.key_count
-        return a[:n] + (self.agg.merge(a[n], b[n]),)
-
-
-class RollingResult:
-    """Rolling aggregate, step 3 (a map): ``(key..., accumulators)`` -> the output row."""
-
-    def __init__(self, key_count: int, agg: RowAggregate) -> None:
-        self.key_count = key_count
-        self.agg = agg
-
-    def __call__(self, acc: tuple[Any, ...]) -> tuple[Any, ...]:
-        n = self.key_count
-        return acc[:n] + self.agg.get_result(acc[n])
 
 
 class JoinRows(ProcessJoinFunction):

@@ -298,7 +298,8 @@ class JoinKey:
 
 @dataclass(frozen=True)
 class JoinStep:
-    """A window join (``window`` set) or an interval join (``lower``/``upper`` set)."""
+    """A window join (``window`` set), an interval join (``lower``/``upper`` set) or a
+    regular join (``kind`` set: inner, left, right or full)."""
 
     other: str
     alias: str | None
@@ -310,6 +311,7 @@ class JoinStep:
     span: Span
     other_span: Span
     hints: tuple[Setting, ...] = ()
+    kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -352,6 +354,19 @@ class OrderStep:
     """``order by ...`` (SQL's ORDER BY): BATCH only, a global sort."""
 
     items: tuple[OrderItem, ...]
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
+@dataclass(frozen=True)
+class TopStep:
+    """``top n by f [desc], ... [as rank]`` after ``key by`` (or without one: one group):
+    Flink SQL's Top-N (``ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..)`` filtered on the
+    rank); ``top 1`` is its deduplication. ``rank``: the name of an output rank column."""
+
+    count: int
+    items: tuple[OrderItem, ...]
+    rank: str | None
     span: Span
     hints: tuple[Setting, ...] = ()
 
@@ -404,6 +419,7 @@ Step = (
     | JoinStep
     | PartitionStep
     | OrderStep
+    | TopStep
     | LimitStep
     | PrintSink
     | FileSinkStep

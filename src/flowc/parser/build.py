@@ -400,6 +400,20 @@ class AstBuilder(SortSteps, OverSteps):
                           spec, lateness, None, None, self.meta(meta), self.tok(other))
 
     @v_args(meta=True, inline=True)
+    def regular_join_op(self, meta: Any, other: Token, alias: Token | None,
+                        keys: list[A.JoinKey]) -> A.JoinStep:
+        return A.JoinStep(str(other), str(alias) if alias is not None else None, tuple(keys),
+                          None, None, None, None, self.meta(meta), self.tok(other),
+                          kind="inner")
+
+    @v_args(meta=True, inline=True)
+    def side_join_op(self, meta: Any, side: Token, other: Token, alias: Token | None,
+                     keys: list[A.JoinKey]) -> A.JoinStep:
+        return A.JoinStep(str(other), str(alias) if alias is not None else None, tuple(keys),
+                          None, None, None, None, self.meta(meta), self.tok(other),
+                          kind=str(side).lower())
+
+    @v_args(meta=True, inline=True)
     def interval_join_op(self, meta: Any, other: Token, alias: Token | None,
                          keys: list[A.JoinKey], lower: int, upper: int) -> A.JoinStep:
         span = self.meta(meta)

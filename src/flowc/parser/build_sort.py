@@ -45,6 +45,12 @@ class SortSteps(Transformer_NonRecursive):
     def nulls_last(self) -> str:
         return "last"
 
+    @v_args(meta=True)
+    def top_op(self, meta: Any, children: list[Any]) -> A.TopStep:
+        count, *items, rank = children
+        return A.TopStep(self._int(count), tuple(items),
+                         None if rank is None else str(rank), self.meta(meta))
+
     @v_args(meta=True, inline=True)
     def limit_op(self, meta: Any, count: Token, offset: Token | None) -> A.LimitStep:
         return A.LimitStep(self._int(count), 0 if offset is None else self._int(offset),

@@ -86,6 +86,7 @@ class StreamInfo:
     stream: DataStream
     key: tuple[str, ...] | None = None
     event_time: bool = False
+    updating: bool = False  # an updating (changelog) stream, see steps.Flow
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,8 @@ class Lowerer:
                                     sink.span, hint=f"drop 'let {stmt.name} =', or move the "
                                     "sink to a separate pipeline")
             self.streams[stmt.name] = StreamInfo(stmt.name, flow.schema, stmt.name_span,
-                                                 flow.stream, flow.key, flow.event_time)
+                                                 flow.stream, flow.key, flow.event_time,
+                                                 flow.updating)
         else:
             flow, sink = PipelineBuilder(self).run(stmt.pipeline)
             if sink is None:

@@ -26,20 +26,18 @@ from flowc.operators import CodeFn, FileSink
 from flowc.parser import ast as A
 from flowc.parser.aggregates import (
     JoinRows,
-    RollingMerge,
-    RollingResult,
-    RollingStart,
     RowAggregate,
     WindowRow,
     check_output_names,
-    compile_aggregates,
 )
 from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
 from flowc.parser.partitions import sink_partitions
 from flowc.parser.settings import apply_hints
 from flowc.parser.sorting import check_after_sort, sort_step
+from flowc.parser.steps_changelog import ChangelogSteps
+from flowc.rowkind import same_kind
 from flowc.transformations import KeySelector, OutputTag
-from flowc.types import NULL, TIMESTAMP, Field, Schema, Type
+from flowc.types import TIMESTAMP, Field, Schema, Type
 from flowc.vector import VCol
 from flowc.windowing import (
     EventTimeSessionWindows,
@@ -71,6 +69,9 @@ class Flow:
     # stream) and the sides of a join (until the next reshaping step) are qualifiers.
     names: Qualifiers = field(default_factory=dict)
     ordered: bool = False  # after 'order by' / 'limit': only a sink (at parallelism 1) follows
+    # An updating stream (Flink's changelogMode [I,UB,UA,D]): records carry their row kind
+    # (flowc.rowkind); insert-only streams are plain tuples.
+    updating: bool = False
 
 
 def identity_names(name: str, schema: Schema) -> Qualifiers:
@@ -81,7 +82,9 @@ def key_selector(schema: Schema, names: tuple[str, ...], row: bool = False) -> K
     """One field: the value itself; several (or a SQL row key): a tuple (as the docs
     promise). A 1-tuple hashes like its field, so only a null key routes differently."""
     pos = tuple(schema.index_of(n) for n in names)
-    if len(pos) == 1 and not row:
+    if not pos:  # a non-keyed aggregate: every row has the key ()
+        source = "()"
+    elif len(pos) == 1 and not row:
         source = f"r[{pos[0]}]"
     else:
         source = "(" + ", ".join(f"r[{p}]" for p in pos) + ",)"
@@ -119,7 +122,7 @@ def assigner_of(spec: A.WindowSpec) -> WindowAssigner:
     return EventTimeSessionWindows.with_gap(spec.size)
 
 
-class PipelineBuilder:
+class PipelineBuilder(ChangelogSteps):
     def __init__(self, ctx: Lowerer) -> None:
         self.ctx = ctx
 
@@ -166,10 +169,11 @@ class PipelineBuilder:
         infos = [self.ctx.stream(ref) for ref in pipeline.head]
         first = infos[0]
         flow = Flow(first.stream, first.schema, first.event_time, first.key, head=first.name,
-                    names=identity_names(first.name, first.schema))
+                    names=identity_names(first.name, first.schema), updating=first.updating)
         if pipeline.head_is_union:
             with self.ctx.env.at(pipeline.span):
-                return self.union(Flow(first.stream, first.schema, first.event_time, first.key),
+                return self.union(Flow(first.stream, first.schema, first.event_time, first.key,
+                                       updating=first.updating),
                                   list(zip(pipeline.head[1:], infos[1:])), pipeline.span)
         return flow
 
@@ -205,7 +209,7 @@ class PipelineBuilder:
         what qualifiers mean."""
         return Flow(stream, schema or flow.schema,
                     flow.event_time if event_time is None else event_time, head=flow.head,
-                    names=flow.names if schema is None else {})
+                    names=flow.names if schema is None else {}, updating=flow.updating)
 
     # ------------------------------------------------------------------ one-input steps
 
@@ -250,8 +254,11 @@ class PipelineBuilder:
         check_storable(out)
         schema = Schema(tuple(Field(n, t) for n, t, _ in out))
         vector = None if any(v is None for v in vecs) else tuple(vecs)
-        fn = c.code_fn("(" + "".join(code + ", " for code in codes) + ")", ("r",), step.span,
-                       vector)
+        row = "(" + "".join(code + ", " for code in codes) + ")"
+        if flow.updating:  # a Calc keeps each record's row kind
+            row = f"{c.const(same_kind)}(r, {row})"
+            vector = None
+        fn = c.code_fn(row, ("r",), step.span, vector)
         stream = self.materialized(flow).map(fn, output_type=schema)
         apply_hints(stream, step.hints)
         return self._next(flow, stream, schema)
@@ -290,8 +297,10 @@ class PipelineBuilder:
         # The array goes into a temporary first: its code may bind walrus temporaries, which
         # Python forbids inside a comprehension's iterable. A null array emits nothing.
         arr = c.temp()
-        source = (f"(({arr} := {typed.code}), "
-                  f"[({''.join(col + ', ' for col in cols)}) for _e in ({arr} or ())])[1]")
+        row = f"({''.join(col + ', ' for col in cols)})"
+        if flow.updating:  # each row of the array keeps the input record's kind
+            row = f"{c.const(same_kind)}(r, {row})"
+        source = f"(({arr} := {typed.code}), [{row} for _e in ({arr} or ())])[1]"
         stream = self.materialized(flow).flat_map(c.code_fn(source, ("r",), step.span),
                                                   output_type=schema)
         apply_hints(stream, step.hints)
@@ -323,6 +332,10 @@ class PipelineBuilder:
         if flow.key is None:
             raise FlowSyntaxError("'window' needs a keyed stream: add '| key by <field>' "
                                   "before it", step.span)
+        if flow.updating:
+            raise FlowTypeError("a window over an updating stream is not supported: a window "
+                                "aggregates insert-only rows", step.span,
+                                hint="window the stream before the rolling 'aggregate'")
         self.need_event_time(flow, step.span, "a window")
         assigner_of(step.spec)  # validate now, so the error points at the window
         if step.late_into is not None:
@@ -335,38 +348,6 @@ class PipelineBuilder:
                                 span, hint="declare one on the source: watermark <field> - 2s")
 
     # ------------------------------------------------------------------ aggregation
-
-    def _AggregateStep(self, flow: Flow, step: A.AggregateStep) -> Flow:
-        if flow.key is None:
-            raise FlowSyntaxError("'aggregate' needs 'key by' before it (and optionally a "
-                                  "window)", step.span)
-        c = self.compiler(flow, "in 'aggregate'")
-        specs = compile_aggregates(step.items, c, flow.key)
-        key_fields = [flow.schema.field(k) for k in flow.key]
-        assert all(f is not None for f in key_fields)
-        agg = RowAggregate(specs)
-        if flow.window is not None:
-            return self.windowed(flow, step, specs, agg, [f for f in key_fields if f])
-        names = list(flow.key) + [s.name for s in specs]
-        check_output_names(names, step.items, len(flow.key))
-        schema = Schema(tuple(f for f in key_fields if f) +
-                        tuple(Field(s.name, s.type) for s in specs))
-        # Rolling: map to (key..., accumulators), keyed reduce, map to the output row.
-        positions = tuple(flow.schema.index_of(k) or 0 for k in flow.key)
-        n = len(flow.key)
-        acc_schema = Schema(tuple(f for f in key_fields if f) + (Field("_acc", NULL),))
-        shared = tuple(h for h in step.hints if h.key in (
-            "parallelism", "max_parallelism", "slot_group", "slot_sharing_group"))
-        # Hints are applied as each operator is made, as a Python user would (the key_by
-        # partition inherits the parallelism of the map before it).
-        start = flow.stream.map(RollingStart(positions, agg))
-        apply_hints(start, shared + tuple(h for h in step.hints if h.key == "chain"))
-        reduced = start.key_by(key_selector(acc_schema, flow.key, flow.row_key)).reduce(RollingMerge(n, agg))
-        apply_hints(reduced, shared + tuple(h for h in step.hints if h.key in (
-            "name", "uid", "uid_hash", "description")))
-        stream = reduced.map(RollingResult(n, agg), output_type=schema)
-        apply_hints(stream, shared)
-        return self._next(flow, stream, schema)
 
     def _OverStep(self, flow: Flow, step: A.OverStep) -> Flow:
         from flowc.parser.over import over_step
@@ -420,6 +401,7 @@ class PipelineBuilder:
     def union(self, flow: Flow, others: list[tuple[A.FieldRef, Any]], span: Span) -> Flow:
         streams = []
         event_time = flow.event_time
+        updating = flow.updating
         for ref, info in others:
             if info.schema != flow.schema:
                 raise FlowTypeError(f"cannot union '{ref.name}': its schema {info.schema} "
@@ -429,12 +411,19 @@ class PipelineBuilder:
             other = Flow(info.stream, info.schema, info.event_time, info.key)
             streams.append(self.materialized(other))
             event_time = event_time and info.event_time
+            updating = updating or info.updating
         stream = self.materialized(flow).union(*streams)
-        return Flow(stream, flow.schema, event_time, head=flow.head)
+        return Flow(stream, flow.schema, event_time, head=flow.head, updating=updating)
 
     def _JoinStep(self, flow: Flow, step: A.JoinStep) -> Flow:
         other_ref = A.FieldRef(step.other, None, step.other_span)
         info = self.ctx.stream(other_ref)
+        if (flow.updating or info.updating) and step.kind is None:
+            raise FlowTypeError("a window or interval join of an updating stream is not "
+                                "supported: these joins take insert-only rows",
+                                step.span if flow.updating else step.other_span,
+                                hint="join the streams before the rolling 'aggregate', or "
+                                     "use a regular join (join ... on ... without a window)")
         right_q = step.alias or step.other
         # The left side is named by what names it now (the head, the sides of an earlier
         # join) or else, as documented, by the pipeline's head stream.
@@ -455,6 +444,9 @@ class PipelineBuilder:
             left_keys.append(lk)
             right_keys.append(rk)
         what = "an interval join" if step.window is None else "a window join"
+        if step.kind is not None:
+            return self.regular_join(flow, info, step, left_names, right_q,
+                                     tuple(left_keys), tuple(right_keys))
         self.need_event_time(flow, step.span, what)
         if not info.event_time:
             raise FlowTypeError(f"{what} needs event time, but '{step.other}' has no "
@@ -561,6 +553,12 @@ class PipelineBuilder:
                 if f.type.is_array:
                     raise FlowTypeError(f"csv cannot hold the array field '{f.name}'", step.span,
                                         hint="write json or parquet, or drop it with 'map'")
+        if flow.updating:  # Flink's file sinks are insert-only too
+            raise FlowTypeError(f"a {fmt} file sink takes an insert-only stream, but this "
+                                "stream is updating (a rolling 'aggregate' emits -U/+U "
+                                "changes)", step.span,
+                                hint="write a windowed aggregate (it emits final rows), or "
+                                     "print the changelog")
         partition_by, success, default, fmt_options = sink_partitions(flow.schema, step)
         options = self.ctx.file_options(fmt, fmt_options, sink=True)
         path = self.ctx.resolve_path(step.path)

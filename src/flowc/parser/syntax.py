@@ -158,15 +158,17 @@ _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "COMPARE", "EQUAL", "
 _STATEMENT_START = {"SET", "IMPORT", "SOURCE", "LET", "UNION", "NAME"}
 # The words a pipeline step starts with, for "did you mean" on a misspelt step.
 STEP_WORDS = ("map", "select", "filter", "where", "flat_map", "key", "window", "aggregate",
-              "over", "union", "join", "interval", "rebalance", "rescale", "shuffle", "broadcast",
-              "global", "forward", "print", "write", "blackhole")
-_STEP_START = {"MAP", "SELECT", "FILTER", "WHERE", "FLAT_MAP", "KEY", "WINDOW", "AGGREGATE", "OVER",
-               "UNION", "JOIN", "INTERVAL", "PARTITIONER", "PRINT", "WRITE", "BLACKHOLE"}
+              "over", "union", "join", "left", "right", "full", "interval", "top", "rebalance",
+              "rescale", "shuffle", "broadcast", "global", "forward", "print", "write",
+              "blackhole")
+_STEP_START = {"MAP", "SELECT", "FILTER", "WHERE", "FLAT_MAP", "KEY", "WINDOW", "AGGREGATE",
+               "OVER", "UNION", "JOIN", "JOIN_SIDE", "INTERVAL", "TOP", "PARTITIONER", "PRINT",
+               "WRITE", "BLACKHOLE"}
 
 _STATEMENT_WORDS = ("set", "import", "source", "let", "union")
 _STEP_LIST = ("a pipeline step starts after '|': map, select, filter, flat_map, key by, "
-              "window, aggregate, over, union, join, interval join, a partitioning, print, "
-              "write or blackhole")
+              "window, aggregate, over, union, join, left / right / full join, interval join, "
+              "top, a partitioning, print, write or blackhole")
 
 _WINDOW_KINDS = "a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or 'session gap GAP'"
 # Common mistakes, recognised by the parser state they fail in (Lark's match_examples).

@@ -57,6 +57,10 @@ class StreamNode:
         return any(k is not None for k in self.keys)
 
 
+INSERT_ONLY = "[I]"
+UPDATING = "[I,UB,UA,D]"
+
+
 @dataclass(frozen=True, eq=False)
 class StreamEdge:
     source_id: int
@@ -100,6 +104,25 @@ class StreamGraph:
 
     def inputs(self, node_id: int) -> tuple[StreamEdge, ...]:
         return self.in_edges.get(node_id, ())
+
+    def changelog_modes(self) -> dict[int, str]:
+        """Each node's output changelog mode, in Flink's EXPLAIN spelling: ``[I]`` for an
+        insert-only stream, ``[I,UB,UA,D]`` for an updating one. A node is updating when
+        its function says it emits updates (``emits_updates``, e.g. a rolling aggregate's
+        changelog) or an input is updating. In topological order, without recursion."""
+        pending = {nid: len(self.inputs(nid)) for nid in self.nodes}
+        ready = sorted(nid for nid, k in pending.items() if k == 0)
+        updating: dict[int, bool] = {}
+        while ready:
+            nid = ready.pop()
+            fn = getattr(self.nodes[nid].operator, "fn", None)
+            updating[nid] = bool(getattr(fn, "emits_updates", False)) or any(
+                updating.get(e.source_id, False) for e in self.inputs(nid))
+            for e in self.outputs(nid):
+                pending[e.target_id] -= 1
+                if pending[e.target_id] == 0:
+                    ready.append(e.target_id)
+        return {nid: UPDATING if updating.get(nid) else INSERT_ONLY for nid in self.nodes}
 
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON rendering (docs/plan-format.md)."""

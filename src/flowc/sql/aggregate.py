@@ -10,6 +10,7 @@ so ``SELECT k, COUNT(*) AS n ... GROUP BY k`` is exactly ``key by k | aggregate 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -17,11 +18,11 @@ from sqlglot import exp
 from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
 from flowc.sql.changelog import (
+    DOWN,
     KEY,
+    UP,
     Updating,
-    aggregate_error,
     aggregate_kind,
-    check_filter,
     flowc_limit,
     node_description,
 )
@@ -53,15 +54,17 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                         resolve: Callable[[exp.Column, Span], A.Expr]) -> Piece:
     spans = qt.spans
     group = node.args.get("group")
-    if group is None:
-        raise UnsupportedError("aggregation without GROUP BY (a global aggregate) is not "
-                               "supported", spans(node),
-                               hint="group by a key: GROUP BY user_id")
+    # no GROUP BY: a non-keyed aggregate (Flink: a GroupAggregate at parallelism 1)
+    group_exprs = list(group.expressions) if group is not None else []
+    group_span = spans(group) if group is not None else spans(node)
     keys: list[A.FieldRef] = []
+    # GROUP BY on expressions: Flink computes them in a Calc before the aggregate
+    expr_keys: dict[str, str] = {}  # sql text -> the computed key column
+    pre_items: list[A.SelectItem] = []
     window_cols: set[str] = set()
     legacy: tuple[str, A.WindowSpec] | None = None
     legacy_call: tuple[str, object, int, int, int] | None = None
-    for g in group.expressions:
+    for g in group_exprs:
         gspan = spans(g)
         if isinstance(g, exp.Column) and g.name in WINDOW_COLUMNS and piece.window is not None:
             window_cols.add(g.name)
@@ -88,26 +91,26 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
             legacy = (fn, qt.window_spec(fn, args[0], args[1:], gspan, stream))
             legacy_call = _window_call(qt, fn, args, gspan, stream)
         else:
-            raise UnsupportedError("GROUP BY supports columns (and windows) only", gspan,
-                                   hint="compute the expression in a subquery: FROM (SELECT "
-                                        "..., expr AS k FROM t) GROUP BY k")
+            if any(is_aggregate(n) for n in g.walk()):
+                raise FlowSyntaxError("an aggregate cannot be a GROUP BY key", gspan)
+            name = expr_keys.get(g.sql()) or f"_group{len(expr_keys)}"
+            if g.sql() not in expr_keys:
+                expr_keys[g.sql()] = name
+                pre_items.append(A.SelectItem(ex(g), name, gspan))
+            keys.append(A.FieldRef(name, None, gspan))
     if piece.window is not None and window_cols != set(WINDOW_COLUMNS):
         raise FlowSyntaxError("a window table function needs GROUP BY window_start, "
-                              "window_end", spans(group))
+                              "window_end", group_span)
     windowed = piece.window is not None or legacy is not None
-    if piece.updating is not None:
-        if legacy is not None:
-            flowc_limit("a group window over", piece.updating, spans(group),
-                        hint="window the table the GROUP BY reads instead")
-        aggregate_error(piece.updating, spans(group))
-    if not keys:
+    if piece.updating is not None and legacy is not None:
+        flowc_limit("a group window over", piece.updating, group_span,
+                    hint="window the table the GROUP BY reads instead")
+    if not keys and windowed:
         raise UnsupportedError("a window aggregation without a key (a non-keyed window) is "
-                               "not supported" if windowed else "aggregation without a key "
-                               "is not supported", spans(group),
-                               hint="add a key column to GROUP BY")
+                               "not supported", group_span, hint="add a key column to GROUP BY")
     key_names = [k.name for k in keys]
     if len(set(key_names)) != len(key_names):
-        raise FlowSyntaxError("a column is listed twice in GROUP BY", spans(group))
+        raise FlowSyntaxError("a column is listed twice in GROUP BY", group_span)
 
     # Aggregates: direct items keep their names, nested ones get hidden names.
     agg_items: list[A.SelectItem] = []
@@ -122,6 +125,8 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
             return agg_names[text]
         translated = ex(call)
         assert isinstance(translated, A.Call)
+        if _monotone(call, piece):  # Flink's MAX/MIN that ignores retractions
+            translated = replace(translated, internal=True)
         out = name or _default_name(translated) or f"_agg{len(agg_items)}"
         if out in taken:
             out = f"_agg{len(agg_items)}"
@@ -155,13 +160,16 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     # Columns outside aggregates must be grouped; window properties become fields.
     allowed = set(key_names) | (set(WINDOW_COLUMNS) if windowed else set())
     legacy_fn = legacy[0] if legacy else None
-    legacy_text = next((g.sql() for g in group.expressions if isinstance(g, exp.Anonymous)
+    legacy_text = next((g.sql() for g in group_exprs if isinstance(g, exp.Anonymous)
                         and str(g.this).lower() in _LEGACY), None)
     for root in nested_roots:
         stack = [root]
         while stack:
             sub = stack.pop()
             if is_aggregate(sub):
+                continue
+            if sub.sql() in expr_keys:  # a GROUP BY expression: its computed key
+                overrides[id(sub)] = A.FieldRef(expr_keys[sub.sql()], None, spans(sub))
                 continue
             if isinstance(sub, exp.Anonymous) and str(sub.this).lower() in _LEGACY_PROPS:
                 fn, col = _LEGACY_PROPS[str(sub.this).lower()]
@@ -218,7 +226,11 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     window = piece.window
     if legacy is not None:
         window = A.WindowStep(legacy[1], None, None, legacy[1].span)
-    piece.steps.append(A.KeyByStep(tuple(keys), spans(group), row_key=True))
+    if pre_items:
+        piece.steps.append(A.MapStep((A.SelectItem(None, None, group_span, star=True),
+                                      *pre_items), group_span))
+    if keys:
+        piece.steps.append(A.KeyByStep(tuple(keys), group_span, row_key=True))
     if window is not None:
         piece.steps.append(window)
     piece.window = None
@@ -228,10 +240,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     post = ExprTranslator(spans, lambda c, s: A.FieldRef(c.name, None, s))
     post.overrides = overrides
     post.udfs = ex.udfs
-    if having is not None:
-        if not windowed:
-            check_filter(having.this, spans, {k: f"{KEY}:{k}" for k in key_names},
-                         is_aggregate, "HAVING")
+    if having is not None:  # a Calc over the changelog: a row that stops matching is -U
         piece.steps.append(A.FilterStep(post(having.this), spans(having)))
     items: list[A.SelectItem] = []
     names: list[str] = []
@@ -249,6 +258,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         else:
             translated = post(e)
             name = uniquify(alias or (
+                f"EXPR${i}" if e.sql() in expr_keys else
                 translated.name if isinstance(translated, A.FieldRef) else
                 "window_time" if isinstance(e, exp.Column) else f"EXPR${i}"), used)
             items.append(A.SelectItem(translated, None if (
@@ -277,6 +287,18 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     piece.names = names
     piece.span = spans(node)
     return piece
+
+
+def _monotone(call: exp.Expression, piece: Piece) -> bool:
+    """MAX over an updating input's column that only grows (a COUNT or MAX of the
+    aggregate before), MIN over one that only shrinks: Flink's planner (its modified
+    monotonicity) lets these ignore retractions, so flowc's does too."""
+    up = piece.updating
+    if up is None or not isinstance(call, (exp.Max, exp.Min)) or \
+            not isinstance(call.this, exp.Column):
+        return False
+    kind = up.columns.get(call.this.name)
+    return kind == (UP if isinstance(call, exp.Max) else DOWN)
 
 
 def _integer_averages(qt: QueryTranslator, piece: Piece,

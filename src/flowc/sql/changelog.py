@@ -1,24 +1,18 @@
 """Updating (changelog) results of a non-windowed GROUP BY.
 
 In Flink SQL a ``GROUP BY`` without a window is a GroupAggregate: it emits a changelog
-(``+I`` the first row of a key, then ``-U`` the old row and ``+U`` the new one per update).
-flowc's rolling aggregate emits the new row only, with no retraction (no ``-U``). That is
-exact for a consumer that keeps the latest row per key (the REPL, a print sink read as
-upserts), but an operator that needs retractions would compute wrong results silently. So
-the translator tracks which pieces are updating (:class:`Updating`) and rejects, with
-Flink's texts where Flink rejects too, every consumer that would need them:
+(``+I`` the first row of a key, ``-U`` the old row and ``+U`` the new one per update, ``-D``
+when a key's last row is retracted). flowc's rolling aggregate emits exactly that
+(flowc.parser.changes, records carry their kind: flowc.rowkind), and Calcs (WHERE, HAVING,
+projections) and a second GROUP BY consume it as Flink does. The translator still tracks
+which pieces are updating (:class:`Updating`) for the consumers that take insert-only
+input:
 
-- filesystem sinks (Flink: "... doesn't support consuming update changes which is produced
-  by node GroupAggregate(...)"); joins and group windows, which Flink runs as a regular join
-  and a retracting window, are flowc limits (:func:`flowc_limit`, flowc's own text); window
-  table functions fail as in Flink (an aggregate's result has no time attribute);
-- a second GROUP BY (Flink retracts; flowc cannot);
-- a filter (HAVING, or WHERE over an updating view) that can turn false for a key after it
-  was true: Flink retracts the row then. Conditions on the group keys, and ``COUNT``/``MAX``
-  ``>``/``>=`` a constant (``MIN`` ``<``/``<=``), stay true once true and are allowed.
-
-:func:`changelog` turns the rows of an updating query into Flink's ``+I``/``-U``/``+U``
-changelog for the REPL.
+- filesystem sinks: Flink's text ("... doesn't support consuming update changes which is
+  produced by node GroupAggregate(...)");
+- joins and group windows, which Flink runs as a regular join and a retracting window, are
+  flowc limits (:func:`flowc_limit`, flowc's own text); window table functions fail as in
+  Flink (an aggregate's result has no time attribute).
 """
 
 from __future__ import annotations
@@ -33,8 +27,6 @@ from flowc.errors import Span, UnsupportedError
 
 UP, DOWN, KEY = "up", "down", "key"
 _MONOTONE = {"count": UP, "max": UP, "min": DOWN}
-_GROWS = (exp.GT, exp.GTE)  # col > c stays true if col only grows
-_SHRINKS = (exp.LT, exp.LTE)
 
 
 @dataclass(frozen=True)
@@ -94,85 +86,3 @@ def consumer_error(consumer: str, up: Updating, span: Span, hint: str | None = N
                            f"produced by node {up.node}", span,
                            hint=hint or "aggregate in a window (TUMBLE, HOP or SESSION): "
                                         "a window emits final rows, not updates")
-
-
-def aggregate_error(up: Updating, span: Span) -> None:
-    raise UnsupportedError(
-        "aggregating an updating result is not supported: its rows are updates of "
-        f"{up.node} and flowc sends no retractions (-U) for the rows they replace, so a "
-        "second aggregation would count every update", span,
-        hint="aggregate the table directly, or aggregate in a window (TUMBLE, HOP or "
-             "SESSION) first: a window emits final rows")
-
-
-def check_filter(cond: exp.Expression, span_of: Any, columns: dict[str, str],
-                 is_agg: Any, where: str) -> None:
-    """Reject a condition on an updating result that could turn false for a key after it
-    was true (Flink would retract the row then; flowc cannot). ``columns`` classifies the
-    columns the condition may name; ``is_agg(node)`` tells aggregate calls (HAVING)."""
-    stack = [cond]
-    while stack:
-        c = stack.pop()
-        if isinstance(c, exp.Paren):
-            stack.append(c.this)
-            continue
-        if isinstance(c, exp.And):
-            stack.extend((c.expression, c.this))
-            continue
-        if _stays_true(c, columns, is_agg):
-            continue
-        raise UnsupportedError(
-            f"this {where} condition on an updating result is not supported: a row that "
-            "stops matching after an update would have to be retracted (-U), which flowc "
-            "cannot do", span_of(c),
-            hint="conditions on the GROUP BY columns, and COUNT/MAX > or >= a constant "
-                 "(MIN < or <=), are supported; or aggregate in a window")
-
-
-def _stays_true(c: exp.Expression, columns: dict[str, str], is_agg: Any) -> bool:
-    aggs = [n for n in c.walk() if is_agg(n)]
-    cols = [n for n in c.walk() if isinstance(n, exp.Column)
-            and not any(n in a.walk() for a in aggs)]
-    if not aggs and all(columns.get(n.name, "").startswith(KEY) for n in cols):
-        return True  # only group keys: the same for every update of a key
-    if not isinstance(c, (*_GROWS, *_SHRINKS)):
-        return False
-    left, right = c.this, c.expression
-    flipped = False
-    if _constant(left) and not _constant(right):
-        left, right, flipped = right, left, True
-    if not _constant(right):
-        return False
-    if is_agg(left):
-        kind = aggregate_kind(left)
-    elif isinstance(left, exp.Column):
-        kind = columns.get(left.name)
-    else:
-        return False
-    grows = isinstance(c, _GROWS) != flipped
-    return (kind == UP and grows) or (kind == DOWN and not grows)
-
-
-def _constant(node: exp.Expression) -> bool:
-    return not any(isinstance(n, exp.Column) for n in node.walk()) and not any(
-        isinstance(n, exp.AggFunc) for n in node.walk())
-
-
-def changelog(rows: Sequence[Sequence[Any]], key_positions: Sequence[int],
-              ) -> list[tuple[str, tuple[Any, ...]]]:
-    """Flink's changelog of an updating result from flowc's rows (the latest row of a key
-    per update): ``+I`` for a key's first row, then ``-U`` old / ``+U`` new; an update that
-    changes nothing is not shown (Flink's GroupAggregate does not emit it)."""
-    latest: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    out: list[tuple[str, tuple[Any, ...]]] = []
-    for r in rows:
-        row = tuple(r)
-        key = tuple(row[i] for i in key_positions)
-        old = latest.get(key)
-        if old is None:
-            out.append(("+I", row))
-        elif old != row:
-            out.append(("-U", old))
-            out.append(("+U", row))
-        latest[key] = row
-    return out

@@ -1,6 +1,9 @@
-"""SQL joins -> .flow ``interval join`` / window ``join`` steps.
+"""SQL joins -> .flow ``interval join`` / window ``join`` / regular ``join`` steps.
 
-Only the two joins a stream processor can run with bounded state are supported:
+Three kinds of join:
+
+- regular joins: ON key equalities only, INNER / LEFT / RIGHT / FULL; unbounded state on
+  both sides, outer joins retract their null-padded rows (flowc.parser.regular_join);
 
 - interval joins: key equalities plus a time bound between the two event-time columns,
   ``b.ts BETWEEN a.ts - INTERVAL '1' MINUTE AND a.ts`` or two comparisons
@@ -16,13 +19,13 @@ The output is the left fields, then the right fields (a clashing right field is 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
-from flowc.sql.changelog import flowc_limit
+from flowc.sql.changelog import Updating, flowc_limit
 from flowc.sql.exprs import interval_millis
 
 if TYPE_CHECKING:
@@ -55,24 +58,20 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                                hint="join two streams in a view, then join the view")
     join = joins[0]
     jspan = spans(join)
-    side = (join.args.get("side") or "").upper()
+    side_word = (join.args.get("side") or "").upper()
     kind = (join.args.get("kind") or "").upper()
-    if side or kind not in ("", "INNER"):
-        what = " ".join(w for w in (side, kind) if w and w != "OUTER") or kind
+    if kind not in ("", "INNER", "OUTER") or join.args.get("method"):
+        what = " ".join(w for w in (side_word, kind) if w and w != "OUTER") or kind
         raise UnsupportedError(f"{what} JOIN is not supported",
                                spans.keyword_before(join, r"(?:LEFT|RIGHT|FULL|CROSS|"
                                                     r"NATURAL|SEMI|ANTI)[\w\s]*?JOIN"),
-                               hint="flowc supports inner joins only: interval joins (with a "
-                                    "time bound) and window joins")
+                               hint="flowc supports inner, left, right and full joins")
+    join_kind = side_word.lower() or "inner"
     on = join.args.get("on")
     if on is None:
         raise UnsupportedError("a join without ON (a cross join) is not supported", jspan)
     left = qt.from_item(left_node)
     right = qt.from_item(join.this)
-    for side in (left, right):
-        if side.updating is not None:
-            flowc_limit("joining", side.updating, side.span,
-                        hint="join the table itself, or a windowed aggregate of it")
     windowed = (left.window is not None, right.window is not None)
     if windowed[0] != windowed[1]:
         raise UnsupportedError("a window join needs the same window table function on both "
@@ -147,6 +146,21 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                                hint="filter in WHERE (on the join's output) instead")
     if not keys:
         raise UnsupportedError("a join needs at least one key equality (a.k = b.k)", jspan)
+    regular = not windowed[0] and not bounds
+    if not regular:
+        if join_kind != "inner":
+            raise UnsupportedError(f"{join_kind.upper()} JOIN with a time bound or window is "
+                                   "not supported", jspan,
+                                   hint="outer joins are regular joins (ON key equalities "
+                                        "only)")
+        for side in (left, right):
+            if side.updating is not None:
+                flowc_limit("joining", side.updating, side.span,
+                            hint="join the table itself, or a windowed aggregate of it")
+    else:
+        return _regular(qt, left_node, lname, rname, ls, rs, keys, join_kind, right_q,
+                        physical_right, which, (lq, rq), (left, right), jspan, span,
+                        spans(join.this))
     # SQL: a null key equals nothing, so rows with one never join (and a null must not
     # reach the keyed join, where the DataStream rule fails on it): filter them out first
     right_in = qt.named(_not_null(rname, [k.right.name for k in keys], rs.names, jspan))
@@ -160,9 +174,9 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                           jspan, spans(join.this))
     else:
         if "lower" not in bounds or "upper" not in bounds:
-            raise UnsupportedError("regular joins (without a time bound) are not supported",
-                                   jspan, hint=f"bound the event times, e.g. {rq}.ts BETWEEN "
-                                   f"{lq}.ts - INTERVAL '1' MINUTE AND {lq}.ts")
+            raise UnsupportedError("a join with one time bound is not supported", jspan,
+                                   hint=f"bound the event times on both sides, e.g. {rq}.ts "
+                                   f"BETWEEN {lq}.ts - INTERVAL '1' MINUTE AND {lq}.ts")
         step = A.JoinStep(right_in, rq_alias, tuple(keys), None, None, bounds["lower"],
                           bounds["upper"], jspan, spans(join.this))
     from flowc.sql.query import Piece
@@ -178,6 +192,52 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
             raise UnsupportedError(f"{name} is not available after a window join", cspan,
                                    hint="select the joined columns; the window is implied")
         return A.FieldRef(name if where == "left" else physical_right[name], None, cspan)
+
+    left_cols = [(f, f) for f in ls.names]
+    right_cols = [(physical_right[f], f) for f in rs.names]
+
+    def stars(q: str, sspan: Span) -> list[tuple[str, str]]:
+        if not q:
+            return left_cols + right_cols
+        if q == lq:
+            return left_cols
+        if q == rq:
+            return right_cols
+        raise FlowNameError(f"unknown table '{q}'", sspan, hint=did_you_mean(q, [lq, rq]))
+
+    piece.star_expansion = stars
+    return piece, resolve
+
+
+_JOIN_TYPES = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOuterJoin",
+               "full": "FullOuterJoin"}
+
+
+def _regular(qt: QueryTranslator, left_node: exp.Expression, lname: str, rname: str,
+             ls: Any, rs: Any, keys: list[A.JoinKey], join_kind: str, right_q: str,
+             physical_right: dict[str, str], which: Callable[[exp.Column, Span], tuple[str, str]],
+             aliases: tuple[str, str], sides: tuple[Piece, Piece], jspan: Span, span: Span,
+             right_span: Span) -> tuple[Piece, Callable[[exp.Column, Span], A.Expr]]:
+    """A regular join (ON key equalities only): Flink's Join operator, retracting on outer
+    sides (flowc.parser.regular_join)."""
+    from flowc.sql.query import Piece
+
+    lq, rq = aliases
+    step = A.JoinStep(rname, right_q if right_q != rname else None, tuple(keys), None, None,
+                      None, None, jspan, right_span, kind=join_kind)
+    names = list(ls.names) + [physical_right[f] for f in rs.names]
+    piece = Piece((A.FieldRef(lname, None, qt.spans(left_node)),), [step], names, lq, span)
+    if join_kind != "inner" or any(p.updating is not None for p in sides):
+        where = " AND ".join(f"=({k.left.name}, {physical_right[k.right.name]})"
+                             for k in keys)
+        node = (f"Join(joinType=[{_JOIN_TYPES[join_kind]}], where=[{where}], "
+                f"select=[{', '.join(names)}], leftInputSpec=[NoUniqueKey], "
+                "rightInputSpec=[NoUniqueKey])")
+        piece.updating = Updating(node, ())
+
+    def resolve(col: exp.Column, cspan: Span) -> A.Expr:
+        where_, name = which(col, cspan)
+        return A.FieldRef(name if where_ == "left" else physical_right[name], None, cspan)
 
     left_cols = [(f, f) for f in ls.names]
     right_cols = [(physical_right[f], f) for f in rs.names]

@@ -35,7 +35,7 @@ from flowc.errors import (
 )
 from flowc.parser import ast as A
 from flowc.sql import ordering, setops
-from flowc.sql.changelog import KEY, Updating, check_filter
+from flowc.sql.changelog import KEY, Updating
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
@@ -298,6 +298,9 @@ class QueryTranslator:
             self.catalog.define_let(let)
             self.catalog.set_updating(cte.alias, inner.updating)
             self.lets.append(let)
+        from flowc.sql.topn import rewrite_top_n
+
+        rewrite_top_n(self, node)  # ROW_NUMBER() OVER (...) filtered on the rank
         frm = node.args.get("from_")
         if not node.expressions:
             # sqlglot takes `SELECT FROM t`; Flink's parser does not
@@ -335,10 +338,7 @@ class QueryTranslator:
                 window_rows(piece)  # the query reads the window columns
         ex = ExprTranslator(self.spans, resolve)
         ex.udfs = self.catalog.udf_names()
-        if where is not None:
-            if piece.updating is not None:
-                check_filter(where.this, self.spans, piece.updating.columns, lambda n: False,
-                             "WHERE")
+        if where is not None:  # over an updating input each row kind is filtered alike
             piece.steps.append(A.FilterStep(ex(where.this), self.spans(where)))
         for item in node.expressions:
             for n in item.walk():

@@ -23,7 +23,7 @@ from flowc.operators import (
     PrintSink,
     WindowOp,
 )
-from flowc.planner.stream_graph import NodeKind
+from flowc.planner.stream_graph import UPDATING, NodeKind
 from flowc.transformations import RuntimeExecutionMode
 from flowc.types import Schema
 
@@ -40,6 +40,10 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     """Per vertex, its members head first; or why the job cannot run columnar."""
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH
+    modes = sg.changelog_modes()
+    updating = next((n for nid, n in sorted(sg.nodes.items()) if modes[nid] == UPDATING), None)
+    if updating is not None:  # Arrow batches carry no row kind
+        return f"'{updating.name}' emits an updating stream (row kinds run row by row)"
     out: dict[str, list[Member]] = {}
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}

@@ -1,0 +1,157 @@
+"""Top-N and deduplication: ``SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY
+k ORDER BY c [DESC]) AS rn FROM t) WHERE rn <= N`` (or ``rn < N``, ``rn = 1``) -> .flow's
+``key by k | top N by c [desc] [as rn]`` (flowc.parser.topn), read by the outer query as a
+table. The rank column is kept when the outer query reads it (Flink's Rank outputs the
+rank number then). ``RANK()`` / ``DENSE_RANK()`` fail as in Flink's STREAMING mode.
+
+Window Top-N (``PARTITION BY window_start, window_end``) and OVER aggregates are another
+module's; this rewrite leaves any other query to them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from flowc.errors import FlowNameError, UnsupportedError, did_you_mean
+from flowc.parser import ast as A
+from flowc.sql.changelog import Updating
+
+if TYPE_CHECKING:
+    from flowc.sql.query import QueryTranslator
+
+_RANKS = {exp.RowNumber: "ROW_NUMBER", exp.Rank: "RANK"}
+
+
+def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    out: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, exp.Paren):
+            stack.append(n.this)
+        elif isinstance(n, exp.And):
+            stack.extend((n.expression, n.this))
+        else:
+            out.append(n)
+    return out
+
+
+def _rank_bound(c: exp.Expression, name: str) -> int | None:
+    """N of ``rn <= N`` / ``rn < N+1`` / ``rn = 1`` (either side), else None."""
+    if not isinstance(c, (exp.LTE, exp.LT, exp.EQ, exp.GTE, exp.GT)):
+        return None
+    left, right = c.this, c.expression
+    flipped = isinstance(right, exp.Column)
+    if flipped:
+        left, right = right, left
+    if not (isinstance(left, exp.Column) and left.name == name and not left.table
+            and isinstance(right, exp.Literal) and not right.is_string):
+        return None
+    n = int(right.this)
+    kind = type(c)
+    if flipped:
+        kind = {exp.GTE: exp.LTE, exp.GT: exp.LT}.get(kind, kind)
+    if kind is exp.LTE:
+        return n
+    if kind is exp.LT:
+        return n - 1
+    if kind is exp.EQ and n == 1:
+        return 1
+    return None
+
+
+def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
+    """Rewrite ``node`` in place when it is a Top-N query (its FROM becomes the Top-N's
+    stream, its WHERE loses the rank condition); False (untouched) otherwise."""
+    frm = node.args.get("from_")
+    where = node.args.get("where")
+    if frm is None or where is None or node.args.get("joins") or \
+            not isinstance(frm.this, exp.Subquery) or not isinstance(frm.this.this, exp.Select):
+        return False
+    inner: exp.Select = frm.this.this
+    found = None
+    for item in inner.expressions:
+        if isinstance(item, exp.Alias) and isinstance(item.this, exp.Window):
+            found = item
+            break
+    if found is None:
+        return False
+    window: exp.Window = found.this
+    rank_name = found.alias
+    conds = _conjuncts(where.this)
+    bounds = [(c, _rank_bound(c, rank_name)) for c in conds]
+    bound = next(((c, n) for c, n in bounds if n is not None), None)
+    if bound is None:
+        return False
+    partition = list(window.args.get("partition_by") or [])
+    if any(isinstance(p, exp.Column) and p.name in ("window_start", "window_end")
+           for p in partition):
+        return False  # window Top-N: not this module's
+    spans = qt.spans
+    fn = window.this
+    if isinstance(fn, (exp.Rank,)) or (isinstance(fn, exp.Anonymous) and
+                                       str(fn.this).upper() == "DENSE_RANK") or \
+            isinstance(fn, getattr(exp, "DenseRank", ())):
+        what = "RANK()" if isinstance(fn, exp.Rank) else "DENSE_RANK()"
+        raise UnsupportedError(f"{what} on streaming table is not supported currently",
+                               spans(fn), hint="use ROW_NUMBER() (Flink's text)")
+    if not isinstance(fn, exp.RowNumber):
+        return False
+    order = window.args.get("order")
+    if order is None or not order.expressions:
+        raise UnsupportedError("a Top-N needs ORDER BY in its OVER clause", spans(window))
+    found.pop()  # the inner query without the rank column
+    piece = qt.query(inner)
+    name = qt.named(piece)
+    schema = qt.catalog.schema_of(name)
+    assert schema is not None
+    if piece.updating is not None:
+        raise UnsupportedError("a Top-N over an updating result is not supported: flowc's "
+                               "Rank takes insert-only rows", spans(window),
+                               hint="rank the table itself, or a windowed aggregate of it")
+
+    def column(c: exp.Expression, what: str) -> A.FieldRef:
+        if not isinstance(c, exp.Column) or c.name not in schema.names:
+            cname = c.name if isinstance(c, exp.Column) else c.sql()
+            raise FlowNameError(f"unknown column '{cname}' in the OVER clause's {what}",
+                                spans(c), hint=did_you_mean(cname, schema.names) or
+                                "partition and order by columns of the subquery")
+        return A.FieldRef(c.name, None, spans(c))
+
+    keys = tuple(column(p, "PARTITION BY") for p in partition)
+    items = tuple(A.OrderItem(column(o.this, "ORDER BY"), bool(o.args.get("desc")),
+                              o.args.get("nulls_first"), spans(o))
+                  for o in order.expressions)
+    outer_reads = any(isinstance(n, exp.Star) or (isinstance(n, exp.Column) and
+                                                  n.name == rank_name)
+                      for item in node.expressions for n in item.walk())
+    wspan = spans(window)
+    steps: list[A.Step] = []
+    if keys:
+        steps.append(A.KeyByStep(keys, wspan, row_key=True))
+    steps.append(A.TopStep(bound[1], items, rank_name if outer_reads else None, wspan))
+    from flowc.sql.query import Piece
+
+    names = list(schema.names) + ([rank_name] if outer_reads else [])
+    top = Piece((A.FieldRef(name, None, wspan),), steps, names, frm.this.alias or name, wspan)
+    part = ", ".join(k.name for k in keys)
+    top.updating = Updating(f"Rank(strategy=[AppendFastStrategy], rankType=[ROW_NUMBER], "
+                            f"rankRange=[rankStart=1, rankEnd={bound[1]}], "
+                            f"partitionBy=[{part}], orderBy=[{order.sql()[9:]}], "
+                            f"select=[{', '.join(names)}])", ())
+    top_name = qt.named(top)
+    alias = frm.this.alias
+    frm.set("this", exp.Table(this=exp.to_identifier(top_name),
+                              alias=exp.TableAlias(this=exp.to_identifier(alias))
+                              if alias else None))
+    rest = [c for c in conds if c is not bound[0]]
+    if rest:
+        cond = rest[0]
+        for c in rest[1:]:
+            cond = exp.And(this=cond, expression=c)
+        where.set("this", cond)
+    else:
+        node.set("where", None)
+    return True

@@ -1,4 +1,0 @@
-CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
-  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
-) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
-SELECT user_id, COUNT(*) AS n FROM clicks GROUP BY user_id HAVING COUNT(*) < 3;
