@@ -175,64 +175,6 @@ def test_columnar_keyed_vertices_match_reference(spark: Any, tmp_path_factory: A
     assert actual.late_records_dropped == expected.late_records_dropped
 
 
-rolling_programs = st.fixed_dictionaries({
-    "mode": st.sampled_from(["batch", "streaming"]),
-    "delay": st.sampled_from(["0s", "2s"]),
-    # Doubles whose sums round: the running sums must add in the row code's order.
-    "rows": st.lists(st.tuples(cells.map(lambda c: c[0]), cells.map(lambda c: c[1]),
-                               st.sampled_from(["0.1", "0.7", "", "-1.3", "1e3"]),
-                               st.integers(0, 40_000)), min_size=1, max_size=60),
-    "p": st.integers(1, 3),
-    "map": st.sampled_from(["user, n, x, ts", "user, bump(n) as n, x, ts"]),
-    "key": st.sampled_from(["user", "n", "user, n"]),
-    "aggs": st.lists(st.sampled_from([
-        "count(*) as c", "count(x) as cx", "count(distinct n) as dn", "sum(n) as sn",
-        "sum(x) as sx", "min(user) as mu", "max(x) as mx", "avg(n) as an", "avg(x) as ax",
-        "first(x) as fx", "last(user) as lu", "min(ts) as mt", "max(n * 2) as m2"]),
-        min_size=1, max_size=5, unique=True),
-    "then": st.sampled_from(["", "| map c2 + 1 as c3", "| key by c2 | window tumbling 10s "
-                             "| aggregate count(*) as n2"]),
-})
-
-
-@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "12")), deadline=None,
-          suppress_health_check=list(HealthCheck),
-          phases=[Phase.explicit, Phase.reuse, Phase.generate])
-@given(rolling_programs)
-def test_columnar_rolling_aggregates_match_reference(spark: Any, tmp_path_factory: Any,
-                                                     prog: dict[str, Any]) -> None:
-    """Rolling (windowless) aggregates, every kind, nullable columns, both modes; results
-    per record in STREAMING, per key in BATCH, and vertices after them."""
-    where = tmp_path_factory.mktemp("colrolling")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = (f"set parallelism = {prog['p']};\n"
-            "import udf tests.executor.columnar_udfs.bump(int) -> int;\n"
-            "source s (user string, n int, x double, ts timestamp) "
-            f"from csv '{where / 'data.csv'}' watermark ts - {prog['delay']};\n"
-            f"let result = s | map {prog['map']} | filter user is not null\n"
-            f"  | key by {prog['key']} | aggregate count(*) as c2, {', '.join(prog['aggs'])}\n"
-            f"  {prog['then']};\n")
-    results = []
-    for executor in ("row", "columnar"):
-        script = compile_source(text, str(where / "job.flow"),
-                                options={"mode": prog["mode"], "flowc.executor": executor})
-        script.streams["result"].stream.sink_to(CollectSink("result"))
-        job = script.env.get_job_graph()
-        try:
-            results.append(run_reference(job) if executor == "row" else run_job_graph(job))
-        except ExecutionError as e:  # a null key fails both executors alike
-            results.append(str(e))
-    expected, actual = results
-    if isinstance(expected, str):
-        assert actual == expected
-        return
-    assert not isinstance(actual, str), actual
-    assert actual.collected == expected.collected, text
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
-
-
 session_programs = st.fixed_dictionaries({
     "rows": st.lists(st.tuples(cells.map(lambda c: c[0]), cells.map(lambda c: c[1]),
                                cells.map(lambda c: c[2]),

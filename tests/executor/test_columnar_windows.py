@@ -147,34 +147,3 @@ def test_streaming_window_state_carries_across_chunks(rows: list[Any], marks: li
         return _run(step, chunks), late
 
     assert run(_chunks(rows, marks, cuts, schema)) == run(_chunks(rows, marks, [], schema))
-
-
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
-@given(rows=ROWS, cuts=st.lists(st.integers(0, 100), max_size=4),
-       mode=st.sampled_from(["batch", "streaming"]),
-       aggs=st.lists(st.sampled_from(["count(*) as c", "count(distinct n) as dn",
-                                      "sum(x) as sx", "min(k) as mk", "avg(n) as an",
-                                      "first(x) as fx", "last(n) as ln", "max(x) as mx"]),
-                     min_size=1, max_size=3, unique=True))
-def test_rolling_state_carries_across_chunks(rows: list[Any], cuts: list[int], mode: str,
-                                             aggs: list[str]) -> None:
-    """A rolling aggregate fed its input in one chunk or several gives the same output."""
-    from flowc.executor.arrow import rolling
-    from flowc.executor.runtime.core import unwrap
-
-    text = ("source s (k string, n int, x double, ts timestamp) from csv 'x.csv' "
-            "watermark ts - 1s;\n"
-            f"s | key by n | aggregate {', '.join(aggs)} | print;\n")
-    start = _stream_member(text, "rolling_start", mode)
-    m = _stream_member(text, "rolling", mode)
-    schema = convert.arrow_schema(start.in_schema)
-    mid = convert.arrow_schema(start.out_schema)
-    make = rolling.start_step(start.spec, start.in_schema, mid)
-
-    def run(chunks: list[Any]) -> list[Any]:
-        r = rolling.Rolling(m.spec, unwrap(m.spec.fn).key_count, mid,
-                            convert.arrow_schema(m.out_schema), mode == "streaming")
-        got = _run(lambda c: r.add(make(c)), chunks)
-        return got + _run(lambda c: c, [x for x in [r.fire()] if x is not None])
-
-    assert run(_chunks(rows, [], cuts, schema)) == run(_chunks(rows, [], [], schema))

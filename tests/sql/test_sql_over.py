@@ -13,6 +13,7 @@ from over_helpers import ORDERS, cases, orders_csv, run_query, sorted_rows
 from flowc.errors import FlowcError
 from flowc.executor import run_reference
 from flowc.parser import compile_source
+from printed import row as printed_row
 
 CASES = cases("over.json")
 
@@ -75,7 +76,7 @@ def test_flow_over_is_the_same_operator(tmp_path: Path) -> None:
     script = compile_source(FLOW.replace("'orders.csv'", f"'{tmp_path / 'orders.csv'}'"),
                             str(tmp_path / "t.flow"))
     printed = run_reference(script.env.get_job_graph()).printed
-    rows = [eval(line.split("> ", 1)[-1]) for line in printed]  # noqa: S307 - our output
+    rows = [printed_row(line) for line in printed]  # noqa: S307 - our output
     assert len(rows) == 4 * 13
     kinds = ["string", "int", "timestamp", "int", "int", "int", "int"]
     first = sorted_rows([r[:6] for r in rows[:13]], kinds)

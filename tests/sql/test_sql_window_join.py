@@ -14,6 +14,7 @@ from over_helpers import cases, orders_csv, run_query, sorted_rows
 from flowc.errors import FlowcError
 from flowc.executor import run_reference
 from flowc.parser import compile_source
+from printed import row as printed_row
 
 CASES = cases("window_join.json")
 
@@ -53,7 +54,7 @@ def test_flow_window_join_is_the_same_operator(tmp_path: Path) -> None:
     script = compile_source(text, str(tmp_path / "t.flow"))
     jg = script.env.get_job_graph()
     assert any(v.name.startswith("WindowJoin(joinType=[FullJoin]") for v in jg.vertices_sorted())
-    rows = [eval(line.split("> ", 1)[-1])  # noqa: S307 - our output
+    rows = [printed_row(line)
             for line in run_reference(jg).printed]
     assert sorted_rows(rows, ["string", "string", "timestamp", "int", "int"]) == \
         CASES[3]["rows"]
@@ -81,7 +82,7 @@ def test_flow_window_join_pairs_equal_windows_only(tmp_path: Path) -> None:
             "a | window join b on user_id | print;\n"
             "a | window full join b on user_id | print;\n")
     script = compile_source(text, str(tmp_path / "t.flow"))
-    rows = [eval(line.split("> ", 1)[-1])  # noqa: S307 - our output
+    rows = [printed_row(line)
             for line in run_reference(script.env.get_job_graph()).printed]
     a_rows, b_rows = 8, 6  # (user, window) groups of each side
     assert len(rows) == a_rows + b_rows

@@ -13,6 +13,7 @@ from over_helpers import cases, orders_csv, run_query, sorted_rows
 from flowc.errors import FlowcError
 from flowc.executor import run_reference
 from flowc.parser import compile_source
+from printed import row as printed_row
 
 CASES = cases("window_rank.json")
 TUMBLE = "TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND))"
@@ -54,7 +55,7 @@ def test_flow_window_top_is_the_same_operator(tmp_path: Path) -> None:
     text = FLOW.replace("'orders.csv'", f"'{tmp_path / 'orders.csv'}'")
     script = compile_source(text, str(tmp_path / "t.flow"))
     printed = run_reference(script.env.get_job_graph()).printed
-    rows = [eval(line.split("> ", 1)[-1]) for line in printed]  # noqa: S307 - our output
+    rows = [printed_row(line) for line in printed]  # noqa: S307 - our output
     kinds = ["string", "timestamp", "timestamp", "int", "int", "int"]
     flowc = sorted_rows(rows, kinds)
     flink = sorted([[r[2], r[0], r[1], r[3], r[4], r[5]] for r in CASES[3]["rows"]],
@@ -77,7 +78,7 @@ def test_flow_window_last_keeps_the_later_of_equal_rows(tmp_path: Path) -> None:
             " | key by user_id | window top 1 by ts desc | print;\n")
     script = compile_source(text, str(tmp_path / "t.flow"))
     printed = run_reference(script.env.get_job_graph()).printed
-    rows = [eval(line.split("> ", 1)[-1]) for line in printed]  # noqa: S307 - our output
+    rows = [printed_row(line) for line in printed]  # noqa: S307 - our output
     assert [r[1] for r in rows] == [30, 20]  # dedup: the later; ROW_NUMBER: arrival order
 
 

@@ -179,17 +179,6 @@ class ChainProgram:
             session = self.windows[m.nid] = SessionWindow(
                 m.spec, m.key, m.in_schema, out_schema)
             return session.add
-        if m.kind == "rolling_start":
-            from flowc.executor.arrow import rolling
-
-            return rolling.start_step(m.spec, m.in_schema, out_schema)  # type: ignore[no-any-return]
-        if m.kind == "rolling":
-            from flowc.executor.arrow.rolling import Rolling
-
-            keyed = self.windows[m.nid] = Rolling(
-                m.spec, unwrap(m.spec.fn).key_count, convert.arrow_schema(m.in_schema),
-                out_schema, self.streaming)
-            return keyed.add
         if m.kind in ("sink", "source", "pass"):
             return lambda c: c
         raise AssertionError(m.kind)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
-from flowc.executor.arrow import rolling, rowop, sessions
+from flowc.executor.arrow import rowop, sessions
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
@@ -52,17 +52,11 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             node = sg.nodes[nid]
             spec = node.operator
             schema = node.output_type
-            roll = rolling.plan(sg, nid) if node.kind is NodeKind.OPERATOR else None
-            if isinstance(roll, str):
-                return roll
-            if roll is None and (not isinstance(schema, Schema)
-                                 or not all(f.type.storable for f in schema)):
+            if not isinstance(schema, Schema) or not all(f.type.storable for f in schema):
                 return f"'{node.name}' has no declared schema of storable types"
             if node.two_input or len(sg.inputs(nid)) > 1 and nid != v.head:
                 return f"'{node.name}' has two inputs"
-            if roll is not None:  # a rolling aggregate's operators (``rolling.py``)
-                kind, in_schema, schema = roll
-            elif node.kind is NodeKind.SOURCE:
+            if node.kind is NodeKind.SOURCE:
                 if not isinstance(spec, FileSource):
                     return f"'{node.name}' is not a file source"
                 # A source applying its own watermark strategy assigns timestamps itself.

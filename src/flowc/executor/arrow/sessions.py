@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from flowc.executor.arrow.convert import Chunk
-from flowc.executor.arrow.rolling import group_ids
+from flowc.executor.arrow.running import group_ids
 from flowc.executor.arrow.windows import Assigned, evaluate
 from flowc.executor.runtime.core import require_timestamp
 from flowc.types import Schema

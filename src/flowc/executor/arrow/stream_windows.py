@@ -124,8 +124,8 @@ class StreamWindow:
     def _late_firings(self, late_rows: np.ndarray) -> Chunk | None:
         """For each late-firing pair (its row number; pairs in order), its group's result
         over the group's rows up to and including it: group-wise running aggregates
-        (``rolling.running``) over the state's rows in row order, read at each pair."""
-        from flowc.executor.arrow.rolling import COUNTED, group_ids, running
+        (``running.running``) over the state's rows in row order, read at each pair."""
+        from flowc.executor.arrow.running import COUNTED, group_ids, running
 
         raw = self.state.raw()
         assert raw is not None
