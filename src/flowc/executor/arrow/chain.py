@@ -37,7 +37,8 @@ LONG_MAX = (1 << 63) - 1
 @dataclass
 class Member:
     """One chain member as the task needs it: ``kind`` is map, filter, flat_map,
-    timestamps, window or sink; ``outputs`` are ('node', id) / ('slot', index) pairs."""
+    timestamps, window, tag, window_join, interval_join (``spec``: a ``joins.JoinPlan``)
+    or sink; ``outputs`` are ('node', id) / ('slot', index) pairs."""
 
     nid: int
     kind: str
@@ -45,7 +46,7 @@ class Member:
     in_schema: Schema
     out_schema: Schema
     outputs: list[tuple[str, int]] = field(default_factory=list)
-    key: Any = None  # window: the KeySelector
+    key: Any = None  # window: the KeySelector; tag: the side's own
 
 
 class TaskFailure(Exception):
@@ -70,8 +71,11 @@ class ChainProgram:
         self.emit = emit
         self.steps: dict[int, Callable[[Chunk], Chunk | None]] = {}
         self.windows: dict[int, BatchWindow] = {}
+        self.joins: dict[int, Any] = {}  # join heads (``joins.py``), fed the whole input
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
+        self.slot_owner = {target: m.nid for m in members for kind, target in m.outputs
+                           if kind == "slot"}
         ctx = RuntimeContext(name, subtask, parallelism, max_parallelism, None)
         for m in members:
             try:
@@ -139,7 +143,12 @@ class ChainProgram:
             self.windows[m.nid] = BatchWindow(m.spec, m.key, m.in_schema, out_schema,
                                               self.streaming)
             return self.windows[m.nid].add
-        if m.kind in ("sink", "source"):
+        if m.kind in ("window_join", "interval_join"):
+            from flowc.executor.arrow.joins import compile_join
+
+            join = self.joins[m.nid] = compile_join(m.spec, out_schema, self.streaming)
+            return join.run  # type: ignore[return-value]
+        if m.kind in ("sink", "source", "tag"):  # tag: the side is the channel's edge
             return lambda c: c
         raise AssertionError(m.kind)
 
@@ -176,34 +185,33 @@ class ChainProgram:
 
     def push(self, nid: int, chunk: Chunk) -> None:
         """Run ``chunk`` through member ``nid`` and everything after it (depth first, in
-        output order: a record's results reach the first output before the second)."""
-        stack = [(nid, chunk)]
+        output order: a record's results reach the first output - a chained member and
+        all after it, or an edge / sink slot - before the second)."""
+        stack: list[tuple[str, int, Chunk]] = [("node", nid, chunk)]
         while stack:
-            at, c = stack.pop()
-            m = self.members[at]
+            kind, at, c = stack.pop()
+            if kind == "slot":
+                self._emit(at, c)
+                continue
             try:
                 out = self.steps[at](c)
             except TaskFailure:
                 raise
             except Exception as e:
                 raise TaskFailure(at, e) from None
-            if out is None:
-                continue
-            self._forward(m, out, stack)
+            if out is not None:
+                self._forward(self.members[at], out, stack)
 
-    def _forward(self, m: Member, out: Chunk, stack: list[tuple[int, Chunk]]) -> None:
-        follow: list[tuple[int, Chunk]] = []
-        for kind, target in m.outputs:
-            if kind == "slot":
-                try:
-                    self.emit(target, out)
-                except TaskFailure:
-                    raise
-                except Exception as e:
-                    raise TaskFailure(m.nid, e) from None
-            else:
-                follow.append((target, out))
-        stack.extend(reversed(follow))
+    def _emit(self, slot: int, c: Chunk) -> None:
+        try:
+            self.emit(slot, c)
+        except TaskFailure:
+            raise
+        except Exception as e:
+            raise TaskFailure(self.slot_owner[slot], e) from None
+
+    def _forward(self, m: Member, out: Chunk, stack: list[tuple[str, int, Chunk]]) -> None:
+        stack.extend((kind, target, out) for kind, target in reversed(m.outputs))
 
     def finish(self) -> None:
         """End of input: windows fire head-first (each may feed the ones after it)."""
@@ -216,14 +224,18 @@ class ChainProgram:
             except Exception as e:
                 raise TaskFailure(nid, e) from None
             if result is not None and result.num_rows:
-                stack: list[tuple[int, Chunk]] = []
+                stack: list[tuple[str, int, Chunk]] = []
                 self._forward(self.members[nid], result, stack)
                 while stack:
-                    self.push(*stack.pop())
+                    kind, at, c = stack.pop()
+                    if kind == "slot":
+                        self._emit(at, c)
+                    else:
+                        self.push(at, c)
 
     @property
     def late_dropped(self) -> int:
-        return sum(w.dropped for w in self.windows.values())
+        return sum(w.dropped for w in (*self.windows.values(), *self.joins.values()))
 
     def close(self) -> None:
         """Close head -> tail (the reverse of opening); the first error is raised."""

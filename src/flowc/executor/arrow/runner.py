@@ -10,11 +10,12 @@ BATCH channel rule (channels concatenated in channel order) -; for a sink the IP
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import FlowcError
-from flowc.executor.arrow import convert, csvsource, merge
+from flowc.executor.arrow import convert, csvsource, joins, merge
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
@@ -41,6 +42,7 @@ class _Slot:
         self.node = node
         self.edge = edge
         self.sink = sink
+        self.partitioner = None if edge is None else edge.partitioner
         self.routers: list[dict[str, Any]] = []  # per producer subtask: Router arguments
         self.edge_order = 0
 
@@ -80,6 +82,8 @@ class _ColumnarJob(_SparkJob):
                 target = self.jg.vertex_of_node(e.target_id)
                 tp, tm = self.wiring.vertex(target.id)
                 slot = _Slot(len(slots), m.nid, edge=e)
+                if m.kind == "tag":  # routed by the side's own key, as the union key does
+                    slot.partitioner = replace(e.partitioner, key=m.key)
                 slot.edge_order = list(self.sg.inputs(e.target_id)).index(e)
                 slot.routers = [dict(producer=k, targets=list(self.wiring.consumers_of(e, k)),
                                      t=tp, max_par=tm, seed=e.edge_id) for k in range(p)]
@@ -148,7 +152,8 @@ class _ColumnarJob(_SparkJob):
 
         report = (self.report_to, self.sources[vid]) \
             if self.report_to is not None and vid in self.sources else None
-        slot_schemas = {s.index: convert.arrow_schema(self.sg.nodes[s.node].output_type)
+        out_schemas = {m.nid: m.out_schema for m in members}  # a tag member's is its input's
+        slot_schemas = {s.index: convert.arrow_schema(out_schemas[s.node])
                         for s in slots if s.edge is not None}
 
         def run_chain(idx: int, chunks: Any) -> Any:
@@ -158,7 +163,7 @@ class _ColumnarJob(_SparkJob):
                                          rows=lambda c: c.num_rows)
             buf: list[Any] = []
             counts = [0, 0, 0, 0]
-            routers = {s.index: Router(s.edge.partitioner, **s.routers[idx]) for s in slots
+            routers = {s.index: Router(s.partitioner, **s.routers[idx]) for s in slots
                        if s.edge is not None}
             cids = {s.index: (s.edge_order << 16) | idx for s in slots if s.edge is not None}
             seq = [0]
@@ -243,8 +248,20 @@ class _ColumnarJob(_SparkJob):
                         for k in self.wiring.producers_of(e.stream_edge, idx)]
                        for idx in range(p)]
 
+        join = head.spec if head.kind in ("window_join", "interval_join") else None
+        side_schemas = None if join is None else [convert.arrow_schema(s)
+                                                  for s in join.schemas]
+
         def run_consumer(idx: int, it: Any) -> Any:
             received = sorted((item for _, item in it), key=lambda x: (x[0], x[1]))
+            if join is not None:  # both sides at once, each record in its merged place
+                by_cid: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
+                for cid, _, data, positions, values in received:
+                    by_cid[cid].append((data, positions, values))
+                sides = [join.sides[c >> 16] for c in channel_ids[idx]]
+                return run_chain(idx, iter([joins.gather(
+                    [(s, side_schemas[s], by_cid[c]) for s, c in zip(sides, channel_ids[idx])],
+                    streaming)]))
             if not streaming:
                 chunks: Any = (convert.from_ipc(x[2], in_schema) for x in received)
                 return run_chain(idx, chunks)
