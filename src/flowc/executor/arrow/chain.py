@@ -62,15 +62,17 @@ class ChainProgram:
     """The compiled chain of one subtask."""
 
     def __init__(self, members: list[Member], subtask: int, parallelism: int,
-                 max_parallelism: int, name: str, emit: Emit, streaming: bool = False) -> None:
-        from flowc.executor.arrow.windows import BatchWindow
+                 max_parallelism: int, name: str, emit: Emit, streaming: bool = False,
+                 state_memory: int | None = None) -> None:
+        from flowc.executor.arrow.spill import DEFAULT, SpillingWindow
 
         self.streaming = streaming
+        self.state_memory = DEFAULT if state_memory is None else state_memory
         self.members = {m.nid: m for m in members}
         self.order = [m.nid for m in members]
         self.emit = emit
         self.steps: dict[int, Callable[[Chunk], Chunk | None]] = {}
-        self.windows: dict[int, BatchWindow] = {}
+        self.windows: dict[int, SpillingWindow] = {}
         self.joins: dict[int, Any] = {}  # join heads (``joins.py``), fed the whole input
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
@@ -138,10 +140,10 @@ class ChainProgram:
         if m.kind == "timestamps":
             return self._timestamps(m)
         if m.kind == "window":
-            from flowc.executor.arrow.windows import BatchWindow
+            from flowc.executor.arrow.spill import SpillingWindow
 
-            self.windows[m.nid] = BatchWindow(m.spec, m.key, m.in_schema, out_schema,
-                                              self.streaming)
+            self.windows[m.nid] = SpillingWindow(m.spec, m.key, m.in_schema, out_schema,
+                                                 self.streaming, limit=self.state_memory)
             return self.windows[m.nid].add
         if m.kind in ("window_join", "interval_join"):
             from flowc.executor.arrow.joins import compile_join
@@ -219,11 +221,14 @@ class ChainProgram:
             w = self.windows.get(nid)
             if w is None:
                 continue
-            try:
-                result = w.fire()
-            except Exception as e:
-                raise TaskFailure(nid, e) from None
-            if result is not None and result.num_rows:
+            fired = w.fired()
+            while True:  # range by range when the window spilled (bounded memory)
+                try:
+                    result = next(fired, None)
+                except Exception as e:
+                    raise TaskFailure(nid, e) from None
+                if result is None:
+                    break
                 stack: list[tuple[str, int, Chunk]] = []
                 self._forward(self.members[nid], result, stack)
                 while stack:
@@ -240,6 +245,8 @@ class ChainProgram:
     def close(self) -> None:
         """Close head -> tail (the reverse of opening); the first error is raised."""
         first: BaseException | None = None
+        for w in self.windows.values():  # spilled state goes with the subtask
+            w.close()
         while self.functions:
             try:
                 self.functions.pop().close()

@@ -15,7 +15,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import FlowcError
-from flowc.executor.arrow import convert, csvsource, joins, merge
+from flowc.executor.arrow import convert, csvsource, joins, merge, spill
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
@@ -52,8 +52,10 @@ def run_columnar(job_graph: JobGraph, members: dict[str, list[Member]], *,
                  job_name: str | None = None) -> JobResult:
     """``run_on_spark``'s job life cycle (Spark start, progress, printing, clean-up) with
     the columnar job in place of the row one."""
+    state_memory = spill.state_memory(dict(job_graph.stream_graph.config.options))
+
     def make_job(spark: Any, jg: JobGraph, wiring: Wiring, name: str) -> _ColumnarJob:
-        return _ColumnarJob(spark, jg, wiring, members, name)
+        return _ColumnarJob(spark, jg, wiring, members, name, state_memory)
     return run_on_spark(job_graph, master=master, verbose=verbose, progress=progress,
                         job_name=job_name, make_job=make_job)
 
@@ -62,11 +64,12 @@ class _ColumnarJob(_SparkJob):
     """The row job's life cycle, actions and error translation; its own chains and RDDs."""
 
     def __init__(self, spark: Any, jg: JobGraph, wiring: Wiring,
-                 members: dict[str, list[Member]], name: str) -> None:
+                 members: dict[str, list[Member]], name: str, state_memory: int) -> None:
         super().__init__(spark, jg, wiring, name)
         self.members = members
         self.slots: dict[str, list[_Slot]] = {}
         self.edge_slot: dict[int, tuple[str, int]] = {}  # id(edge) -> (vertex, slot)
+        self.state_memory = state_memory
 
     def _plan_slots(self, v: JobVertex) -> list[Member]:
         p, _ = self.wiring.vertex(v.id)
@@ -145,6 +148,7 @@ class _ColumnarJob(_SparkJob):
         p, maxp = self.wiring.vertex(v.id)
         slots = self.slots[v.id]
         stats, vid, name = self.stats, v.id, v.name
+        state_memory = self.state_memory
         streaming = not self.batch
         is_source = self.sg.nodes[v.head].kind is NodeKind.SOURCE
         head = members[0]
@@ -189,7 +193,8 @@ class _ColumnarJob(_SparkJob):
                 if chunk.num_rows and not isinstance(s.sink, DiscardingSink):
                     buf.append((slot, convert.to_ipc(chunk)))
             try:
-                program = ChainProgram(members, idx, p, maxp, name, emit, streaming)
+                program = ChainProgram(members, idx, p, maxp, name, emit, streaming,
+                                       state_memory)
                 try:
                     for chunk in _guarded(chunks, head.nid):
                         counts[0] += chunk.num_rows
