@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from flowc.api.connected import CoGroupWindowFunction, UnionKey
@@ -96,6 +96,10 @@ def _columnar(join: Any, seq: list[Any], streaming: bool) -> tuple[list[Any], in
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seq=events, streaming=st.booleans(), lower=st.integers(-6, 3), width=st.integers(0, 6),
        lower_inclusive=st.booleans(), upper_inclusive=st.booleans(), python=st.booleans())
+# Buckets of one key in creation order, not timestamp order (a@1 before a@0).
+@example(seq=[("rec", 0, "a", 1), ("rec", 0, "a", 0), ("rec", 0, "a", 1), ("rec", 1, "a", 0)],
+         streaming=False, lower=-2, width=3, lower_inclusive=False, upper_inclusive=False,
+         python=False)
 def test_interval_join_equals_row_operator(seq: list[Any], streaming: bool, lower: int,
                                            width: int, lower_inclusive: bool,
                                            upper_inclusive: bool, python: bool) -> None:

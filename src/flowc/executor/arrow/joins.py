@@ -120,15 +120,41 @@ def key_codes(left: list[pa.Array], right: list[pa.Array]) -> tuple[np.ndarray, 
     iff equal keys, null equal to null (the row runtime keys dicts by the key tuple)."""
     n = len(left[0]) if left else 0
     code = np.zeros(n + (len(right[0]) if right else 0), dtype=np.int64)
+    bound = 1  # code < bound
     for a, b in zip(left, right):
         col = pa.concat_arrays([a, b])
         if pa.types.is_floating(col.type):
             col = pc.add(col, pa.scalar(0.0, col.type))  # -0.0 == 0.0, as Python compares
         enc = col.dictionary_encode(null_encoding="encode")
         idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        code = code * max(len(enc.dictionary), 1) + idx
-        code = np.unique(code, return_inverse=True)[1].astype(np.int64).reshape(-1)
+        size = max(len(enc.dictionary), 1)
+        if bound * size >= 1 << 62:  # re-number densely before the product overflows
+            code, bound = _dense(code)
+        code, bound = code * size + idx, bound * size
+    if bound >= 1 << 31:  # keep codes small for the composite keys built from them
+        code = _dense(code)[0]
     return code[:n], code[n:]
+
+
+def _dense(code: np.ndarray) -> tuple[np.ndarray, int]:
+    """``code`` renumbered 0.. (in value order), and how many distinct values it has."""
+    uniq, inverse = np.unique(code, return_inverse=True)
+    return inverse.astype(np.int64).reshape(-1), max(len(uniq), 1)
+
+
+def _group_ids(code: np.ndarray, start: np.ndarray, step: int) -> tuple[np.ndarray, int]:
+    """Dense ids of the (key code, window start) pairs (starts are ``step`` apart), and
+    how many there are."""
+    w = (start - start.min()) // step
+    width = int(w.max()) + 1
+    if (int(code.max()) + 1) * width < 1 << 62:
+        return _dense(code * width + w)
+    order = np.lexsort((start, code))
+    edge = np.ones(len(code), dtype=bool)
+    edge[1:] = (code[order][1:] != code[order][:-1]) | (start[order][1:] != start[order][:-1])
+    gid = np.empty(len(code), dtype=np.int64)
+    gid[order] = np.cumsum(edge) - 1
+    return gid, int(gid[order][-1]) + 1
 
 
 def _key_columns(c: Chunk, index: list[int]) -> list[pa.Array]:
@@ -192,25 +218,31 @@ class WindowJoin:
                           _key_columns(right.chunk, self.keys[1]))
         pairs = [self._pairs(s, c) for s, c in zip(inp.sides, codes)]
         (lrow, lcode, lstart), (rrow, rcode, rstart) = pairs
-        # Groups: (key, window) over both sides.
+        # Groups: (key, window) over both sides; only those with both sides emit.
         code = np.concatenate([lcode, rcode])
         start = np.concatenate([lstart, rstart])
-        if len(code) == 0:
+        if len(lcode) == 0 or len(rcode) == 0:
             return None
-        order = np.lexsort((start, code))
-        edge = np.ones(len(code), dtype=bool)
-        edge[1:] = (code[order][1:] != code[order][:-1]) | (start[order][1:] != start[order][:-1])
-        gid = np.empty(len(code), dtype=np.int64)
-        gid[order] = np.cumsum(edge) - 1
-        groups = int(gid.max()) + 1
-        pos = np.concatenate([left.pos[lrow], right.pos[rrow]])
-        first = np.full(groups, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(first, gid, pos)
-        end = np.empty(groups, dtype=np.int64)
-        end[gid] = start + self.assigner.size
-        rank = np.empty(groups, dtype=np.int64)
-        rank[np.lexsort((first, end))] = np.arange(groups, dtype=np.int64)
+        gid, groups = _group_ids(code, start, getattr(self.assigner, "slide", None)
+                                 or self.assigner.size)
         lg, rg = gid[:len(lrow)], gid[len(lrow):]
+        both = np.zeros(groups, dtype=bool)
+        both[lg] = True
+        both &= np.bincount(rg, minlength=groups) > 0
+        lk, rk = both[lg], both[rg]
+        lrow, lg, lstart = lrow[lk], lg[lk], lstart[lk]
+        rrow, rg = rrow[rk], rg[rk]
+        if len(lrow) == 0:
+            return None
+        # Fired by (end, first record seen on either side), the WindowOperator's order.
+        first = np.full(groups, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, lg, left.pos[lrow])
+        np.minimum.at(first, rg, right.pos[rrow])
+        end = np.zeros(groups, dtype=np.int64)
+        end[lg] = lstart + self.assigner.size
+        kept = np.flatnonzero(both)
+        rank = np.zeros(groups, dtype=np.int64)
+        rank[kept[np.lexsort((first[kept], end[kept]))]] = np.arange(len(kept), dtype=np.int64)
         # Left pairs in firing order (group rank, arrival); right pairs by (group, arrival).
         lo = np.lexsort((left.pos[lrow], rank[lg]))
         ro = np.lexsort((right.pos[rrow], rg))
@@ -339,8 +371,9 @@ def _generations(code: np.ndarray, ts: np.ndarray, pos: np.ndarray, wm: np.ndarr
     same = (code[prev] == code[cur]) & (ts[prev] == ts[cur])
     alive = (wm[cur] < clean[prev]) | (wm[cur] == wm[prev])
     new[1:] = ~(same & alive)
-    starts = np.where(new, pos[order], -1)
-    out[order] = np.maximum.accumulate(starts)
+    # Each record's latest generation start in sorted order (indices only grow).
+    head = np.maximum.accumulate(np.where(new, np.arange(len(order)), 0))
+    out[order] = pos[order][head]
     return out
 
 
