@@ -70,6 +70,10 @@ def test_state_memory_option() -> None:
         with pytest.raises(ConfigError, match="flowc.executor.state-memory must be a "
                                               "positive size"):
             spill.state_memory({spill.OPTION: bad})
+    with pytest.raises(ConfigError, match=r"flowc.executor.state_memory must be a positive "
+                                          r"size such as 256m, 2g or 65536 \(bytes\), not "
+                                          r"'lots'"):
+        spill.state_memory({spill.SCRIPT_OPTION: "lots"})
 
 
 @pytest.mark.spark

@@ -32,7 +32,8 @@ from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.windows import BatchWindow
 
 OPTION = "flowc.executor.state-memory"
-SCRIPT_OPTION = "flowc.executor.state_memory"  # the spelling a .flow `set` can write
+# The spelling a .flow `set` (and so `--set`) can write: a setting name has no '-'.
+SCRIPT_OPTION = "flowc.executor.state_memory"
 DEFAULT = 256 << 20  # bytes of window state per window subtask before it spills
 BATCH_ROWS = 1 << 15  # rows per IPC batch of a run (what a merge holds per run file)
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
@@ -41,12 +42,13 @@ _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 2
 
 def state_memory(options: dict[str, str]) -> int:
     """The option's bytes (``512m``, ``2g``, ``65536``; default 256 MiB)."""
-    text = options.get(OPTION, options.get(SCRIPT_OPTION))
+    name = OPTION if OPTION in options else SCRIPT_OPTION
+    text = options.get(name)
     if text is None:
         return DEFAULT
     m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text).strip("'\""))
     if m is None or m.group(2).lower() not in _UNITS or int(m.group(1)) == 0:
-        raise ConfigError(f"{OPTION} must be a positive size such as 256m, 2g or 65536 "
+        raise ConfigError(f"{name} must be a positive size such as 256m, 2g or 65536 "
                           f"(bytes), not '{text}'")
     return int(m.group(1)) * _UNITS[m.group(2).lower()]
 
