@@ -83,18 +83,24 @@ class Router:
                 return np.fromiter((self.route_key(self.key_fn(r)) for r in c.rows()),
                                    dtype=np.int64, count=c.num_rows)
             return table[indices.to_numpy(zero_copy_only=False)]
-        memo: dict[Any, int] = {}
-        cols = [c.batch.column(i).to_pylist() for i in self.columns]
-        row = [None] * width
-        out = np.empty(c.num_rows, dtype=np.int64)
+        # Several fields: the distinct combinations (dictionary codes combined), the key
+        # group of each computed once on its first row, then taken per row.
+        code = np.zeros(c.num_rows, dtype=np.int64)
+        for i in self.columns:
+            enc = c.batch.column(i).dictionary_encode(null_encoding="encode")
+            size = max(len(enc.dictionary), 1)
+            if int(code.max(initial=0)) + 1 >= (1 << 62) // size:  # renumber before overflow
+                code = np.unique(code, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            code = code * size + enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        cols = [c.batch.column(i).take(pa.array(first)).to_pylist() for i in self.columns]
+        row: list[Any] = [None] * width
+        groups = np.empty(len(first), dtype=np.int64)
         for j, values in enumerate(zip(*cols)):
-            r = memo.get(values)
-            if r is None:
-                for i, v in zip(self.columns, values):
-                    row[i] = v
-                r = memo[values] = self.route_key(self.key_fn(row))
-            out[j] = r
-        return out
+            for i, v in zip(self.columns, values):
+                row[i] = v
+            groups[j] = self.route_key(self.key_fn(row))
+        return groups[inverse.reshape(-1)]
 
 
 def _split(c: Chunk, dest: np.ndarray) -> list[tuple[int, Chunk]]:
