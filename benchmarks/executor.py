@@ -6,18 +6,21 @@
   docs/executor.md), its result collected to the driver; job ``clicks-udf`` computes
   ``lower(action)`` with a Python UDF instead (one row-wise member in the chain);
 - RDD: the same job hand-written on PySpark RDDs (one mapPartitions + reduceByKey);
-- DataFrame: the same job as a PySpark DataFrame program.
+- DataFrame: the same job as a PySpark DataFrame program;
+- job ``join`` (BATCH): ``benchmarks/jobs/attribution.flow``, a window join of clicks and
+  impressions then a sliding window, against its DataFrame and RDD forms
+  (``benchmarks/join_job.py``).
 
 Each result is collected to the driver and, in BATCH mode (no late data), the three are
 checked to be the same multiset of (user, window start, window end, clicks, articles) rows.
 Prints each wall time, the CPU seconds of the whole process tree (this driver, Spark's JVM,
 its Python workers, sampled from /proc every 50 ms so that workers exiting mid-run are
-counted; Linux only), the peak resident memory of the driver, the JVM and the largest
-Python worker (their high-water marks: a reused worker's includes earlier runs), the
-ratios flowc/RDD and flowc/DataFrame, and how the wall time grows with the rows.
+counted; Linux only), the peak resident memory of the driver, the JVM and every Python
+worker, largest first (their high-water marks: a reused worker's includes earlier runs),
+the ratios flowc/RDD and flowc/DataFrame, and how the wall time grows with the rows.
 
     python benchmarks/executor.py [--rows 1000000,5000000] [--parallelism P]
-        [--mode batch,streaming] [--job clicks,clicks-udf] [--repeat N]
+        [--mode batch,streaming] [--job clicks,clicks-udf,join] [--repeat N]
 """
 
 from __future__ import annotations
@@ -208,10 +211,10 @@ class Sampler:
         me = os.getpid()
         driver = self.peak.get(me, ("", 0))[1]
         jvm = max((kb for pid, (comm, kb) in self.peak.items() if comm == "java"), default=0)
-        workers = max((kb for pid, (comm, kb) in self.peak.items()
-                       if pid != me and comm.startswith("python")), default=0)
+        workers = sorted((kb // 1024 for pid, (comm, kb) in self.peak.items()
+                          if pid != me and comm.startswith("python")), reverse=True)
         return (f"peak MB: driver {driver // 1024}, JVM {jvm // 1024}, "
-                f"largest Python worker {workers // 1024}")
+                f"Python workers {', '.join(map(str, workers)) or '-'}")
 
 
 def timed(fn: Any) -> tuple[float, Sampler, Any]:
@@ -268,6 +271,34 @@ def run_one(spark: Any, path: str, rows: int, parallelism: int, mode: str, job: 
         print("  " + res.summary().replace("\n", "\n  "))
 
 
+def run_join(spark: Any, directory: str, rows: int, parallelism: int, repeat: int) -> None:
+    """The join job (BATCH) against its DataFrame and RDD forms; the results must agree."""
+    import join_job
+
+    clicks, impressions = join_job.generate(directory, rows)
+    jg = join_job.flowc_job(clicks, impressions, parallelism)
+    run_job_graph(jg)  # warm-up, every contender
+    join_job.rdd_job(spark, clicks, impressions, parallelism)
+    join_job.dataframe_job(spark, clicks, impressions)
+    print(f"job=join rows={rows} parallelism={parallelism} mode=batch")
+    for _ in range(repeat):
+        t_flowc, s_flowc, res = timed(lambda: run_job_graph(jg))
+        t_rdd, s_rdd, rdd_rows = timed(
+            lambda: join_job.rdd_job(spark, clicks, impressions, parallelism))
+        t_df, s_df, df_rows = timed(lambda: join_job.dataframe_job(spark, clicks, impressions))
+        flowc_rows = res["result"]
+        print(_line("flowc", t_flowc, s_flowc, len(flowc_rows)))
+        print(_line("rdd", t_rdd, s_rdd, len(rdd_rows)))
+        print(_line("dataframe", t_df, s_df, len(df_rows)))
+        print("  " + _ratios("flowc/RDD", (t_flowc, s_flowc), (t_rdd, s_rdd)) + "   "
+              + _ratios("flowc/DataFrame", (t_flowc, s_flowc), (t_df, s_df)))
+        ok = _same(flowc_rows, rdd_rows) and _same(flowc_rows, df_rows)
+        print(f"  results identical: {'yes' if ok else 'NO'}")
+        if not ok:
+            sys.exit("benchmark: the three results differ")
+        print("  " + res.summary().replace("\n", "\n  "))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", default="1000000",
@@ -275,8 +306,9 @@ def main() -> None:
     ap.add_argument("--parallelism", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--mode", default="batch,streaming",
                     help="batch, streaming or both (comma-separated)")
-    ap.add_argument("--job", default="clicks,clicks-udf",
-                    help="clicks (declarative) and/or clicks-udf (a Python UDF in the chain)")
+    ap.add_argument("--job", default="clicks,clicks-udf,join",
+                    help="clicks (declarative), clicks-udf (a Python UDF in the chain), "
+                         "join (a window join and a sliding window, BATCH only)")
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     spark = get_spark()
@@ -285,11 +317,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for rows in (int(r) for r in args.rows.split(",")):
             path = os.path.join(d, f"clicks-{rows}.csv")
-            generate(path, rows)
+            if set(args.job.split(",")) - {"join"}:
+                generate(path, rows)
             for mode in args.mode.split(","):
                 for job in args.job.split(","):
                     t = time.perf_counter()
-                    run_one(spark, path, rows, args.parallelism, mode, job, args.repeat)
+                    if job != "join":
+                        run_one(spark, path, rows, args.parallelism, mode, job, args.repeat)
+                    elif mode == "batch":
+                        run_join(spark, d, rows, args.parallelism, args.repeat)
+                    else:
+                        continue
                     walls[(mode, job)].append((rows, time.perf_counter() - t))
     for (mode, job), points in walls.items():
         if len(points) > 1:

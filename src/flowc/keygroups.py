@@ -94,6 +94,31 @@ def murmur_hash(code: int) -> int:
     return 0
 
 
+def murmur_hash_array(codes: Any) -> Any:
+    """``murmur_hash`` of every int32 hash code in a numpy array (vectorised)."""
+    import numpy as np
+
+    m = np.uint64(_M32)
+
+    def rotl(x: Any, r: int) -> Any:
+        return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & m
+    c = codes.astype(np.int64).astype(np.uint64) & m
+    c = (c * np.uint64(0xCC9E2D51)) & m
+    c = rotl(c, 15)
+    c = (c * np.uint64(0x1B873593)) & m
+    c = rotl(c, 13)
+    c = (c * np.uint64(5) + np.uint64(0xE6546B64)) & m
+    c ^= np.uint64(4)
+    c ^= c >> np.uint64(16)
+    c = (c * np.uint64(0x85EBCA6B)) & m
+    c ^= c >> np.uint64(13)
+    c = (c * np.uint64(0xC2B2AE35)) & m
+    c ^= c >> np.uint64(16)
+    s = c.astype(np.int64)
+    s = np.where(s >= 1 << 31, s - (1 << 32), s)  # as a Java int
+    return np.where(s >= 0, s, np.where(s != -(1 << 31), -s, 0))
+
+
 def assign_to_key_group(key: Any, max_parallelism: int) -> int:
     return murmur_hash(java_hash_code(key)) % max_parallelism
 

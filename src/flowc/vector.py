@@ -95,6 +95,12 @@ class VWindowRow:
     key_count: int
 
 
+@dataclass(frozen=True)
+class VJoinRows:
+    """A join function emitting the left record's fields, then the right record's (the
+    .flow / SQL window and interval joins)."""
+
+
 def vector_of(fn: Any) -> Any:
     """The vector form a function carries, or None."""
     return getattr(fn, "vector", None)

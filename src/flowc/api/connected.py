@@ -161,22 +161,33 @@ class _JoinWindow:
             raise ApiError("a window join needs a JoinFunction or a callable(first, second)")
         k1, k2 = j._k1, j._k2
         assert k1 is not None and k2 is not None
-        tagged1 = j._first.map(_tag1).set_parallelism(j._first.get_parallelism())
-        tagged2 = j._second.map(_tag2).set_parallelism(j._second.get_parallelism())
+        tagged1 = j._first.map(tag1).set_parallelism(j._first.get_parallelism())
+        tagged2 = j._second.map(tag2).set_parallelism(j._second.get_parallelism())
         union = tagged1.union(tagged2)
-        union_key = KeySelector(lambda tv: k1(tv[1]) if tv[0] == 1 else k2(tv[1]),
-                                (), "UnionKeySelector")
+        union_key = KeySelector(UnionKey(k1, k2), (), "UnionKeySelector")
         keyed = KeyedStream(union._env, union._partition(PartitionerKind.HASH, union_key)._id,
                             union_key)
         return WindowedStream(keyed, self._assigner).allowed_lateness(self._lateness)._window(
             output_type, window_fn=CoGroupWindowFunction(fn))
 
 
-def _tag1(v: Any) -> tuple[int, Any]:
+class UnionKey:
+    """The window join's key over the tagged union: ``first`` keys side 1, ``second``
+    side 2 (a columnar executor reads them to key each side's columns)."""
+
+    def __init__(self, first: KeySelector, second: KeySelector) -> None:
+        self.first = first
+        self.second = second
+
+    def __call__(self, tv: tuple[int, Any]) -> Any:
+        return self.first(tv[1]) if tv[0] == 1 else self.second(tv[1])
+
+
+def tag1(v: Any) -> tuple[int, Any]:
     return (1, v)
 
 
-def _tag2(v: Any) -> tuple[int, Any]:
+def tag2(v: Any) -> tuple[int, Any]:
     return (2, v)
 
 

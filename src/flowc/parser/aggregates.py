@@ -28,7 +28,7 @@ from flowc.parser.exprs import ExprCompiler
 from flowc.parser.functions import AGGREGATES, lookup
 from flowc.parser.runtime import wrap64
 from flowc.types import DOUBLE, INT, Type
-from flowc.vector import VAggregate, VWindowRow
+from flowc.vector import VAggregate, VJoinRows, VWindowRow
 
 
 @dataclass(frozen=True)
@@ -387,6 +387,8 @@ class WindowRow(ProcessWindowFunction):
 
 class JoinRows(ProcessJoinFunction):
     """Interval join output: the left row's fields, then the right row's."""
+
+    vector = VJoinRows()
 
     def process_element(self, left: Any, right: Any, ctx: Any) -> Iterable[Any]:
         yield tuple(left) + tuple(right)

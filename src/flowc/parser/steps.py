@@ -38,7 +38,7 @@ from flowc.parser.steps_changelog import ChangelogSteps
 from flowc.rowkind import same_kind
 from flowc.transformations import KeySelector, OutputTag
 from flowc.types import TIMESTAMP, Field, Schema, Type
-from flowc.vector import VCol
+from flowc.vector import VCol, VJoinRows
 from flowc.windowing import (
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
@@ -465,7 +465,7 @@ class PipelineBuilder(ChangelogSteps):
         k1 = key_selector(flow.schema, tuple(left_keys))
         k2 = key_selector(info.schema, tuple(right_keys))
         if step.window is not None:
-            fn = CodeFn(_concat, "a + b", ("a", "b"))
+            fn = CodeFn(_concat, "a + b", ("a", "b"), vector=VJoinRows())
             joined = flow.stream.join(info.stream).where(k1).equal_to(k2).window(
                 assigner_of(step.window))
             if step.lateness is not None:

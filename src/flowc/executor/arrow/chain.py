@@ -51,7 +51,8 @@ LONG_MAX = (1 << 63) - 1
 @dataclass
 class Member:
     """One chain member as the task needs it: ``kind`` is map, filter, flat_map,
-    timestamps, window or sink; ``outputs`` are ('node', id) / ('slot', index) pairs."""
+    timestamps, window, tag, window_join, interval_join (``spec``: a ``joins.JoinPlan``)
+    or sink; ``outputs`` are ('node', id) / ('slot', index) pairs."""
 
     nid: int
     kind: str
@@ -59,7 +60,7 @@ class Member:
     in_schema: Schema
     out_schema: Schema
     outputs: list[tuple[str, int]] = field(default_factory=list)
-    key: Any = None  # window: the KeySelector
+    key: Any = None  # window: the KeySelector; tag: the side's own
     side: list[tuple[str, int]] = field(default_factory=list)  # window: late data outputs
     name: str = ""  # the node's name (a runtime operator's task name)
 
@@ -77,15 +78,22 @@ class ChainProgram:
     """The compiled chain of one subtask."""
 
     def __init__(self, members: list[Member], subtask: int, parallelism: int,
-                 max_parallelism: int, name: str, emit: Emit, streaming: bool = False) -> None:
+                 max_parallelism: int, name: str, emit: Emit, streaming: bool = False,
+                 state_memory: int | None = None) -> None:
+        from flowc.executor.arrow.spill import DEFAULT
+
         self.streaming = streaming
+        self.state_memory = DEFAULT if state_memory is None else state_memory
         self.members = {m.nid: m for m in members}
         self.order = [m.nid for m in members]
         self.emit = emit
         self.steps: dict[int, Callable[[Chunk], Chunk | None]] = {}
         self.windows: dict[int, Stateful] = {}
+        self.joins: dict[int, Any] = {}  # join heads (``joins.py``), fed the whole input
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
+        self.slot_owner = {target: m.nid for m in members
+                           for kind, target in (*m.outputs, *m.side) if kind == "slot"}
         ctx = RuntimeContext(name, subtask, parallelism, max_parallelism, None)
         self.task = (subtask, parallelism, max_parallelism)
         for m in members:
@@ -158,11 +166,16 @@ class ChainProgram:
         if m.kind == "timestamps":
             return self._timestamps(m)
         if m.kind == "window":
+            from flowc.executor.arrow.spill import SpillingWindow
             from flowc.executor.arrow.stream_windows import StreamWindow
-            from flowc.executor.arrow.windows import BatchWindow
 
-            kind = StreamWindow if self.streaming else BatchWindow
-            window = self.windows[m.nid] = kind(m.spec, m.key, m.in_schema, out_schema)
+            window: Stateful
+            if self.streaming:
+                window = StreamWindow(m.spec, m.key, m.in_schema, out_schema)
+            else:
+                window = SpillingWindow(m.spec, m.key, m.in_schema, out_schema,
+                                        limit=self.state_memory)
+            self.windows[m.nid] = window
             return window.add
         if m.kind == "row_op":
             from flowc.executor.arrow.rowop import RowOperator
@@ -179,7 +192,12 @@ class ChainProgram:
             session = self.windows[m.nid] = SessionWindow(
                 m.spec, m.key, m.in_schema, out_schema)
             return session.add
-        if m.kind in ("sink", "source", "pass"):
+        if m.kind in ("window_join", "interval_join"):
+            from flowc.executor.arrow.joins import compile_join
+
+            join = self.joins[m.nid] = compile_join(m.spec, out_schema, self.streaming)
+            return join.run  # type: ignore[no-any-return]
+        if m.kind in ("sink", "source", "pass", "tag"):  # tag: the side is the channel's edge
             return lambda c: c
         raise AssertionError(m.kind)
 
@@ -216,10 +234,14 @@ class ChainProgram:
 
     def push(self, nid: int, chunk: Chunk) -> None:
         """Run ``chunk`` through member ``nid`` and everything after it (depth first, in
-        output order: a record's results reach the first output before the second)."""
-        stack = [(nid, chunk)]
+        output order: a record's results reach the first output - a chained member and
+        all after it, or an edge / sink slot - before the second)."""
+        stack: list[tuple[str, int, Chunk]] = [("node", nid, chunk)]
         while stack:
-            at, c = stack.pop()
+            kind, at, c = stack.pop()
+            if kind == "slot":
+                self._emit(at, c)
+                continue
             m = self.members[at]
             try:
                 out = self.steps[at](c)
@@ -228,55 +250,70 @@ class ChainProgram:
             except Exception as e:
                 raise TaskFailure(at, e) from None
             late = None
-            if m.side:  # a STREAMING window's late records
+            if m.side:  # a STREAMING window's late records (after the main output)
                 late, self.windows[at].late = self.windows[at].late, None
-            if out is not None:
-                self._forward(m, out, stack)
             if late is not None:
                 self._forward(m, late, stack, m.side)
+            if out is not None:
+                self._forward(m, out, stack)
 
-    def _forward(self, m: Member, out: Chunk, stack: list[tuple[int, Chunk]],
+    def _emit(self, slot: int, c: Chunk) -> None:
+        try:
+            self.emit(slot, c)
+        except TaskFailure:
+            raise
+        except Exception as e:
+            raise TaskFailure(self.slot_owner[slot], e) from None
+
+    def _forward(self, m: Member, out: Chunk, stack: list[tuple[str, int, Chunk]],
                  outputs: list[tuple[str, int]] | None = None) -> None:
-        follow: list[tuple[int, Chunk]] = []
-        for kind, target in m.outputs if outputs is None else outputs:
-            if kind == "slot":
-                try:
-                    self.emit(target, out)
-                except TaskFailure:
-                    raise
-                except Exception as e:
-                    raise TaskFailure(m.nid, e) from None
-            else:
-                follow.append((target, out))
-        stack.extend(reversed(follow))
+        stack.extend((kind, target, out) for kind, target in
+                     reversed(m.outputs if outputs is None else outputs))
 
     def finish(self) -> None:
         """End of input: windows fire head-first (each may feed the ones after it)."""
+        from flowc.executor.arrow.spill import SpillingWindow
+
         for nid in self.order:
             w = self.windows.get(nid)
             if w is None:
                 continue
-            try:
-                result = w.fire()
-            except Exception as e:
-                raise TaskFailure(nid, e) from None
+            fired = w.fired() if isinstance(w, SpillingWindow) else iter([w.fire()])
             m = self.members[nid]
-            late, w.late = w.late, None
-            stack: list[tuple[int, Chunk]] = []
-            if result is not None and result.num_rows:
-                self._forward(m, result, stack)
-            if late is not None and m.side:
-                self._forward(m, late, stack, m.side)
-            while stack:
-                self.push(*stack.pop())
+            while True:  # range by range when the window spilled (bounded memory)
+                try:
+                    result = next(fired, None)
+                except Exception as e:
+                    raise TaskFailure(nid, e) from None
+                late, w.late = w.late, None
+                if result is None and late is None:
+                    break
+                stack: list[tuple[str, int, Chunk]] = []
+                if late is not None and m.side:
+                    self._forward(m, late, stack, m.side)
+                if result is not None and result.num_rows:
+                    self._forward(m, result, stack)
+                while stack:
+                    kind, at, c = stack.pop()
+                    if kind == "slot":
+                        self._emit(at, c)
+                    else:
+                        self.push(at, c)
+                if result is None:
+                    break
 
     @property
     def late_dropped(self) -> int:
-        return sum(w.dropped for w in self.windows.values())
+        return sum(w.dropped for w in (*self.windows.values(), *self.joins.values()))
 
     def close(self) -> None:
         """Close head -> tail (the reverse of opening); the first error is raised."""
         first: BaseException | None = None
+        from flowc.executor.arrow.spill import SpillingWindow
+
+        for w in self.windows.values():  # spilled state goes with the subtask
+            if isinstance(w, SpillingWindow):
+                w.close()
         while self.functions:
             try:
                 self.functions.pop().close()

@@ -29,6 +29,25 @@ def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
     """``channels`` in channel order, each a list of (ipc records, watermark positions,
     watermark values) payloads in arrival order."""
     chunks: list[Chunk] = []
+    metas: list[list[tuple[int, Any, Any]]] = []
+    for payloads in channels:
+        metas.append([])
+        for data, positions, values in payloads:
+            chunks.append(convert.from_ipc(data, schema))
+            metas[-1].append((chunks[-1].num_rows, positions, values))
+    records = convert.concat(chunks, schema)
+    rec_order, seen, marks = merge_order(metas)
+    merged = records.take(pa.array(rec_order)) if len(rec_order) else records
+    return Chunk(merged.batch, merged.ts, marks, pa.array(seen, pa.int64()))
+
+
+def merge_order(channels: list[list[tuple[int, Any, Any]]]) -> tuple[
+        np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """The merged order of the records of ``channels`` (each a list of (records,
+    watermark positions, watermark values) payloads in arrival order): the indices of the
+    records, numbered in channel then arrival order, in merged order, the input
+    watermark in force when each is processed, and the combined watermark's rises as
+    (records before it, value) marks."""
     rec_pos: list[np.ndarray] = []  # per channel: element position of each record
     rec_chan: list[np.ndarray] = []
     wm_pos: list[np.ndarray] = []
@@ -36,9 +55,7 @@ def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
     wm_chan: list[np.ndarray] = []
     for c, payloads in enumerate(channels):
         base = 0
-        for data, positions, values in payloads:
-            chunk = convert.from_ipc(data, schema)
-            n = chunk.num_rows
+        for n, positions, values in payloads:
             pos = np.asarray(positions, dtype=np.int64)
             # Record r is preceded by the watermarks at positions <= r.
             before = np.searchsorted(pos, np.arange(n, dtype=np.int64), side="right")
@@ -47,9 +64,7 @@ def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
             wm_pos.append(base + pos + np.arange(len(pos), dtype=np.int64))
             wm_val.append(np.asarray(values, dtype=np.int64))
             wm_chan.append(np.full(len(pos), c, dtype=np.int64))
-            chunks.append(chunk)
             base += n + len(pos)
-    records = convert.concat(chunks, schema)
     r_pos, r_chan = _cat(rec_pos), _cat(rec_chan)
     w_pos, w_val, w_chan = _cat(wm_pos), _cat(wm_val), _cat(wm_chan)
     n_chan = len(channels)
@@ -72,14 +87,13 @@ def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
     rec_order = order[~is_wm]
     at = np.flatnonzero(~is_wm)
     seen = np.where(at > 0, combined[np.maximum(at - 1, 0)], LONG_MIN)
-    merged = records.take(pa.array(rec_order)) if len(rec_order) else records
     # The combined watermark's rises, placed among the merged records: what the head
     # operator receives (and forwards) between them.
     prev = np.concatenate([[LONG_MIN], combined[:-1]])
     rises = np.flatnonzero(is_wm & (combined > prev))
     before = np.cumsum(~is_wm) - ~is_wm  # records before each merged element
     marks = (before[rises].astype(np.int64), combined[rises])
-    return Chunk(merged.batch, merged.ts, marks, pa.array(seen, pa.int64()))
+    return rec_order, seen, marks
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:

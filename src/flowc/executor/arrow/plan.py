@@ -13,6 +13,7 @@ from typing import Any
 from flowc.chaining.job_graph import JobGraph
 from flowc.executor.arrow import rowop, sessions
 from flowc.executor.arrow.chain import Member, member_kind
+from flowc.executor.arrow.joins import plan_join, tag_side
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.operators import (
@@ -52,9 +53,16 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             node = sg.nodes[nid]
             spec = node.operator
             schema = node.output_type
+            join = plan_join(sg, nid, batch) if node.kind is NodeKind.OPERATOR else None
+            if isinstance(join, str):
+                return join
+            join_side = tag_side(spec)
+            if join_side is not None:  # a window join's tagging map: the side's own records
+                schema = sg.nodes[sg.inputs(nid)[0].source_id].output_type
             if not isinstance(schema, Schema) or not all(f.type.storable for f in schema):
                 return f"'{node.name}' has no declared schema of storable types"
-            if node.two_input or len(sg.inputs(nid)) > 1 and nid != v.head:
+            if (node.two_input and not (join and nid == v.head)) or (
+                    len(sg.inputs(nid)) > 1 and nid != v.head):
                 return f"'{node.name}' has two inputs"
             if node.kind is NodeKind.SOURCE:
                 if not isinstance(spec, FileSource):
@@ -74,6 +82,10 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 kind = member_kind(spec) or ""
                 ins = sg.inputs(nid)
                 in_schema = sg.nodes[ins[0].source_id].output_type if ins else None
+                if join is not None:
+                    kind, spec, in_schema = join.kind, join, join.schemas[0]
+                elif join_side is not None:
+                    kind, in_schema = "tag", schema
                 if isinstance(spec, WindowOp) and supported(spec, node.keys[0] if node.keys
                                                              else None, batch):
                     kind = "window"
@@ -99,8 +111,12 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                     return f"'{node.name}' has a side output"
                 (side if late else outputs).append(
                     ("node", e.target_id) if id(e) in chained else ("edge", id(e)))
-            members.append(Member(nid, kind, spec, in_schema, schema, outputs,
-                                  node.keys[0] if node.keys else None, side, node.name))
+            key = node.keys[0] if node.keys else None
+            if join_side is not None:  # routed by the side's own key (the union key's half)
+                union = sg.outputs(nid)[0].partitioner.key.fn
+                key = union.first if join_side == 0 else union.second
+            members.append(Member(nid, kind, spec, in_schema, schema, outputs, key, side,
+                                  node.name))
         out[v.id] = members
     return out
 

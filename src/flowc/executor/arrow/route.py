@@ -6,13 +6,13 @@ constants; BROADCAST copies; SHUFFLE and CUSTOM call the per-record selector."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from flowc.executor import routing
 from flowc.executor.arrow.convert import Chunk
+from flowc.keygroups import java_hash_code, murmur_hash_array
 from flowc.transformations import Partitioner, PartitionerKind
 from flowc.vector import VCol, vector_of
 
@@ -23,6 +23,7 @@ class Router:
         self.kind = partitioner.kind
         self.targets = list(targets)
         self.t = t
+        self.max_par = max_par
         self.count = 0  # records routed so far (round-robin position)
         self.start = producer % t
         self.select = routing.make_selector(partitioner, producer=producer, targets=targets,
@@ -83,18 +84,18 @@ class Router:
                 return np.fromiter((self.route_key(self.key_fn(r)) for r in c.rows()),
                                    dtype=np.int64, count=c.num_rows)
             return table[indices.to_numpy(zero_copy_only=False)]
-        memo: dict[Any, int] = {}
-        cols = [c.batch.column(i).to_pylist() for i in self.columns]
-        row = [None] * width
-        out = np.empty(c.num_rows, dtype=np.int64)
-        for j, values in enumerate(zip(*cols)):
-            r = memo.get(values)
-            if r is None:
-                for i, v in zip(self.columns, values):
-                    row[i] = v
-                r = memo[values] = self.route_key(self.key_fn(row))
-            out[j] = r
-        return out
+        # Several fields: the key is a tuple (Flink's Tuple.hashCode: h = 31 * h + the
+        # field's hash, 0 for null), each field's Java hash computed once per distinct
+        # value, then murmur, key group and subtask over the whole column (numpy).
+        h = np.zeros(c.num_rows, dtype=np.int64)
+        for i in self.columns:
+            enc = c.batch.column(i).dictionary_encode(null_encoding="encode")
+            hashes = np.asarray([0 if v is None else java_hash_code(v)
+                                 for v in enc.dictionary.to_pylist()], dtype=np.int64)
+            h = 31 * h + hashes[enc.indices.to_numpy(zero_copy_only=False)]
+            h = (h + (1 << 31)) % (1 << 32) - (1 << 31)  # a Java int
+        groups = murmur_hash_array(h) % self.max_par
+        return groups * self.t // self.max_par
 
 
 def _split(c: Chunk, dest: np.ndarray) -> list[tuple[int, Chunk]]:

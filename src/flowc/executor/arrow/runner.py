@@ -15,7 +15,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import FlowcError
-from flowc.executor.arrow import convert, csvsource, merge
+from flowc.executor.arrow import convert, csvsource, joins, merge, spill
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
@@ -42,6 +42,7 @@ class _Slot:
         self.node = node
         self.edge = edge
         self.sink = sink
+        self.partitioner = None if edge is None else edge.partitioner
         self.routers: list[dict[str, Any]] = []  # per producer subtask: Router arguments
         self.edge_order = 0
 
@@ -51,8 +52,10 @@ def run_columnar(job_graph: JobGraph, members: dict[str, list[Member]], *,
                  job_name: str | None = None) -> JobResult:
     """``run_on_spark``'s job life cycle (Spark start, progress, printing, clean-up) with
     the columnar job in place of the row one."""
+    state_memory = spill.state_memory(dict(job_graph.stream_graph.config.options))
+
     def make_job(spark: Any, jg: JobGraph, wiring: Wiring, name: str) -> _ColumnarJob:
-        return _ColumnarJob(spark, jg, wiring, members, name)
+        return _ColumnarJob(spark, jg, wiring, members, name, state_memory)
     return run_on_spark(job_graph, master=master, verbose=verbose, progress=progress,
                         job_name=job_name, make_job=make_job)
 
@@ -61,11 +64,12 @@ class _ColumnarJob(_SparkJob):
     """The row job's life cycle, actions and error translation; its own chains and RDDs."""
 
     def __init__(self, spark: Any, jg: JobGraph, wiring: Wiring,
-                 members: dict[str, list[Member]], name: str) -> None:
+                 members: dict[str, list[Member]], name: str, state_memory: int) -> None:
         super().__init__(spark, jg, wiring, name)
         self.members = members
         self.slots: dict[str, list[_Slot]] = {}
         self.edge_slot: dict[int, tuple[str, int]] = {}  # id(edge) -> (vertex, slot)
+        self.state_memory = state_memory
 
     def _plan_slots(self, v: JobVertex) -> list[Member]:
         p, _ = self.wiring.vertex(v.id)
@@ -81,6 +85,8 @@ class _ColumnarJob(_SparkJob):
                 target = self.jg.vertex_of_node(e.target_id)
                 tp, tm = self.wiring.vertex(target.id)
                 slot = _Slot(len(slots), m.nid, edge=e)
+                if m.kind == "tag":  # routed by the side's own key, as the union key does
+                    slot.partitioner = dataclasses.replace(e.partitioner, key=m.key)
                 slot.edge_order = list(self.sg.inputs(e.target_id)).index(e)
                 slot.routers = [dict(producer=k, targets=list(self.wiring.consumers_of(e, k)),
                                      t=tp, max_par=tm, seed=e.edge_id) for k in range(p)]
@@ -145,6 +151,7 @@ class _ColumnarJob(_SparkJob):
         p, maxp = self.wiring.vertex(v.id)
         slots = self.slots[v.id]
         stats, vid, name = self.stats, v.id, v.name
+        state_memory = self.state_memory
         streaming = not self.batch
         is_source = self.sg.nodes[v.head].kind is NodeKind.SOURCE
         head = members[0]
@@ -152,7 +159,7 @@ class _ColumnarJob(_SparkJob):
 
         report = (self.report_to, self.sources[vid]) \
             if self.report_to is not None and vid in self.sources else None
-        out_schemas = {m.nid: m.out_schema for m in members}
+        out_schemas = {m.nid: m.out_schema for m in members}  # a tag member's is its input's
         slot_schemas = {s.index: convert.arrow_schema(out_schemas[s.node])
                         for s in slots if s.edge is not None}
 
@@ -163,7 +170,7 @@ class _ColumnarJob(_SparkJob):
                                          rows=lambda c: c.num_rows)
             buf: list[Any] = []
             counts = [0, 0, 0, 0]
-            routers = {s.index: Router(s.edge.partitioner, **s.routers[idx]) for s in slots
+            routers = {s.index: Router(s.partitioner, **s.routers[idx]) for s in slots
                        if s.edge is not None}
             cids = {s.index: (s.edge_order << 16) | idx for s in slots if s.edge is not None}
             seq = [0]
@@ -189,7 +196,8 @@ class _ColumnarJob(_SparkJob):
                 if chunk.num_rows and not isinstance(s.sink, DiscardingSink):
                     buf.append((slot, convert.to_ipc(chunk)))
             try:
-                program = ChainProgram(members, idx, p, maxp, name, emit, streaming)
+                program = ChainProgram(members, idx, p, maxp, name, emit, streaming,
+                                       state_memory)
                 try:
                     for chunk in _guarded(chunks, head.nid):
                         counts[0] += chunk.num_rows
@@ -248,8 +256,20 @@ class _ColumnarJob(_SparkJob):
                         for k in self.wiring.producers_of(e.stream_edge, idx)]
                        for idx in range(p)]
 
+        join = head.spec if head.kind in ("window_join", "interval_join") else None
+        side_schemas = None if join is None else [convert.arrow_schema(s)
+                                                  for s in join.schemas]
+
         def run_consumer(idx: int, it: Any) -> Any:
             received = sorted((item for _, item in it), key=lambda x: (x[0], x[1]))
+            if join is not None:  # both sides at once, each record in its merged place
+                by_cid: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
+                for cid, _, data, positions, values in received:
+                    by_cid[cid].append((data, positions, values))
+                sides = [join.sides[c >> 16] for c in channel_ids[idx]]
+                return run_chain(idx, iter([joins.gather(
+                    [(s, side_schemas[s], by_cid[c]) for s, c in zip(sides, channel_ids[idx])],
+                    streaming)]))
             if not streaming:
                 chunks: Any = (convert.from_ipc(x[2], in_schema) for x in received)
                 return run_chain(idx, chunks)

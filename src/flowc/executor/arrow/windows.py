@@ -87,17 +87,21 @@ class Assigned:
         return pa.Table.from_arrays(cols, names=names)
 
     def windows(self, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """Window starts, and for sliding windows the row of each (row, window) pair."""
-        a = self.assigner
-        if isinstance(a, TumblingEventTimeWindows):
-            return ts - np.mod(ts - a.offset, a.size), None
-        last = ts - np.mod(ts - a.offset, a.slide)
-        counts = (a.size - (ts - last) + a.slide - 1) // a.slide
-        counts = np.maximum(counts, 0)
-        rows = np.repeat(np.arange(len(ts)), counts)
-        first = np.repeat(np.cumsum(counts) - counts, counts)
-        j = np.arange(len(rows)) - first
-        return last[rows] - j * a.slide, rows
+        return assign_windows(self.assigner, ts)
+
+
+def assign_windows(a: Any, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Window starts, and for sliding windows the row of each (row, window) pair (a row's
+    windows latest first, as Flink's assigner lists them)."""
+    if isinstance(a, TumblingEventTimeWindows):
+        return ts - np.mod(ts - a.offset, a.size), None
+    last = ts - np.mod(ts - a.offset, a.slide)
+    counts = (a.size - (ts - last) + a.slide - 1) // a.slide
+    counts = np.maximum(counts, 0)
+    rows = np.repeat(np.arange(len(ts)), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    j = np.arange(len(rows)) - first
+    return last[rows] - j * a.slide, rows
 
 
 def with_window(table: pa.Table, start: np.ndarray, size: int, rows: np.ndarray) -> pa.Table:

@@ -1,0 +1,230 @@
+"""Bounded window state: a columnar window subtask spills its partial aggregates to local
+disk when they pass ``flowc.executor.state-memory`` and merges them, sort-based, at the end.
+
+``SpillingWindow`` is a ``BatchWindow`` whose folded state (per-(key, window) partials and
+count-distinct value rows), once larger than the limit, is merged, sorted by window end
+and written as one *run* of Arrow IPC files (one per table kind) to a directory of its own
+under Spark's local dirs (``SPARK_LOCAL_DIRS``, else the temp dir), and dropped from
+memory. At the end of input the runs and what is still in memory are read back one batch
+per file at a time and merged by ranges of window end (``merge_runs``): every partial of a
+(key, window) group carries the same end, so a range holds whole groups; each range is
+folded and fired as ``BatchWindow.fire`` does (runs in input order, so first / last stay
+right) and the ranges come out in end order - exactly the unspilled output, (end,
+first-seen) order included. Memory then holds the limit, one batch per run file and one
+range's groups, not the whole state. The directory is removed when the subtask ends.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from flowc.errors import ConfigError
+from flowc.executor.arrow.convert import Chunk
+from flowc.executor.arrow.windows import BatchWindow, WindowState, merge_partials
+
+OPTION = "flowc.executor.state-memory"
+# The spelling a .flow `set` (and so `--set`) can write: a setting name has no '-'.
+SCRIPT_OPTION = "flowc.executor.state_memory"
+DEFAULT = 256 << 20  # bytes of window state per window subtask before it spills
+BATCH_ROWS = 1 << 15  # rows per IPC batch of a run (what a merge holds per run file)
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+          "g": 1 << 30, "gb": 1 << 30}
+
+
+def state_memory(options: dict[str, str]) -> int:
+    """The option's bytes (``512m``, ``2g``, ``65536``; default 256 MiB)."""
+    name = OPTION if OPTION in options else SCRIPT_OPTION
+    text = options.get(name)
+    if text is None:
+        return DEFAULT
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text).strip("'\""))
+    if m is None or m.group(2).lower() not in _UNITS or int(m.group(1)) == 0:
+        raise ConfigError(f"{name} must be a positive size such as 256m, 2g or 65536 "
+                          f"(bytes), not '{text}'")
+    return int(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+def _local_dir() -> str:
+    dirs = os.environ.get("SPARK_LOCAL_DIRS", "")
+    return dirs.split(",")[0] if dirs else tempfile.gettempdir()
+
+
+class SpillingState(WindowState):
+    """A BATCH ``WindowState`` that spills its folded state past ``limit`` bytes."""
+
+    def __init__(self, keys: list[str], kinds: tuple[str, ...], limit: int) -> None:
+        super().__init__(keys, kinds)
+        self.limit = limit
+        self.runs: list[dict[str, str]] = []  # per run: table name -> IPC file
+        self.directory: str | None = None
+        self.spilled_bytes = 0
+        self.merging = False
+
+    def state_bytes(self) -> int:
+        tables = [*self.partials, *(t for ts in self.distinct.values() for t in ts)]
+        return sum(t.nbytes for t in tables)
+
+    def append(self, table: pa.Table) -> None:
+        super().append(table)
+        # The unfolded rows count too: fold (and maybe spill) early past the limit.
+        if self.rows and sum(t.nbytes for t in self.rows) + self.state_bytes() > self.limit:
+            self._compact()
+
+    def _compact(self) -> None:
+        super()._compact()
+        if not self.merging and self.partials and self.state_bytes() > self.limit:
+            self._spill()
+
+    def tables(self) -> dict[str, pa.Table]:
+        """The folded state as one table per kind: 'p' partials, 'd<i>' distinct rows."""
+        out = {"p": merge_partials(pa.concat_tables(self.partials), self.groups, self.kinds)
+               if len(self.partials) > 1 else self.partials[0]}
+        for i, parts in self.distinct.items():
+            out[f"d{i}"] = pa.concat_tables(parts).group_by(
+                self.groups + [f"a{i}"], use_threads=False).aggregate([])
+        return out
+
+    def _spill(self) -> None:
+        if self.directory is None:
+            self.directory = tempfile.mkdtemp(prefix="flowc-spill-", dir=_local_dir())
+        run: dict[str, str] = {}
+        for name, table in self.tables().items():
+            table = _by_end(table)
+            path = os.path.join(self.directory, f"run{len(self.runs)}-{name}.arrow")
+            with pa.OSFile(path, "wb") as sink, \
+                    pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table, max_chunksize=BATCH_ROWS)
+            self.spilled_bytes += os.path.getsize(path)
+            run[name] = path
+        self.runs.append(run)
+        self.partials = []
+        self.distinct = {i: [] for i in self.distinct}
+
+    def close(self) -> None:
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+
+class SpillingWindow(BatchWindow):
+    """A BatchWindow whose state spills past ``limit`` bytes (see the module)."""
+
+    def __init__(self, *args: Any, limit: int = DEFAULT, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.state: SpillingState = SpillingState(self.state.keys, self.state.kinds, limit)
+
+    @property
+    def runs(self) -> list[dict[str, str]]:
+        return self.state.runs
+
+    @property
+    def directory(self) -> str | None:
+        return self.state.directory
+
+    @property
+    def spilled_bytes(self) -> int:
+        return self.state.spilled_bytes
+
+    def fired(self) -> Iterator[Chunk]:
+        """The fired windows: ``fire()``'s one chunk, or with spilled runs a chunk per
+        range of window ends, in order."""
+        st = self.state
+        if not st.runs:
+            out = self.fire()
+            if out is not None and out.num_rows:
+                yield out
+            return
+        st._compact()
+        names = list(st.runs[0])
+        last = [{k: _by_end(t) for k, t in st.tables().items()}] if st.partials else []
+        st.merging = True
+        try:
+            for tables in merge_runs(st.runs, last, names):
+                st.partials = [t for t in tables["p"] if t.num_rows]
+                st.distinct = {i: tables[f"d{i}"] for i in st.distinct}
+                out = self.fire()
+                if out is not None and out.num_rows:
+                    yield out
+        finally:
+            st.merging = False
+            self.close()
+
+    def close(self) -> None:
+        self.state.close()
+
+
+def _by_end(table: pa.Table) -> pa.Table:
+    return table.take(pc.sort_indices(table, sort_keys=[("we", "ascending")]))
+
+
+class _Cursor:
+    """One run file read a batch at a time; ``buffer`` holds what is read but not yet
+    merged (sorted by window end)."""
+
+    def __init__(self, source: str | pa.Table) -> None:
+        if isinstance(source, pa.Table):
+            self.batches: Any = iter(source.to_batches(max_chunksize=BATCH_ROWS))
+            schema = source.schema
+        else:
+            reader = pa.ipc.open_file(pa.OSFile(source, "rb"))
+            self.batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+            schema = reader.schema
+        self.buffer = schema.empty_table()
+        self.done = False
+        self.load()
+
+    def load(self) -> None:
+        """Read batches until one adds rows, or to the end."""
+        for batch in self.batches:
+            if batch.num_rows:
+                self.buffer = pa.concat_tables([self.buffer, pa.Table.from_batches([batch])])
+                return
+        self.done = True
+
+    def last_end(self) -> int | None:
+        n = self.buffer.num_rows
+        return None if n == 0 else self.buffer.column("we")[n - 1].as_py()
+
+    def take_below(self, end: int | None) -> pa.Table:
+        """The buffered rows whose window ends before ``end`` (all with None)."""
+        if end is None:
+            out, self.buffer = self.buffer, self.buffer.slice(0, 0)
+            return out
+        ends = self.buffer.column("we").to_numpy()
+        cut = int(np.searchsorted(ends, end, side="left"))
+        out, self.buffer = self.buffer.slice(0, cut), self.buffer.slice(cut)
+        return out
+
+
+def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
+               names: list[str]) -> Iterator[dict[str, list[pa.Table]]]:
+    """Per range of window ends, in order: per table name, the rows of every run (in run
+    order, ``last`` after the files) whose groups end in the range."""
+    cursors = {name: [_Cursor(r[name]) for r in runs] + [_Cursor(t[name]) for t in last]
+               for name in names}
+    every = [c for cs in cursors.values() for c in cs]
+    while True:
+        live = [c for c in every if not c.done]
+        if not live:
+            yield {name: [c.take_below(None) for c in cs] for name, cs in cursors.items()}
+            return
+        # Groups ending before the smallest last-read end are complete in every buffer.
+        ends = [c.last_end() for c in live]
+        hi = min(e for e in ends if e is not None) if any(e is not None for e in ends) \
+            else None
+        if hi is not None:
+            ranged = {name: [c.take_below(hi) for c in cs] for name, cs in cursors.items()}
+            if any(t.num_rows for t in ranged["p"]):
+                yield ranged
+        for c, e in zip(live, ends):
+            if e is None or e == hi:
+                c.load()
