@@ -143,6 +143,7 @@ class StreamExecutionEnvironment:
     def __init__(self) -> None:
         self._transformations: dict[int, Transformation] = {}
         self._roots: list[int] = []
+        self._sources: list[int] = []  # source transformation ids (AUTOMATIC's check)
         self._next_id = 1
         self._config = Config()
         self._span_stack: list[Span | None] = []
@@ -219,7 +220,11 @@ class StreamExecutionEnvironment:
         """The settings, AUTOMATIC resolved as Flink does (STREAMING when a source is
         unbounded, else BATCH) over the sources declared so far; the StreamGraph generator
         resolves it again over the sources its sinks read."""
-        return resolve_mode(self._config, bool(unbounded_sources(self._transformations)))
+        if self._config.mode is not RuntimeExecutionMode.AUTOMATIC:
+            return self._config
+        # Only the sources are looked at: this runs for every operator added.
+        sources = {i: self._transformations[i] for i in self._sources}
+        return resolve_mode(self._config, bool(unbounded_sources(sources)))
 
     def get_config(self) -> ExecutionConfig:
         from flowc.api.config import ExecutionConfig
@@ -271,6 +276,7 @@ class StreamExecutionEnvironment:
             parallelism=self._config.parallelism if parallelism is None else parallelism,
             span=self._caller_span(), output_type=type_info)
         self._transformations[t.id] = t
+        self._sources.append(t.id)
         return t
 
     # ------------------------------------------------------------------ registry (internal)
@@ -349,6 +355,7 @@ class StreamExecutionEnvironment:
         job = StreamExecutionEnvironment()
         job._transformations = dict(self._transformations)
         job._roots = list(self._roots)
+        job._sources = list(self._sources)
         job._next_id = self._next_id
         job._config = self._config
         job._side_outputs = {k: dict(v) for k, v in self._side_outputs.items()}
