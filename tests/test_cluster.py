@@ -115,4 +115,4 @@ def test_udf_module_reaches_cluster_workers(cluster: tuple[str, Path], tmp_path:
         "nums | map twice(n) as m | print;\n")
     out = _run("job.flow", "--master", cluster[0], cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert sorted(x for x in out.stdout.splitlines() if x.strip()) == ["(2,)", "(4,)", "(6,)"]
+    assert sorted(x for x in out.stdout.splitlines() if x.strip()) == ["+I[2]", "+I[4]", "+I[6]"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tests.executor.test_columnar_windows import ROWS, _window_member
 
@@ -29,6 +29,11 @@ from flowc.parser import compile_source
                      min_size=1, max_size=4, unique=True),
        chunk=st.integers(1, 7), compact=st.integers(1, 9), batch_rows=st.integers(1, 5),
        limit=st.sampled_from([1, 300, 1 << 30]))
+# Folding the last buffered rows at end of input spills (state past the limit only then).
+@example(rows=[("a", None, None, 0), ("a", None, None, 5000), ("b", 0, None, 0),
+               ("\u00fc", None, None, 0)], window="tumbling 5s",
+         aggs=["count(*) as c", "count(distinct n) as dn", "count(distinct k) as dk",
+               "sum(x) as sx"], chunk=1, compact=5, batch_rows=1, limit=300)
 def test_spilled_state_equals_unspilled(rows: list[Any], window: str, aggs: list[str],
                                         chunk: int, compact: int, batch_rows: int,
                                         limit: int) -> None:

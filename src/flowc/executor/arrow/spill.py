@@ -138,12 +138,12 @@ class SpillingWindow(BatchWindow):
         """The fired windows: ``fire()``'s one chunk, or with spilled runs a chunk per
         range of window ends, in order."""
         st = self.state
+        st._compact()  # folding the last rows may spill: decide after it
         if not st.runs:
             out = self.fire()
             if out is not None and out.num_rows:
                 yield out
             return
-        st._compact()
         names = list(st.runs[0])
         last = [{k: _by_end(t) for k, t in st.tables().items()}] if st.partials else []
         st.merging = True
