@@ -17,25 +17,12 @@ from sqlglot import exp
 from flowc.errors import FlowNameError, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
 from flowc.sql.changelog import Updating
+from flowc.sql.joins import _conjuncts
 
 if TYPE_CHECKING:
     from flowc.sql.query import QueryTranslator
 
 _RANKS = {exp.RowNumber: "ROW_NUMBER", exp.Rank: "RANK"}
-
-
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
-    out: list[exp.Expression] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, exp.Paren):
-            stack.append(n.this)
-        elif isinstance(n, exp.And):
-            stack.extend((n.expression, n.this))
-        else:
-            out.append(n)
-    return out
 
 
 def _rank_bound(c: exp.Expression, name: str) -> int | None:

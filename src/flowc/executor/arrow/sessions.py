@@ -24,10 +24,9 @@ import pyarrow as pa
 
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.running import group_ids
-from flowc.executor.arrow.windows import Assigned, evaluate
+from flowc.executor.arrow.windows import Assigned, evaluate, vector_aggregate
 from flowc.executor.runtime.core import require_timestamp
 from flowc.types import Schema
-from flowc.vector import VAggregate, VCol, vector_of
 from flowc.windowing import EventTimeSessionWindows
 
 _ORDER_FREE = {"count_star", "count", "count_distinct", "min", "max"}
@@ -37,13 +36,8 @@ def supported(spec: Any, key: Any, in_schema: Schema | None) -> bool:
     """A fixed-gap session ``aggregate`` whose aggregates do not depend on merge order."""
     if not isinstance(spec.assigner, EventTimeSessionWindows):
         return False
-    if spec.reduce_fn is not None or spec.aggregate_fn is None or spec.window_fn is None:
-        return False
-    agg, row = vector_of(spec.aggregate_fn), vector_of(spec.window_fn)
-    keys = vector_of(getattr(key, "fn", None))
-    if not isinstance(agg, VAggregate) or row is None or not isinstance(keys, tuple):
-        return False
-    if row.key_count != len(keys) or not all(isinstance(k, VCol) for k in keys):
+    agg = vector_aggregate(spec, key)
+    if agg is None:
         return False
     from flowc.executor.arrow import convert
     from flowc.executor.arrow.kernels import as_array, compile_expr

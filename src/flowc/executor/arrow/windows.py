@@ -40,15 +40,22 @@ def supported(spec: Any, key: Any, batch: bool) -> bool:
     forms and a key made of fields (STREAMING: any allowed lateness and late side output)."""
     if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
         return False
+    agg = vector_aggregate(spec, key)
+    return agg is not None and all(a is None or compile_expr(a) is not None for a in agg.args)
+
+
+def vector_aggregate(spec: Any, key: Any) -> VAggregate | None:
+    """A window ``aggregate``'s vector form, if its items have one and its key is made of
+    fields; else None."""
     if spec.reduce_fn is not None or spec.aggregate_fn is None or spec.window_fn is None:
-        return False
+        return None
     agg, row = vector_of(spec.aggregate_fn), vector_of(spec.window_fn)
     keys = vector_of(getattr(key, "fn", None))
     if not isinstance(agg, VAggregate) or row is None or not isinstance(keys, tuple):
-        return False
+        return None
     if row.key_count != len(keys) or not all(isinstance(k, VCol) for k in keys):
-        return False
-    return all(a is None or compile_expr(a) is not None for a in agg.args)
+        return None
+    return agg
 
 
 # Buffered rows (after window assignment) compacted into per-group partial aggregates:
