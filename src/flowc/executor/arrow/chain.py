@@ -201,7 +201,22 @@ class ChainProgram:
         if not self.streaming:
             return assign
         gen = Watermarks(m.spec.strategy)
-        return lambda c: gen.place(assign(c))
+
+        def generate(c: Chunk) -> Chunk:
+            # A generator swallows its input's watermarks except the final Long.MAX_VALUE
+            # (after a shuffle, or after a member that forwards them).
+            end = None
+            if c.marks is not None and len(c.marks[1]):
+                keep = np.asarray(c.marks[1]) == LONG_MAX
+                if keep.any():
+                    end = int(np.asarray(c.marks[0])[keep][0])
+            out = gen.place(assign(Chunk(c.batch, c.ts)))
+            if end is None:
+                return out
+            pos, val = out.marks  # type: ignore[misc]
+            return Chunk(out.batch, out.ts, (np.append(pos, end).astype(np.int64),
+                                             np.append(val, LONG_MAX).astype(np.int64)))
+        return generate
 
     def _assign(self, m: Member) -> Callable[[Chunk], Chunk]:
         assigner = m.spec.strategy.timestamp_assigner

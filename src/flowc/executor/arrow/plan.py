@@ -11,16 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
-from flowc.executor.arrow import rolling, rowop, sessions
+from flowc.common.typeinfo import TypeInformation
+from flowc.executor.arrow import rolling, rowop, sessions, typed
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.operators import (
+    CollectionSource,
     CollectSink,
+    DatagenSource,
     DiscardingSink,
     FileSink,
     FileSource,
     PrintSink,
+    RowFormatFileSink,
+    SequenceSource,
+    TextLineFileSource,
     WindowOp,
 )
 from flowc.planner.stream_graph import NodeKind
@@ -28,6 +34,8 @@ from flowc.transformations import RuntimeExecutionMode
 from flowc.types import Schema
 
 OPTION = "flowc.executor"
+# Sources the runner reads with ``runtime.sources.source_values``, then converts to batches.
+IN_MEMORY = (CollectionSource, SequenceSource, DatagenSource, TextLineFileSource)
 CHOICES = ("auto", "columnar", "row")
 
 
@@ -40,6 +48,9 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     """Per vertex, its members head first; or why the job cannot run columnar."""
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH
+    # Pickled Python records (no declared Types) can ride in a binary column
+    # (``typed.py``), but only gain from it nothing: ``auto`` leaves such jobs row-wise.
+    pickled = executor_choice(job_graph) == "columnar"
     out: dict[str, list[Member]] = {}
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
@@ -51,16 +62,17 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             roll = rolling.plan(sg, nid) if node.kind is NodeKind.OPERATOR else None
             if isinstance(roll, str):
                 return roll
-            if roll is None and (not isinstance(schema, Schema)
-                                 or not all(f.type.storable for f in schema)):
+            if roll is None and not _declared(schema, pickled):
                 return f"'{node.name}' has no declared schema of storable types"
             if node.two_input or len(sg.inputs(nid)) > 1 and nid != v.head:
                 return f"'{node.name}' has two inputs"
             if roll is not None:  # a rolling aggregate's operators (``rolling.py``)
                 kind, in_schema, schema = roll
             elif node.kind is NodeKind.SOURCE:
-                if not isinstance(spec, FileSource):
-                    return f"'{node.name}' is not a file source"
+                # In-memory sources: for Python API streams (.flow ones stay as they were).
+                if not isinstance(spec, FileSource) and not (
+                        isinstance(spec, IN_MEMORY) and not isinstance(schema, Schema)):
+                    return f"'{node.name}' is a source kind the columnar executor lacks"
                 # A source applying its own watermark strategy assigns timestamps itself.
                 wm = source_watermarks(node)
                 if wm is not None and not batch and wm.strategy.idleness is not None:
@@ -68,7 +80,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 kind, spec = ("timestamps", wm) if wm is not None else ("source", spec)
                 in_schema = schema
             elif node.kind is NodeKind.SINK:
-                if not isinstance(spec, (PrintSink, CollectSink, FileSink, DiscardingSink)):
+                if not isinstance(spec, (PrintSink, CollectSink, FileSink, DiscardingSink,
+                                         RowFormatFileSink)):
                     return f"'{node.name}' is a sink kind the columnar executor lacks"
                 kind = "sink"
                 in_schema = schema
@@ -84,13 +97,13 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                         in_schema if isinstance(in_schema, Schema) else None):
                     kind = "session"
                 if not kind and isinstance(spec, rowop.KINDS) and not node.two_input \
-                        and isinstance(in_schema, Schema):
+                        and _declared(in_schema, pickled):
                     kind = "row_op"  # the runtime operator inside the chain (``rowop.py``)
                 if not kind:
                     return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
-                if kind == "timestamps" and not batch:
-                    return f"'{node.name}' generates watermarks inside a chain"
-                if not isinstance(in_schema, Schema):
+                if kind == "timestamps" and not batch and spec.strategy.idleness is not None:
+                    return f"'{node.name}' has an idleness timeout"
+                if not _declared(in_schema, pickled):
                     return f"the input of '{node.name}' has no declared schema"
             outputs: list[tuple[str, int]] = []
             side: list[tuple[str, int]] = []
@@ -105,6 +118,16 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                                   node.keys[0] if node.keys else None, side, node.name))
         out[v.id] = members
     return out
+
+
+def _declared(schema: Any, pickled: bool) -> bool:
+    """Whether a stream has columns: a .flow / SQL schema of storable types, or declared
+    Python ``Types`` (``typed.py``); with ``pickled``, any Python API stream."""
+    if isinstance(schema, Schema):
+        return all(f.type.storable for f in schema)
+    if isinstance(schema, TypeInformation) and typed.exact(schema):
+        return True
+    return pickled and (schema is None or isinstance(schema, TypeInformation))
 
 
 def describe(members: dict[str, list[Member]]) -> Any:

@@ -21,11 +21,19 @@ from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
+from flowc.executor.runtime.sources import source_values
 from flowc.executor.sinks import Staged, print_text, sink_path
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.runner import _Outcome, _SparkJob, run_on_spark
 from flowc.executor.wiring import Wiring
-from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
+from flowc.operators import (
+    CollectSink,
+    DiscardingSink,
+    FileSink,
+    FileSource,
+    PrintSink,
+    RowFormatFileSink,
+)
 from flowc.planner.stream_graph import NodeKind
 
 ROWS = 65536  # records per chunk read from a source
@@ -234,6 +242,14 @@ class _ColumnarJob(_SparkJob):
                 for line in bad.lines:
                     yield dead, line
             return base.mapPartitionsWithIndex(run_source)
+        if is_source:  # an in-memory source (``plan.IN_MEMORY``): its values in chunks
+            spec = head_node.operator
+            schema = convert.arrow_schema(head.out_schema)
+
+            def run_values(idx: int, _it: Any) -> Any:
+                return run_chain(idx, csvsource.row_chunks(source_values(spec, idx, p),
+                                                           schema, ROWS))
+            return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_values)
         head_inputs = list(self.sg.inputs(v.head))
         edges = sorted(v.inputs, key=lambda e: head_inputs.index(e.stream_edge))
         parts = []
@@ -283,7 +299,7 @@ class _ColumnarJob(_SparkJob):
             rdd.foreach(_noop)
             outcome.prints.extend((s, rdd, p) for s in prints)  # type: ignore[misc]
         for s in slots:
-            if isinstance(s.sink, FileSink):
+            if isinstance(s.sink, (FileSink, RowFormatFileSink)):
                 node = self.sg.nodes[s.node]
                 schema = convert.arrow_schema(node.output_type)
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).flatMap(
@@ -291,7 +307,7 @@ class _ColumnarJob(_SparkJob):
                 staged.add(self._write_sink(s, values), sink_path(s.sink))  # type: ignore[arg-type]
         dead = self._stage_dead_letters(v, rdd, staged)
         if not v.produced and not shown and not prints and dead is None and not any(
-                isinstance(s.sink, FileSink) for s in slots):
+                isinstance(s.sink, (FileSink, RowFormatFileSink)) for s in slots):
             rdd.foreach(_noop)
 
     def _print_lines(self, rdd: Any, slot: Any, prefixes: list[str]) -> Any:
