@@ -14,11 +14,9 @@ import pytest
 
 from test_pyflink_programs import CASES, _write, expected_lines, normalised
 
-# Programs with two-input operators or side outputs: refused under ``columnar`` (plan.py).
+# Programs with two-input operators: refused under ``columnar`` (plan.py).
 REFUSED = {
-    "p09_side_output": "has a side output",
     "p11_union_connect": "two inputs",
-    "p15_dedup_timers": "has a side output",
     "p16_keyed_co_process": "two inputs",
     "p23_broadcast_state": "two inputs",
 }

@@ -62,6 +62,8 @@ class Member:
     key: Any = None  # window: the KeySelector
     side: list[tuple[str, int]] = field(default_factory=list)  # window: late data outputs
     name: str = ""  # the node's name (a runtime operator's task name)
+    # row_op: its other side outputs, as (OutputTag, the tag's type, outputs)
+    tagged: list[tuple[Any, Any, list[tuple[str, int]]]] = field(default_factory=list)
 
 
 class TaskFailure(Exception):
@@ -171,7 +173,8 @@ class ChainProgram:
             info = TaskInfo(m.name, *self.task, not self.streaming)
             side = convert.arrow_schema(m.in_schema) if m.side else None
             op = self.windows[m.nid] = RowOperator(
-                m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None))
+                m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None),
+                {tag: convert.arrow_schema(t) for tag, t, _ in m.tagged})
             return op.add
         if m.kind == "session":
             from flowc.executor.arrow.sessions import SessionWindow
@@ -256,10 +259,21 @@ class ChainProgram:
             late = None
             if m.side:  # a STREAMING window's late records
                 late, self.windows[at].late = self.windows[at].late, None
+            tagged = self._tagged(m)
             if out is not None:
                 self._forward(m, out, stack)
             if late is not None:
                 self._forward(m, late, stack, m.side)
+            for c, refs in tagged:
+                self._forward(m, c, stack, refs)
+
+    def _tagged(self, m: Member) -> list[tuple[Chunk, list[tuple[str, int]]]]:
+        """A runtime operator's side output chunks of its last call, with their outputs."""
+        if not m.tagged:
+            return []
+        got = self.windows[m.nid].tagged_out  # type: ignore[attr-defined]
+        self.windows[m.nid].tagged_out = {}  # type: ignore[attr-defined]
+        return [(got[tag], refs) for tag, _, refs in m.tagged if tag in got]
 
     def _forward(self, m: Member, out: Chunk, stack: list[tuple[int, Chunk]],
                  outputs: list[tuple[str, int]] | None = None) -> None:
@@ -289,10 +303,13 @@ class ChainProgram:
             m = self.members[nid]
             late, w.late = w.late, None
             stack: list[tuple[int, Chunk]] = []
+            tagged = self._tagged(m)
             if result is not None and result.num_rows:
                 self._forward(m, result, stack)
             if late is not None and m.side:
                 self._forward(m, late, stack, m.side)
+            for c, refs in tagged:
+                self._forward(m, c, stack, refs)
             while stack:
                 self.push(*stack.pop())
 

@@ -88,7 +88,7 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             else:
                 kind = member_kind(spec) or ""
                 ins = sg.inputs(nid)
-                in_schema = sg.nodes[ins[0].source_id].output_type if ins else None
+                in_schema = _input_type(sg, ins[0]) if ins else None
                 if isinstance(spec, WindowOp) and supported(spec, node.keys[0] if node.keys
                                                              else None, batch):
                     kind = "window"
@@ -107,17 +107,33 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                     return f"the input of '{node.name}' has no declared schema"
             outputs: list[tuple[str, int]] = []
             side: list[tuple[str, int]] = []
+            tagged: dict[Any, list[tuple[str, int]]] = {}
             for e in sg.outputs(nid):
                 late = kind in ("window", "session", "row_op") and e.output_tag is not None \
                     and e.output_tag == getattr(spec, "late_tag", None)
+                ref = ("node", e.target_id) if id(e) in chained else ("edge", id(e))
                 if e.output_tag is not None and not late:
-                    return f"'{node.name}' has a side output"
-                (side if late else outputs).append(
-                    ("node", e.target_id) if id(e) in chained else ("edge", id(e)))
+                    # A runtime operator's other side outputs (``yield tag, value``).
+                    if kind != "row_op" or not _declared(e.output_tag.type_info, pickled):
+                        return f"'{node.name}' has a side output"
+                    tagged.setdefault(e.output_tag, []).append(ref)
+                    continue
+                (side if late else outputs).append(ref)
             members.append(Member(nid, kind, spec, in_schema, schema, outputs,
-                                  node.keys[0] if node.keys else None, side, node.name))
+                                  node.keys[0] if node.keys else None, side, node.name,
+                                  [(t, t.type_info, refs) for t, refs in tagged.items()]))
         out[v.id] = members
     return out
+
+
+def _input_type(sg: Any, edge: Any) -> Any:
+    """The type of the records on ``edge``: a side output's (other than a window's late
+    data, which the window member passes on as its input's) is its tag's."""
+    source = sg.nodes[edge.source_id]
+    tag = edge.output_tag
+    if tag is not None and tag != getattr(source.operator, "late_tag", None):
+        return tag.type_info
+    return source.output_type
 
 
 def _declared(schema: Any, pickled: bool) -> bool:

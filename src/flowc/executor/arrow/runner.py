@@ -52,6 +52,7 @@ class _Slot:
         self.sink = sink
         self.routers: list[dict[str, Any]] = []  # per producer subtask: Router arguments
         self.edge_order = 0
+        self.schema: Any = None  # a side output's type (else the node's output type)
 
 
 def run_columnar(job_graph: JobGraph, members: dict[str, list[Member]], *,
@@ -79,7 +80,8 @@ class _ColumnarJob(_SparkJob):
         p, _ = self.wiring.vertex(v.id)
         slots: list[_Slot] = []
         resolved: list[Member] = []
-        def resolve(m: Member, refs: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        def resolve(m: Member, refs: list[tuple[str, int]],
+                    schema: Any = None) -> list[tuple[str, int]]:
             outputs: list[tuple[str, int]] = []
             for kind, ref in refs:
                 if kind != "edge":
@@ -89,6 +91,7 @@ class _ColumnarJob(_SparkJob):
                 target = self.jg.vertex_of_node(e.target_id)
                 tp, tm = self.wiring.vertex(target.id)
                 slot = _Slot(len(slots), m.nid, edge=e)
+                slot.schema = schema
                 slot.edge_order = list(self.sg.inputs(e.target_id)).index(e)
                 slot.routers = [dict(producer=k, targets=list(self.wiring.consumers_of(e, k)),
                                      t=tp, max_par=tm, seed=e.edge_id) for k in range(p)]
@@ -103,7 +106,9 @@ class _ColumnarJob(_SparkJob):
                 slot = _Slot(len(slots), m.nid, sink=m.spec)
                 slots.append(slot)
                 outputs.append(("slot", slot.index))
-            resolved.append(dataclasses.replace(m, outputs=outputs, side=resolve(m, m.side)))
+            resolved.append(dataclasses.replace(
+                m, outputs=outputs, side=resolve(m, m.side),
+                tagged=[(tag, t, resolve(m, refs, t)) for tag, t, refs in m.tagged]))
         self.slots[v.id] = slots
         return resolved
 
@@ -161,8 +166,9 @@ class _ColumnarJob(_SparkJob):
         report = (self.report_to, self.sources[vid]) \
             if self.report_to is not None and vid in self.sources else None
         out_schemas = {m.nid: m.out_schema for m in members}
-        slot_schemas = {s.index: convert.arrow_schema(out_schemas[s.node])
-                        for s in slots if s.edge is not None}
+        slot_schemas = {s.index: convert.arrow_schema(
+            out_schemas[s.node] if s.schema is None else s.schema)
+            for s in slots if s.edge is not None}
 
         def run_chain(idx: int, chunks: Any) -> Any:
             on_end = tasks.timed(lambda counts: stats.add({vid: counts}))
