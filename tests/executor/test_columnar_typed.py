@@ -95,6 +95,14 @@ def test_tuples_basic_types_and_pickled_streams() -> None:
                   (Types.FLOAT(), [0.5, float("nan"), None])]:
         back, _ = _roundtrip(t, vs)
         assert all(map(_same, back, vs))
+    lists = Types.ROW([Types.LIST(Types.STRING()), Types.LIST(Types.FLOAT())])
+    values = [lists.convert((["a", None], [0.5, None])), lists.convert((None, [])),
+              Row(f0=("a",), f1=[0.1])]  # a tuple / a non-32-bit float: pickled
+    values[2].set_field_names(["f0", "f1"])
+    back, batch = _roundtrip(lists, values)
+    assert all(map(_same, back, values)) and batch.column(3).null_count == 2
+    back, _ = _roundtrip(Types.LIST(Types.INT()), [[1, None], None, [], [1 << 40]])
+    assert back == [[1, None], None, [], [1 << 40]]
     anything = [{"a": 1}, [1, 2], Row(1, Row(2)), None]
     for t in (None, Types.PICKLED_BYTE_ARRAY(), Types.MAP(Types.STRING(), Types.INT())):
         back, _ = _roundtrip(t, anything)

@@ -1,7 +1,8 @@
 """Python API streams (PyFlink ``Types``) as Arrow batches, exactly.
 
 A stream whose declared type is a basic type (INT, LONG, SHORT, BYTE, FLOAT, DOUBLE,
-STRING, CHAR, BOOLEAN) or a ROW / ROW_NAMED / TUPLE of them has one column per field
+STRING, CHAR, BOOLEAN), a LIST of one, or a ROW / ROW_NAMED / TUPLE of those has one column
+per field
 (``flowc.common.arrow_types``), and a ROW stream a column ``_kind`` with each Row's kind.
 Decoding gives back the objects the row executor passes on: a ``Row`` with the declared
 field names and its kind, a tuple, an int / float / str / bool; a FLOAT column holds the
@@ -31,6 +32,7 @@ from flowc.common.arrow_types import arrow_type, field_names, field_types
 from flowc.common.typeinfo import (
     BasicTypeInfo,
     FloatTypeInfo,
+    ListTypeInfo,
     RowTypeInfo,
     TupleTypeInfo,
     TypeInformation,
@@ -51,12 +53,21 @@ def exact(type_info: Any) -> bool:
 
 
 def _basic(t: Any) -> bool:
+    if isinstance(t, ListTypeInfo):  # a list of basic values is a list column
+        return _scalar(t.element_type)
+    return _scalar(t)
+
+
+def _scalar(t: Any) -> bool:
     return isinstance(t, FloatTypeInfo) or isinstance(t, BasicTypeInfo) and t.name in (
         *_RANGES, "Double", "String", "Character", "Boolean")
 
 
 def _fits(t: TypeInformation) -> Callable[[Any], bool]:
     """Whether a field value comes back from its column unchanged (None is null)."""
+    if isinstance(t, ListTypeInfo):
+        element = _fits(t.element_type)
+        return lambda v: v is None or type(v) is list and all(map(element, v))
     if isinstance(t, FloatTypeInfo):
         return lambda v: v is None or type(v) is float and (v != v or to_float32(v) == v)
     name = t.name  # type: ignore[attr-defined]
