@@ -126,7 +126,8 @@ def test_auto_runs_typed_jobs_columnar_and_untyped_ones_row_wise() -> None:
     assert isinstance(plan_members(env.get_job_graph()), dict)
     env.from_collection([1, 2]).map(lambda v: v).print()  # no declared type
     reason = plan_members(env.get_job_graph())
-    assert isinstance(reason, str) and "no declared schema" in reason
+    assert reason == "'Source: Collection Source' declares no Types with columns (none; " \
+        "see typed.py)"
     env.set_option("flowc.executor", "columnar")  # forced: pickled records in a column
     assert isinstance(plan_members(env.get_job_graph()), dict)
 

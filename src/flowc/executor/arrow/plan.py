@@ -63,7 +63,10 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             if isinstance(roll, str):
                 return roll
             if roll is None and not _declared(schema, pickled):
-                return f"'{node.name}' has no declared schema of storable types"
+                if isinstance(schema, Schema):
+                    return f"'{node.name}' has no declared schema of storable types"
+                declared = "none" if schema is None else repr(schema)
+                return f"'{node.name}' declares no Types with columns ({declared}; see typed.py)"
             if node.two_input or len(sg.inputs(nid)) > 1 and nid != v.head:
                 return f"'{node.name}' has two inputs"
             if roll is not None:  # a rolling aggregate's operators (``rolling.py``)
