@@ -33,7 +33,7 @@ Emit = Callable[[int, Chunk], None]  # (slot index, chunk)
 
 
 class Stateful(Protocol):
-    """A member holding state until end of input: windows, sessions, rolling aggregates,
+    """A member holding state until end of input: windows, sessions,
     runtime operators. ``late``: the side output (late records) of the last call."""
 
     late: Chunk | None
@@ -63,6 +63,8 @@ class Member:
     key: Any = None  # window: the KeySelector; tag: the side's own
     side: list[tuple[str, int]] = field(default_factory=list)  # window: late data outputs
     name: str = ""  # the node's name (a runtime operator's task name)
+    # row_op: its other side outputs, as (OutputTag, the tag's type, outputs)
+    tagged: list[tuple[Any, Any, list[tuple[str, int]]]] = field(default_factory=list)
 
 
 class TaskFailure(Exception):
@@ -92,8 +94,10 @@ class ChainProgram:
         self.joins: dict[int, Any] = {}  # join heads (``joins.py``), fed the whole input
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
-        self.slot_owner = {target: m.nid for m in members
-                           for kind, target in (*m.outputs, *m.side) if kind == "slot"}
+        self.slot_owner = {
+            target: m.nid for m in members
+            for kind, target in (*m.outputs, *m.side, *(r for *_, refs in m.tagged for r in refs))
+            if kind == "slot"}
         ctx = RuntimeContext(name, subtask, parallelism, max_parallelism, None)
         self.task = (subtask, parallelism, max_parallelism)
         for m in members:
@@ -184,7 +188,8 @@ class ChainProgram:
             info = TaskInfo(m.name, *self.task, not self.streaming)
             side = convert.arrow_schema(m.in_schema) if m.side else None
             op = self.windows[m.nid] = RowOperator(
-                m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None))
+                m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None),
+                {tag: convert.arrow_schema(t) for tag, t, _ in m.tagged})
             return op.add
         if m.kind == "session":
             from flowc.executor.arrow.sessions import SessionWindow
@@ -208,7 +213,22 @@ class ChainProgram:
         if not self.streaming:
             return assign
         gen = Watermarks(m.spec.strategy)
-        return lambda c: gen.place(assign(c))
+
+        def generate(c: Chunk) -> Chunk:
+            # A generator swallows its input's watermarks except the final Long.MAX_VALUE
+            # (after a shuffle, or after a member that forwards them).
+            end = None
+            if c.marks is not None and len(c.marks[1]):
+                keep = np.asarray(c.marks[1]) == LONG_MAX
+                if keep.any():
+                    end = int(np.asarray(c.marks[0])[keep][0])
+            out = gen.place(assign(Chunk(c.batch, c.ts)))
+            if end is None:
+                return out
+            pos, val = out.marks  # type: ignore[misc]
+            return Chunk(out.batch, out.ts, (np.append(pos, end).astype(np.int64),
+                                             np.append(val, LONG_MAX).astype(np.int64)))
+        return generate
 
     def _assign(self, m: Member) -> Callable[[Chunk], Chunk]:
         assigner = m.spec.strategy.timestamp_assigner
@@ -252,10 +272,21 @@ class ChainProgram:
             late = None
             if m.side:  # a STREAMING window's late records (after the main output)
                 late, self.windows[at].late = self.windows[at].late, None
+            # Pushed last-first: the main output runs first, then late data, then tags.
+            for c, refs in reversed(self._tagged(m)):
+                self._forward(m, c, stack, refs)
             if late is not None:
                 self._forward(m, late, stack, m.side)
             if out is not None:
                 self._forward(m, out, stack)
+
+    def _tagged(self, m: Member) -> list[tuple[Chunk, list[tuple[str, int]]]]:
+        """A runtime operator's side output chunks of its last call, with their outputs."""
+        if not m.tagged:
+            return []
+        got = self.windows[m.nid].tagged_out  # type: ignore[attr-defined]
+        self.windows[m.nid].tagged_out = {}  # type: ignore[attr-defined]
+        return [(got[tag], refs) for tag, _, refs in m.tagged if tag in got]
 
     def _emit(self, slot: int, c: Chunk) -> None:
         try:
@@ -286,9 +317,12 @@ class ChainProgram:
                 except Exception as e:
                     raise TaskFailure(nid, e) from None
                 late, w.late = w.late, None
-                if result is None and late is None:
+                tagged = self._tagged(m)
+                if result is None and late is None and not tagged:
                     break
                 stack: list[tuple[str, int, Chunk]] = []
+                for c, refs in reversed(tagged):
+                    self._forward(m, c, stack, refs)
                 if late is not None and m.side:
                     self._forward(m, late, stack, m.side)
                 if result is not None and result.num_rows:

@@ -13,13 +13,18 @@ from typing import Any
 
 import pyarrow as pa
 
+from flowc.executor.arrow import typed
 from flowc.executor.arrow.kernels import arrow_type
 from flowc.types import Schema
 
 TS = pa.int64()
 
 
-def arrow_schema(schema: Schema) -> pa.Schema:
+def arrow_schema(schema: Any) -> pa.Schema:
+    """A .flow / SQL ``Schema``'s columns; otherwise a Python API stream's declared type
+    (a TypeInformation, or None for pickled records: ``typed.py``)."""
+    if not isinstance(schema, Schema):
+        return typed.schema_of(schema)
     return pa.schema([pa.field(f"_{i}", arrow_type(f.type)) for i, f in enumerate(schema)])
 
 
@@ -64,7 +69,10 @@ class Chunk:
         """Other values for the same records (a map): watermarks stay."""
         return Chunk(batch, self.ts if ts is None else ts, self.marks, self.wm_at)
 
-    def rows(self) -> list[tuple[Any, ...]]:
+    def rows(self) -> list[Any]:
+        codec = typed.codec_of(self.batch.schema)
+        if codec is not None:  # a Python API stream: its records as the row executor has them
+            return codec.decode(self.batch)
         cols = [c.to_pylist() for c in self.batch.columns]
         if not cols:
             return [()] * self.batch.num_rows
@@ -77,6 +85,9 @@ class Chunk:
 def from_rows(rows: list[Any], ts: list[Any], schema: pa.Schema) -> Chunk:
     """Records (tuples in schema order) as a chunk; a value that does not fit its declared
     type raises a TypeError naming the field."""
+    codec = typed.codec_of(schema)
+    if codec is not None:
+        return Chunk(codec.encode(rows), pa.array(ts, TS))
     n = len(rows)
     arrays = []
     columns = list(zip(*rows)) if rows else [()] * len(schema)

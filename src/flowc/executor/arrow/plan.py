@@ -11,17 +11,23 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
-from flowc.executor.arrow import rowop, sessions
+from flowc.common.typeinfo import TypeInformation
+from flowc.executor.arrow import rowop, sessions, typed
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.joins import plan_join, tag_side
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.operators import (
+    CollectionSource,
     CollectSink,
+    DatagenSource,
     DiscardingSink,
     FileSink,
     FileSource,
     PrintSink,
+    RowFormatFileSink,
+    SequenceSource,
+    TextLineFileSource,
     WindowOp,
 )
 from flowc.planner.stream_graph import UPDATING, NodeKind
@@ -29,6 +35,8 @@ from flowc.transformations import RuntimeExecutionMode
 from flowc.types import Schema
 
 OPTION = "flowc.executor"
+# Sources the runner reads with ``runtime.sources.source_values``, then converts to batches.
+IN_MEMORY = (CollectionSource, SequenceSource, DatagenSource, TextLineFileSource)
 CHOICES = ("auto", "columnar", "row")
 
 
@@ -45,6 +53,9 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     updating = next((n for nid, n in sorted(sg.nodes.items()) if modes[nid] == UPDATING), None)
     if updating is not None:  # Arrow batches carry no row kind
         return f"'{updating.name}' emits an updating stream (row kinds run row by row)"
+    # Pickled Python records (no declared Types) can ride in a binary column
+    # (``typed.py``), but gain nothing from it: ``auto`` leaves such jobs row-wise.
+    pickled = executor_choice(job_graph) == "columnar"
     out: dict[str, list[Member]] = {}
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
@@ -59,14 +70,19 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             join_side = tag_side(spec)
             if join_side is not None:  # a window join's tagging map: the side's own records
                 schema = sg.nodes[sg.inputs(nid)[0].source_id].output_type
-            if not isinstance(schema, Schema) or not all(f.type.storable for f in schema):
-                return f"'{node.name}' has no declared schema of storable types"
+            if not _declared(schema, pickled):
+                if isinstance(schema, Schema):
+                    return f"'{node.name}' has no declared schema of storable types"
+                declared = "none" if schema is None else repr(schema)
+                return f"'{node.name}' declares no Types with columns ({declared}; see typed.py)"
             if (node.two_input and not (join and nid == v.head)) or (
                     len(sg.inputs(nid)) > 1 and nid != v.head):
                 return f"'{node.name}' has two inputs"
             if node.kind is NodeKind.SOURCE:
-                if not isinstance(spec, FileSource):
-                    return f"'{node.name}' is not a file source"
+                # In-memory sources: for Python API streams (.flow ones stay as they were).
+                if not isinstance(spec, FileSource) and not (
+                        isinstance(spec, IN_MEMORY) and not isinstance(schema, Schema)):
+                    return f"'{node.name}' is a source kind the columnar executor lacks"
                 # A source applying its own watermark strategy assigns timestamps itself.
                 wm = source_watermarks(node)
                 if wm is not None and not batch and wm.strategy.idleness is not None:
@@ -74,14 +90,15 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 kind, spec = ("timestamps", wm) if wm is not None else ("source", spec)
                 in_schema = schema
             elif node.kind is NodeKind.SINK:
-                if not isinstance(spec, (PrintSink, CollectSink, FileSink, DiscardingSink)):
+                if not isinstance(spec, (PrintSink, CollectSink, FileSink, DiscardingSink,
+                                         RowFormatFileSink)):
                     return f"'{node.name}' is a sink kind the columnar executor lacks"
                 kind = "sink"
                 in_schema = schema
             else:
                 kind = member_kind(spec) or ""
                 ins = sg.inputs(nid)
-                in_schema = sg.nodes[ins[0].source_id].output_type if ins else None
+                in_schema = _input_type(sg, ins[0]) if ins else None
                 if join is not None:
                     kind, spec, in_schema = join.kind, join, join.schemas[0]
                 elif join_side is not None:
@@ -94,31 +111,57 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                         in_schema if isinstance(in_schema, Schema) else None):
                     kind = "session"
                 if not kind and isinstance(spec, rowop.KINDS) and not node.two_input \
-                        and isinstance(in_schema, Schema):
+                        and _declared(in_schema, pickled):
                     kind = "row_op"  # the runtime operator inside the chain (``rowop.py``)
                 if not kind:
                     return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
-                if kind == "timestamps" and not batch:
-                    return f"'{node.name}' generates watermarks inside a chain"
-                if not isinstance(in_schema, Schema):
+                if kind == "timestamps" and not batch and spec.strategy.idleness is not None:
+                    return f"'{node.name}' has an idleness timeout"
+                if not _declared(in_schema, pickled):
                     return f"the input of '{node.name}' has no declared schema"
             outputs: list[tuple[str, int]] = []
             side: list[tuple[str, int]] = []
+            tagged: dict[Any, list[tuple[str, int]]] = {}
             for e in sg.outputs(nid):
                 late = kind in ("window", "session", "row_op") and e.output_tag is not None \
                     and e.output_tag == getattr(spec, "late_tag", None)
+                ref = ("node", e.target_id) if id(e) in chained else ("edge", id(e))
                 if e.output_tag is not None and not late:
-                    return f"'{node.name}' has a side output"
-                (side if late else outputs).append(
-                    ("node", e.target_id) if id(e) in chained else ("edge", id(e)))
+                    # A runtime operator's other side outputs (``yield tag, value``).
+                    if kind != "row_op" or not _declared(e.output_tag.type_info, pickled):
+                        return f"'{node.name}' has a side output"
+                    tagged.setdefault(e.output_tag, []).append(ref)
+                    continue
+                (side if late else outputs).append(ref)
             key = node.keys[0] if node.keys else None
             if join_side is not None:  # routed by the side's own key (the union key's half)
                 union = sg.outputs(nid)[0].partitioner.key.fn
                 key = union.first if join_side == 0 else union.second
             members.append(Member(nid, kind, spec, in_schema, schema, outputs, key, side,
-                                  node.name))
+                                  node.name,
+                                  [(t, t.type_info, refs) for t, refs in tagged.items()]))
         out[v.id] = members
     return out
+
+
+def _input_type(sg: Any, edge: Any) -> Any:
+    """The type of the records on ``edge``: a side output's (other than a window's late
+    data, which the window member passes on as its input's) is its tag's."""
+    source = sg.nodes[edge.source_id]
+    tag = edge.output_tag
+    if tag is not None and tag != getattr(source.operator, "late_tag", None):
+        return tag.type_info
+    return source.output_type
+
+
+def _declared(schema: Any, pickled: bool) -> bool:
+    """Whether a stream has columns: a .flow / SQL schema of storable types, or declared
+    Python ``Types`` (``typed.py``); with ``pickled``, any Python API stream."""
+    if isinstance(schema, Schema):
+        return all(f.type.storable for f in schema)
+    if isinstance(schema, TypeInformation) and typed.exact(schema):
+        return True
+    return pickled and (schema is None or isinstance(schema, TypeInformation))
 
 
 def describe(members: dict[str, list[Member]]) -> Any:

@@ -64,7 +64,8 @@ class RowOperator:
     and leaves the side output of ``side_tag`` in ``late``."""
 
     def __init__(self, spec: Any, key: Any, info: TaskInfo, out_schema: pa.Schema,
-                 side_schema: pa.Schema | None, side_tag: Any) -> None:
+                 side_schema: pa.Schema | None, side_tag: Any,
+                 tagged: dict[Any, pa.Schema] | None = None) -> None:
         self.op = create_operator(spec, info, (key,) if key is not None else ())
         self.streaming = not info.batch
         self.out_schema = out_schema
@@ -75,6 +76,10 @@ class RowOperator:
         self.op.side = self._side
         self.op.out_wm = self._wm
         self.late: Chunk | None = None
+        # Other side outputs with consumers: their schemas, what was emitted, the chunks.
+        self.tagged = tagged or {}
+        self.tagged_buf = {tag: _Output() for tag in self.tagged}
+        self.tagged_out: dict[Any, Chunk] = {}
 
     @property
     def dropped(self) -> int:
@@ -83,10 +88,14 @@ class RowOperator:
     def _side(self, tag: Any, value: Any, ts: Any) -> None:
         if tag == self.side_tag:  # a tag without a consumer goes nowhere, as in Flink
             self.side.out(value, ts)
+        elif tag in self.tagged_buf:
+            self.tagged_buf[tag].out(value, ts)
 
     def _wm(self, value: int) -> None:
         self.main.wm(value)
         self.side.wm(value)  # watermarks reach every output
+        for buf in self.tagged_buf.values():
+            buf.wm(value)
 
     def open(self) -> None:
         self.op.open()
@@ -112,9 +121,12 @@ class RowOperator:
         """End of input (BATCH: everything still held fires)."""
         self.op.finish()
         out = self._drain()
-        return out if out.num_rows or self.late is not None else None
+        return out if out.num_rows or self.late is not None or self.tagged_out else None
 
     def _drain(self) -> Chunk:
         if self.side_schema is not None and (self.side.values or self.side.mark_pos):
             self.late = self.side.drain(self.side_schema, self.streaming)
+        for tag, buf in self.tagged_buf.items():
+            if buf.values or buf.mark_pos:
+                self.tagged_out[tag] = buf.drain(self.tagged[tag], self.streaming)
         return self.main.drain(self.out_schema, self.streaming)

@@ -21,11 +21,19 @@ from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
+from flowc.executor.runtime.sources import source_values
 from flowc.executor.sinks import Staged, print_text, sink_path
 from flowc.executor.spark import io, tasks
 from flowc.executor.spark.runner import _Outcome, _SparkJob, run_on_spark
 from flowc.executor.wiring import Wiring
-from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
+from flowc.operators import (
+    CollectSink,
+    DiscardingSink,
+    FileSink,
+    FileSource,
+    PrintSink,
+    RowFormatFileSink,
+)
 from flowc.planner.stream_graph import NodeKind
 
 ROWS = 65536  # records per chunk read from a source
@@ -45,6 +53,7 @@ class _Slot:
         self.partitioner = None if edge is None else edge.partitioner
         self.routers: list[dict[str, Any]] = []  # per producer subtask: Router arguments
         self.edge_order = 0
+        self.schema: Any = None  # a side output's type (else the node's output type)
 
 
 def run_columnar(job_graph: JobGraph, members: dict[str, list[Member]], *,
@@ -75,7 +84,8 @@ class _ColumnarJob(_SparkJob):
         p, _ = self.wiring.vertex(v.id)
         slots: list[_Slot] = []
         resolved: list[Member] = []
-        def resolve(m: Member, refs: list[tuple[str, int]]) -> list[tuple[str, int]]:
+        def resolve(m: Member, refs: list[tuple[str, int]],
+                    schema: Any = None) -> list[tuple[str, int]]:
             outputs: list[tuple[str, int]] = []
             for kind, ref in refs:
                 if kind != "edge":
@@ -85,6 +95,7 @@ class _ColumnarJob(_SparkJob):
                 target = self.jg.vertex_of_node(e.target_id)
                 tp, tm = self.wiring.vertex(target.id)
                 slot = _Slot(len(slots), m.nid, edge=e)
+                slot.schema = schema
                 if m.kind == "tag":  # routed by the side's own key, as the union key does
                     slot.partitioner = dataclasses.replace(e.partitioner, key=m.key)
                 slot.edge_order = list(self.sg.inputs(e.target_id)).index(e)
@@ -101,7 +112,9 @@ class _ColumnarJob(_SparkJob):
                 slot = _Slot(len(slots), m.nid, sink=m.spec)
                 slots.append(slot)
                 outputs.append(("slot", slot.index))
-            resolved.append(dataclasses.replace(m, outputs=outputs, side=resolve(m, m.side)))
+            resolved.append(dataclasses.replace(
+                m, outputs=outputs, side=resolve(m, m.side),
+                tagged=[(tag, t, resolve(m, refs, t)) for tag, t, refs in m.tagged]))
         self.slots[v.id] = slots
         return resolved
 
@@ -160,8 +173,9 @@ class _ColumnarJob(_SparkJob):
         report = (self.report_to, self.sources[vid]) \
             if self.report_to is not None and vid in self.sources else None
         out_schemas = {m.nid: m.out_schema for m in members}  # a tag member's is its input's
-        slot_schemas = {s.index: convert.arrow_schema(out_schemas[s.node])
-                        for s in slots if s.edge is not None}
+        slot_schemas = {s.index: convert.arrow_schema(
+            out_schemas[s.node] if s.schema is None else s.schema)
+            for s in slots if s.edge is not None}
 
         def run_chain(idx: int, chunks: Any) -> Any:
             on_end = tasks.timed(lambda counts: stats.add({vid: counts}))
@@ -242,6 +256,14 @@ class _ColumnarJob(_SparkJob):
                 for line in bad.lines:
                     yield dead, line
             return base.mapPartitionsWithIndex(run_source)
+        if is_source:  # an in-memory source (``plan.IN_MEMORY``): its values in chunks
+            spec = head_node.operator
+            schema = convert.arrow_schema(head.out_schema)
+
+            def run_values(idx: int, _it: Any) -> Any:
+                return run_chain(idx, csvsource.row_chunks(source_values(spec, idx, p),
+                                                           schema, ROWS))
+            return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_values)
         head_inputs = list(self.sg.inputs(v.head))
         edges = sorted(v.inputs, key=lambda e: head_inputs.index(e.stream_edge))
         parts = []
@@ -303,7 +325,7 @@ class _ColumnarJob(_SparkJob):
             rdd.foreach(_noop)
             outcome.prints.extend((s, rdd, p) for s in prints)  # type: ignore[misc]
         for s in slots:
-            if isinstance(s.sink, FileSink):
+            if isinstance(s.sink, (FileSink, RowFormatFileSink)):
                 node = self.sg.nodes[s.node]
                 schema = convert.arrow_schema(node.output_type)
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).flatMap(
@@ -311,7 +333,7 @@ class _ColumnarJob(_SparkJob):
                 staged.add(self._write_sink(s, values), sink_path(s.sink))  # type: ignore[arg-type]
         dead = self._stage_dead_letters(v, rdd, staged)
         if not v.produced and not shown and not prints and dead is None and not any(
-                isinstance(s.sink, FileSink) for s in slots):
+                isinstance(s.sink, (FileSink, RowFormatFileSink)) for s in slots):
             rdd.foreach(_noop)
 
     def _print_lines(self, rdd: Any, slot: Any, prefixes: list[str]) -> Any:
