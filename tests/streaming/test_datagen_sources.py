@@ -127,3 +127,22 @@ def test_a_restart_continues_after_the_last_committed_row(spark: Any, tmp_path: 
     assert ids == list(range(100, 100 + len(ids)))
     gen = _spec(env).generator
     assert sorted(rows) == [gen(i) for i in range(len(ids))]
+
+
+def test_flow_datagen_rows_every_duration_is_the_unbounded_datagen() -> None:
+    from flowc.errors import FlowTypeError
+    from flowc.parser import compile_source
+
+    text = "source t (id int, v double) from datagen rows 20 every 2s{gens};\nt | print;\n"
+    env = compile_source(text.format(gens=" (v = 0.5)"), "job.flow").env
+    spec = _spec(env)
+    assert isinstance(spec, RateDatagenSource) and spec.rows_per_second == 10
+    assert spec.generator(3) == (3, 0.5)
+    assert env.get_stream_graph().config.mode is RuntimeExecutionMode.STREAMING
+    bounded = compile_source("source t (id int) from datagen rows 5;\nt | print;\n",
+                             "job.flow").env
+    assert isinstance(_spec(bounded), DatagenSource)
+    with pytest.raises(FlowTypeError, match="at least one row per second") as info:
+        compile_source("source t (id int) from datagen rows 1 every 2s;\nt | print;\n",
+                       "job.flow")
+    assert info.value.span is not None and info.value.span.line == 1

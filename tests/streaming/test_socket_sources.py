@@ -205,3 +205,18 @@ def test_a_bad_socket_line_fails_naming_the_socket(spark: Any, tmp_path: Any) ->
             as info:
         _run(env, server, tmp_path)
     assert info.value.span is not None and info.value.span.line == 2
+
+
+@pytest.mark.spark
+def test_no_server_listening_is_a_user_error_naming_the_socket(spark: Any,
+                                                                tmp_path: Any) -> None:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    env = compile_source(FLOW.format(port=port), "job.flow").env
+    with pytest.raises(FlowcError, match=f"cannot read the socket 127.0.0.1:{port}: "
+                                         "Connection refused") as info:
+        run_streaming(env.get_job_graph(), checkpoint=str(tmp_path / "ck"), trigger_ms=100)
+    assert info.value.exit_code == 1 and info.value.span is not None
+    assert info.value.span.line == 1

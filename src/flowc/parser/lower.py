@@ -465,8 +465,8 @@ class Lowerer:
         if body.rows is not None and body.rows < 0:
             raise FlowTypeError("datagen needs a row count of 0 or more", body.span)
         if body.rows is None and (body.rows_per_second or 0) <= 0:
-            raise FlowTypeError("an unbounded datagen source needs a positive number of rows "
-                                "per second", body.span)
+            raise FlowTypeError("an unbounded datagen source needs at least one row per "
+                                "second", body.span, hint="for example: datagen rows 100 every 1s")
         scope = Scope([Column("index", INT, "i")], self.udfs, "in a datagen generator",
                       index_code="i", broken_functions=frozenset(self.broken_udfs))
         compiler = ExprCompiler(scope, self.env)

@@ -44,6 +44,7 @@ from flowc.executor.streaming.sources import (
     check_source,
     default_interval,
     source_dataframe,
+    source_failure,
 )
 from flowc.executor.streaming.task import DEAD, SINK, STATS, run_subtask
 from flowc.operators import FileSink, PrintSink
@@ -124,6 +125,7 @@ class _StreamJob:
         self.progress = progress
         self.stats = StreamStats(name=name)
         self.failure: BaseException | None = None
+        self.stopping = False
 
     def run(self, interval_ms: int, stop: threading.Event) -> None:
         df = source_dataframe(self.spark, self.plan.source, interval_ms,
@@ -138,10 +140,13 @@ class _StreamJob:
             while query.isActive and not stop.is_set():
                 query.awaitTermination(0.2)
             if query.isActive:
+                self.stopping = True
                 _stop_between_batches(query)
         except Exception as e:  # noqa: BLE001
             if self.failure is None and not self.sc._jsc.sc().isStopped():
-                raise
+                # the source failed (a socket refused, a broker unreachable, ...)
+                raise source_failure(self.plan.source, e,
+                                     self.sg.nodes[self.plan.source_node].span) from None
             # The JVM was stopped under us (it got the signal too): the checkpoint is
             # consistent anyway - an unfinished batch is replayed on restart.
             if self.failure is None:
@@ -159,7 +164,11 @@ class _StreamJob:
         try:
             self._run_batch(df, batch_id)
         except BaseException as e:
-            self.failure = self._translate(e)
+            # A source with data in every trigger (datagen) may start a batch between the
+            # stop's check and query.stop(): that batch is interrupted and, never committed,
+            # replayed on restart - a stop, not a failure.
+            if not (self.stopping and "InterruptedException" in str(e)):
+                self.failure = self._translate(e)
             raise
 
     def _run_batch(self, df: Any, batch_id: int) -> None:

@@ -167,6 +167,21 @@ def kafka_dataframe(spark: Any, spec: KafkaSource, span: Span | None = None) -> 
                          "CAST(timestamp AS LONG) * 1000 AS ts")
 
 
+def source_failure(spec: Any, error: BaseException, span: Span | None) -> ExecutionError:
+    """The query failed outside flowc's batches (in Spark's source): a user error naming
+    the source, with Spark's reason (its first line, without the query dump)."""
+    text = str(error)
+    reason = text.split("terminated with exception: ", 1)[-1].split("\n", 1)[0]
+    reason = reason.split(" SQLSTATE:", 1)[0].strip()
+    if isinstance(spec, SocketSource):
+        return ExecutionError(f"cannot read the socket {spec.hostname}:{spec.port}: {reason}",
+                              span, hint="start the server first (for example `nc -lk "
+                                         f"{spec.port}`); the source connects once")
+    if isinstance(spec, KafkaSource):
+        return ExecutionError(f"the Kafka source failed: {reason}", span)
+    return ExecutionError(f"the streaming query failed: {reason}", span)
+
+
 # -- driver side: one micro-batch's shares ------------------------------------------------
 
 
