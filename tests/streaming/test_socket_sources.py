@@ -82,16 +82,17 @@ def test_sql_and_flow_socket_tables_plan_one_unbounded_source_of_parallelism_1()
 
 @pytest.mark.parametrize("text, message, col", [
     (SQL.format(port=9999, fmt="csv", extra=", 'byte-delimiter' = '59'"),
-     "only 'byte-delimiter' = '10'", 81),
-    (SQL.format(port=9999, fmt="avro", extra=""), "format 'avro' is not supported", 71),
+     "only 'byte-delimiter' = '10'", 88),
+    (SQL.format(port=9999, fmt="avro", extra=""), "format 'avro' is not supported", 70),
     (SQL.format(port=99999, fmt="csv", extra=""), "port 99999 is out of range", 53),
     (SQL.format(port=9999, fmt="csv", extra=", 'hostnme' = 'x'"),
-     "table option 'hostnme' is not supported", 81),
+     "table option 'hostnme' is not supported", 88),
 ])
 def test_bad_socket_tables_are_positioned_errors(text: str, message: str, col: int) -> None:
     with pytest.raises(FlowcError, match=message) as info:
         compile_sql(text, "job.sql")
     assert info.value.span is not None and info.value.span.line == 3
+    assert info.value.span.column == col
     assert "did you mean 'hostname'" in info.value.format() or "hostnme" not in message
 
 
