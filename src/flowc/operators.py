@@ -421,6 +421,68 @@ class DatagenSource(SourceSpec):
 
 
 @dataclass(frozen=True, eq=False)
+class SocketSource(SourceSpec):
+    """Lines read from a TCP server (Flink's ``socketTextStream``, a non-parallel legacy
+    source; SQL's ``'connector' = 'socket'``). ``format`` None: each line is one string
+    record; csv / json: each line is parsed into ``schema``. Unbounded and not replayable."""
+
+    hostname: str
+    port: int
+    format: str | None = None
+    schema: tuple[tuple[str, str], ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
+    bounded = False
+    unbounded_reason = "it reads a socket until it closes"
+
+    @property
+    def default_name(self) -> str:
+        return "Socket Stream"
+
+
+@dataclass(frozen=True, eq=False)
+class RateDatagenSource(SourceSpec):
+    """Flink's datagen without ``number-of-rows``: ``generator(index) -> record`` for index
+    0, 1, 2, ... at ``rows_per_second``, unbounded (``DatagenSource`` is the bounded one)."""
+
+    rows_per_second: int
+    generator: Callable[[int], Any]
+    description: str = "datagen"
+    bounded = False
+    unbounded_reason = "it generates rows without a row limit"
+
+    @property
+    def default_name(self) -> str:
+        return "DataGen"
+
+
+@dataclass(frozen=True, eq=False)
+class KafkaSource(SourceSpec):
+    """Flink's Kafka source (SQL ``'connector' = 'kafka'``, PyFlink's ``KafkaSource``):
+    ``topics`` or ``topic_pattern``; ``startup`` earliest-offset / latest-offset /
+    group-offsets / timestamp / specific-offsets. ``format`` None: each value is one string
+    record (``SimpleStringSchema``); csv / json: parsed into ``schema``. ``properties`` are
+    the ``properties.*`` options (Kafka client settings) without their prefix."""
+
+    bootstrap_servers: str
+    topics: tuple[str, ...] = ()
+    topic_pattern: str | None = None
+    group_id: str | None = None
+    startup: str = "group-offsets"
+    timestamp_millis: int | None = None
+    specific_offsets: tuple[tuple[str, int, int], ...] = ()  # (topic, partition, offset)
+    format: str | None = None
+    schema: tuple[tuple[str, str], ...] = ()
+    options: tuple[tuple[str, str], ...] = ()
+    properties: tuple[tuple[str, str], ...] = ()
+    bounded = False
+    unbounded_reason = "it reads a Kafka topic"
+
+    @property
+    def default_name(self) -> str:
+        return "KafkaSource"
+
+
+@dataclass(frozen=True, eq=False)
 class SinkSpec:
     @property
     def default_name(self) -> str:

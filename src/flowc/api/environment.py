@@ -14,7 +14,9 @@ from flowc.errors import ApiError, ConfigError, Span
 from flowc.operators import (
     CollectionSource,
     FileSource,
+    KafkaSource,
     SequenceSource,
+    SocketSource,
     SourceSpec,
     TextLineFileSource,
 )
@@ -245,6 +247,27 @@ class StreamExecutionEnvironment:
             raise ApiError("Start of sequence must not be greater than the end")
         return self._stream(self._new_source(SequenceSource(int(start), int(end)), None, None).id)
 
+    def socket_text_stream(self, hostname: str, port: int, delimiter: str = "\n",
+                           max_retry: int = 0) -> DataStream:
+        """Lines from a TCP server, as Flink's ``socketTextStream``: the legacy, non-parallel
+        ``Socket Stream`` source (parallelism 1), unbounded (the job runs on the streaming
+        executor). Only the line delimiter ``\\n`` is supported (Spark's socket source
+        splits lines), and no reconnecting (``max_retry`` 0)."""
+        if not isinstance(hostname, str) or not hostname:
+            raise ApiError(f"socket_text_stream needs a host name, got {hostname!r}")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            # Flink's checkArgument text (isValidClientPort)
+            raise ApiError("port is out of range")
+        if delimiter != "\n":
+            raise ApiError(f"socket_text_stream supports the delimiter '\\n' only, got "
+                           f"{delimiter!r}")
+        if max_retry != 0:
+            raise ApiError("socket_text_stream does not reconnect: max_retry must be 0")
+        from flowc.common.typeinfo import Types
+
+        t = self._new_source(SocketSource(hostname, port), None, Types.STRING(), parallelism=1)
+        return self._stream(t.id)
+
     def from_source(self, source: SourceSpec, watermark_strategy: WatermarkStrategy | None,
                     source_name: str, type_info: Any = None) -> DataStream:
         """Any :class:`SourceSpec`. As in Flink, the source operator applies the watermark
@@ -256,10 +279,11 @@ class StreamExecutionEnvironment:
             raise ApiError(f"from_source needs a WatermarkStrategy, got {watermark_strategy!r}")
         strategy = (watermark_strategy if watermark_strategy is not None
                     and watermark_strategy.out_of_orderness is not None else None)
-        if type_info is None and isinstance(source, TextLineFileSource):
+        if type_info is None and (isinstance(source, (TextLineFileSource, SocketSource)) or (
+                isinstance(source, KafkaSource) and source.format is None)):
             from flowc.common.typeinfo import Types
 
-            type_info = Types.STRING()  # Flink's TextLineInputFormat produces Strings
+            type_info = Types.STRING()  # text lines, SimpleStringSchema values: Strings
         if isinstance(source, FileSource) and source.format == "csv" and \
                 not any(k == "header" for k, _ in source.options):
             # the same default as .flow and SQL: a csv file's first line names its columns

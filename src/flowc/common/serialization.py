@@ -1,8 +1,9 @@
-"""``pyflink.common.serialization``: the row encoder of PyFlink's ``FileSink``.
+"""``pyflink.common.serialization``: the row encoder of PyFlink's ``FileSink`` and the
+Kafka source's value deserializer.
 
 flowc has ``Encoder.simple_string_encoder()`` (each record's ``toString()`` and a newline,
-UTF-8); serialization schemas (Kafka and the other connectors) are absent
-(docs/flink-differences.md, "PyFlink module layout")."""
+UTF-8) and ``SimpleStringSchema`` (a message value as a UTF-8 string); the other
+serialization schemas are absent (docs/flink-differences.md, "PyFlink module layout")."""
 
 from __future__ import annotations
 
@@ -29,4 +30,18 @@ class Encoder:
         return f"SimpleStringEncoder({self.charset})"
 
 
-__all__ = ["Encoder"]
+class SimpleStringSchema:
+    """A Kafka message value as a string (PyFlink's ``SimpleStringSchema``; UTF-8)."""
+
+    def __init__(self, charset: str = "UTF-8") -> None:
+        if not isinstance(charset, str) or charset.replace("-", "").upper() != "UTF8":
+            from flowc.api.environment import user_call_span
+
+            raise ApiError(f"flowc reads strings as UTF-8, not {charset}", user_call_span())
+        self.charset = "UTF-8"
+
+    def __repr__(self) -> str:
+        return "SimpleStringSchema(UTF-8)"
+
+
+__all__ = ["Encoder", "SimpleStringSchema"]

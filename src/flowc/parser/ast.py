@@ -496,8 +496,41 @@ class ValuesBody:
 
 @dataclass(frozen=True)
 class DatagenBody:
-    rows: int
+    rows: int | None  # None: unbounded, ``rows_per_second`` rows a second
     generators: tuple[tuple[str, Expr, Span], ...]
+    span: Span
+    rows_per_second: int | None = None
+
+
+@dataclass(frozen=True)
+class SocketBody:
+    """``from socket 'host:port'`` (.flow) / ``'connector' = 'socket'`` (SQL): lines from a
+    TCP server; ``format`` None: a one-string-field schema gets each line, else csv / json
+    with the csv ``options``."""
+
+    hostname: str
+    port: int
+    format: str | None
+    options: tuple[Setting, ...]
+    span: Span
+    format_span: Span | None = None
+
+
+@dataclass(frozen=True)
+class KafkaBody:
+    """SQL ``'connector' = 'kafka'`` (checked in sql/ddl.py): topics or a topic pattern,
+    Flink's startup mode and the value format."""
+
+    bootstrap_servers: str
+    topics: tuple[str, ...]
+    topic_pattern: str | None
+    group_id: str | None
+    startup: str
+    timestamp_millis: int | None
+    specific_offsets: tuple[tuple[str, int, int], ...]
+    format: str
+    options: tuple[Setting, ...]
+    properties: tuple[tuple[str, str], ...]
     span: Span
 
 
@@ -513,6 +546,8 @@ SourceBody = (
     | ValuesBody
     | DatagenBody
     | SequenceBody
+    | SocketBody
+    | KafkaBody
 )
 
 

@@ -214,9 +214,15 @@ class AstBuilder(SortSteps, OverSteps):
         return tuple(exprs), self.meta(meta)
 
     @v_args(meta=True, inline=True)
-    def datagen_source(self, meta: Any, rows: Token,
+    def datagen_source(self, meta: Any, rows: Token, rate: tuple[int, Span] | None = None,
                        generators: list[tuple[str, A.Expr, Span]] | None = None) -> A.DatagenBody:
-        return A.DatagenBody(self._int(rows), tuple(generators or ()), self.meta(meta))
+        n, gens = self._int(rows), tuple(generators or ())
+        if rate is None:
+            return A.DatagenBody(n, gens, self.meta(meta))
+        # ``rows N every D``: unbounded at N rows every D (lower.py checks the rate)
+        return A.DatagenBody(None, gens, self.meta(meta), n * 1000 // max(rate[0], 1))
+
+    rate = monitor  # ``every <duration>``: (milliseconds, span)
 
     def generators(self, *gens: tuple[str, A.Expr, Span]) -> list[tuple[str, A.Expr, Span]]:
         return list(gens)

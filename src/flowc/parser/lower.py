@@ -24,12 +24,20 @@ from flowc.errors import (
     ApiError,
     FlowcError,
     FlowNameError,
+    FlowSyntaxError,
     FlowTypeError,
     MultipleErrors,
     Span,
     did_you_mean,
 )
-from flowc.operators import CodeFn, DatagenSource, FileSource
+from flowc.operators import (
+    CodeFn,
+    DatagenSource,
+    FileSource,
+    KafkaSource,
+    RateDatagenSource,
+    SocketSource,
+)
 from flowc.parser import ast as A
 from flowc.parser.exprs import (
     BrokenName,
@@ -313,10 +321,14 @@ class Lowerer:
         if stmt.dead_letter is not None and not isinstance(body, A.FileBody):
             raise FlowTypeError("'dead letter' only applies to file sources",
                                 stmt.dead_letter_span or stmt.span)
+        if isinstance(body, A.FileBody) and body.format == "socket":
+            body = socket_body(body)
         if isinstance(body, A.FileBody):
             stream = self.file_source(stmt, body, schema, strategy)
         elif isinstance(body, A.DatagenBody):
             stream = self.datagen_source(stmt, body, schema, strategy)
+        elif isinstance(body, (A.SocketBody, A.KafkaBody)):
+            stream = self.message_source(stmt, body, schema, strategy)
         elif isinstance(body, A.ValuesBody):
             stream = self.env.from_collection(self.values(body, schema), type_info=schema)
             stream.name(stmt.name)  # like from_source's name: `Source: <stream>`
@@ -384,6 +396,41 @@ class Lowerer:
                           dead, body.monitor)
         return self._from_source(spec, stmt, schema, strategy)
 
+    def message_source(self, stmt: A.SourceStmt, body: A.SocketBody | A.KafkaBody,
+                       schema: Schema, strategy: WatermarkStrategy | None) -> DataStream:
+        """A socket or Kafka source: each line / message value one record (a one-string-
+        field schema without a format), or parsed as csv / json into the schema."""
+        fmt = body.format
+        if fmt is None:
+            if len(schema) != 1 or schema.fields[0].type != STRING:
+                raise FlowTypeError("without a format each line is one string: declare one "
+                                    "string field, or give (format = csv) or (format = json)",
+                                    stmt.span)
+            if body.options:
+                raise FlowNameError(f"'{body.options[0].key}' needs a format",
+                                    body.options[0].key_span, hint="add format = csv")
+            options: tuple[tuple[str, str], ...] = ()
+        else:
+            if fmt not in ("csv", "json"):
+                where = body.format_span if isinstance(body, A.SocketBody) else None
+                raise FlowNameError(f"unknown line format '{fmt}'", where or body.span,
+                                    hint=did_you_mean(fmt, ("csv", "json"))
+                                    or "use csv or json")
+            options = self.file_options(fmt, body.options)
+        pairs = schema.as_pairs()
+        if isinstance(body, A.SocketBody):
+            spec: Any = SocketSource(body.hostname, body.port, fmt, pairs, options)
+        else:
+            spec = KafkaSource(body.bootstrap_servers, body.topics, body.topic_pattern,
+                               body.group_id, body.startup, body.timestamp_millis,
+                               body.specific_offsets, fmt, pairs, options, body.properties)
+        stream = self.env.from_source(spec, strategy or WatermarkStrategy.no_watermarks(),
+                                      stmt.name, type_info=schema)
+        if isinstance(body, A.SocketBody):
+            stream.set_parallelism(1)  # a non-parallel source, as Flink's socket source
+        apply_hints(stream, stmt.hints)
+        return stream
+
     def _from_source(self, spec: Any, stmt: A.SourceStmt, schema: Schema,
                      strategy: WatermarkStrategy | None) -> DataStream:
         # As Flink's fromSource: the source applies the watermark strategy itself.
@@ -417,8 +464,11 @@ class Lowerer:
 
     def datagen_source(self, stmt: A.SourceStmt, body: A.DatagenBody, schema: Schema,
                        strategy: WatermarkStrategy | None) -> DataStream:
-        if body.rows < 0:
+        if body.rows is not None and body.rows < 0:
             raise FlowTypeError("datagen needs a row count of 0 or more", body.span)
+        if body.rows is None and (body.rows_per_second or 0) <= 0:
+            raise FlowTypeError("an unbounded datagen source needs at least one row per "
+                                "second", body.span, hint="for example: datagen rows 100 every 1s")
         scope = Scope([Column("index", INT, "i")], self.udfs, "in a datagen generator",
                       index_code="i", broken_functions=frozenset(self.broken_udfs))
         compiler = ExprCompiler(scope, self.env)
@@ -438,8 +488,29 @@ class Lowerer:
                 f"{compiler.helper('cast_double')}({typed.code})"
         codes = [given.get(f.name) or _default_generator(f.name, f.type) for f in schema.fields]
         gen = compiler.code_fn("(" + "".join(c + ", " for c in codes) + ")", ("i",), body.span)
-        spec = DatagenSource(body.rows, gen, f"datagen {body.rows} rows")
+        if body.rows is None:
+            assert body.rows_per_second is not None
+            spec: Any = RateDatagenSource(body.rows_per_second, gen,
+                                          f"datagen {body.rows_per_second} rows/s")
+        else:
+            spec = DatagenSource(body.rows, gen, f"datagen {body.rows} rows")
         return self._from_source(spec, stmt, schema, strategy)
+
+
+def socket_body(body: A.FileBody) -> A.SocketBody:
+    """``from socket 'host:port' [(format = csv|json, <csv options>)]``: the file source
+    syntax with ``socket`` for the format and the server for the path."""
+    if body.monitor_span is not None:
+        raise FlowSyntaxError("a socket source has no monitor interval (it is unbounded "
+                              "anyway)", body.monitor_span)
+    host, sep, port = body.path.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise FlowSyntaxError(f"expected 'host:port' after 'from socket', got '{body.path}'",
+                              body.span, hint="for example: from socket 'localhost:9999'")
+    fmt = next((o for o in body.options if o.key == "format"), None)
+    rest = tuple(o for o in body.options if o.key != "format")
+    return A.SocketBody(host, int(port), None if fmt is None else str(fmt.value), rest,
+                        body.span, None if fmt is None else fmt.value_span)
 
 
 def _check_arity(stmt: A.ImportUdf, fn: Callable[..., Any]) -> None:

@@ -1,8 +1,9 @@
 """``CREATE TABLE ... WITH (...)`` -> a table definition and, for readable connectors, the
 .flow ``source`` statement that reads it.
 
-Connectors: ``filesystem`` (read and write; ``format`` csv/json/parquet), ``datagen`` (read),
-``print`` and ``blackhole`` (write). ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`` becomes
+Connectors: ``filesystem`` (read and write; ``format`` csv/json/parquet), ``datagen`` (read;
+unbounded without ``number-of-rows``), ``socket`` and ``kafka`` (read, unbounded), ``print``
+and ``blackhole`` (write). ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`` becomes
 ``watermark ts - 2s``: the column is the table's event-time attribute.
 """
 
@@ -21,8 +22,8 @@ from flowc.sql.exprs import ExprTranslator, SpanMap, sql_type
 from flowc.sql.source import Rewrites, SqlChunk, parse_statement
 from flowc.types import INT, Field, Schema
 
-CONNECTORS = ("filesystem", "datagen", "print", "blackhole")
-READABLE = ("filesystem", "datagen")
+CONNECTORS = ("filesystem", "datagen", "socket", "kafka", "print", "blackhole")
+READABLE = ("filesystem", "datagen", "socket", "kafka")
 FORMATS = ("csv", "json", "parquet")
 # Flink option -> .flow csv option
 _CSV_OPTIONS = {"csv.field-delimiter": "delimiter", "csv.quote-character": "quote",
@@ -30,6 +31,14 @@ _CSV_OPTIONS = {"csv.field-delimiter": "delimiter", "csv.quote-character": "quot
 _COMMON = {"connector", "path", "format", "scan.parallelism", "sink.parallelism",
            "dead-letter", "number-of-rows", "rows-per-second", "print-identifier",
            "source.monitor-interval"}
+# Per connector: its own options (Flink's names).
+_CONNECTOR_OPTIONS = {
+    "socket": {"hostname", "port", "byte-delimiter"},
+    "kafka": {"topic", "topic-pattern", "value.format", "scan.startup.mode",
+              "scan.startup.timestamp-millis", "scan.startup.specific-offsets"},
+}
+KAFKA_STARTUP = ("earliest-offset", "latest-offset", "group-offsets", "timestamp",
+                 "specific-offsets")
 
 
 @dataclass
@@ -91,15 +100,18 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
     if connector not in CONNECTORS:
         raise UnsupportedError(f"connector '{connector}' is not supported", cspan,
                                hint=_dym(connector, CONNECTORS) or
-                               "flowc supports the filesystem, datagen, print and blackhole "
-                               "connectors")
+                               "flowc supports the filesystem, datagen, socket, kafka, print and "
+                               "blackhole connectors")
     for key in options:
         if key in partitions.OPTIONS and connector == "filesystem":
+            continue
+        own = _CONNECTOR_OPTIONS.get(connector, set())
+        if key in own or (connector == "kafka" and key.startswith("properties.")):
             continue
         if key not in _COMMON and key not in _CSV_OPTIONS and not key.startswith("fields."):
             raise UnsupportedError(f"table option '{key}' is not supported",
                                    option_spans.get(key, span),
-                                   hint=_dym(key, sorted(_COMMON | set(_CSV_OPTIONS))))
+                                   hint=_dym(key, sorted(_COMMON | set(_CSV_OPTIONS) | own)))
     schema = Schema(tuple(Field(f.name, f.type) for f in fields))
     tdef = TableDef(name, schema, connector, options, span, name_span,
                     option_spans=option_spans)
@@ -199,14 +211,12 @@ def _source(t: TableDef, fields: tuple[A.FieldDecl, ...],
     body: A.SourceBody
     if t.connector == "filesystem":
         body = file_body(t)
+    elif t.connector == "socket":
+        body = socket_body(t)
+    elif t.connector == "kafka":
+        body = kafka_body(t)
     else:
-        rows = opts.get("number-of-rows")
-        if rows is None:
-            raise UnsupportedError("an unbounded datagen table is not supported yet", t.span,
-                                   hint="give it 'number-of-rows' = 'N'")
-        generators = _generators(t)
-        body = A.DatagenBody(int_setting("rows", rows, t.option_spans["number-of-rows"]).value,
-                             tuple(generators), t.span)  # type: ignore[arg-type]
+        body = datagen_body(t)
     dead = opts.get("dead-letter")
     return A.SourceStmt(t.name, fields, body, watermark, dead, tuple(hints), t.span,
                         t.name_span, t.option_spans.get("dead-letter"))
@@ -225,16 +235,7 @@ def file_body(t: TableDef) -> A.FileBody:
     if fmt not in FORMATS:
         raise UnsupportedError(f"format '{fmt}' is not supported", fspan,
                                hint=_dym(fmt, FORMATS) or "use csv, json or parquet")
-    settings: list[A.Setting] = []
-    for key, flow_key in _CSV_OPTIONS.items():
-        if key in opts:
-            s = t.option_spans[key]
-            if fmt != "csv":
-                raise FlowTypeError(f"'{key}' only applies to csv", s)
-            value: object = opts[key]
-            if flow_key == "header":
-                value = A.Word(opts[key].lower())
-            settings.append(A.Setting(flow_key, value, s, s, s))
+    settings = csv_settings(t, fmt)
     monitor = None
     mspan = t.option_spans.get("source.monitor-interval")
     if mspan is not None:
@@ -243,6 +244,128 @@ def file_body(t: TableDef) -> A.FileBody:
             raise FlowTypeError("'source.monitor-interval' must be positive", mspan,
                                 hint="for example: 'source.monitor-interval' = '1s'")
     return A.FileBody(fmt, path, tuple(settings), t.span, fspan, monitor, mspan)
+
+
+def csv_settings(t: TableDef, fmt: str | None) -> tuple[A.Setting, ...]:
+    """The ``csv.*`` options as .flow csv settings."""
+    settings: list[A.Setting] = []
+    for key, flow_key in _CSV_OPTIONS.items():
+        if key in t.options:
+            s = t.option_spans[key]
+            if fmt != "csv":
+                raise FlowTypeError(f"'{key}' only applies to csv", s)
+            value: object = t.options[key]
+            if flow_key == "header":
+                value = A.Word(t.options[key].lower())
+            settings.append(A.Setting(flow_key, value, s, s, s))
+    return tuple(settings)
+
+
+def datagen_body(t: TableDef) -> A.DatagenBody:
+    """Flink's rule: bounded with 'number-of-rows', else unbounded at 'rows-per-second'
+    (default 10000)."""
+    rows = t.options.get("number-of-rows")
+    generators = tuple(_generators(t))
+    if rows is not None:
+        return A.DatagenBody(int_setting("rows", rows, t.option_spans["number-of-rows"])
+                             .value, generators, t.span)  # type: ignore[arg-type]
+    rate = t.options.get("rows-per-second", "10000")
+    rspan = t.option_spans.get("rows-per-second", t.span)
+    per_second = int_setting("rows-per-second", rate, rspan).value
+    if per_second <= 0:  # type: ignore[operator]
+        raise FlowTypeError("'rows-per-second' must be positive", rspan)
+    return A.DatagenBody(None, generators, t.span, per_second)  # type: ignore[arg-type]
+
+
+def _format(t: TableDef, key: str = "format") -> tuple[str | None, Span | None]:
+    fmt = t.options.get(key)
+    fspan = t.option_spans.get(key)
+    if fmt is not None and fmt not in ("csv", "json"):
+        raise UnsupportedError(f"format '{fmt}' is not supported for '{t.connector}'",
+                               fspan, hint=_dym(fmt, ("csv", "json")) or "use csv or json")
+    return fmt, fspan
+
+
+def socket_body(t: TableDef) -> A.SocketBody:
+    """Flink's socket table options: 'hostname', 'port', 'byte-delimiter' (only 10, a line
+    break: Spark's socket source reads lines), 'format' csv / json."""
+    for key in ("hostname", "port", "format"):
+        if key not in t.options:
+            raise FlowSyntaxError(f"socket table '{t.name}' needs '{key}'", t.name_span,
+                                  hint="for example: 'hostname' = 'localhost', 'port' = "
+                                       "'9999', 'format' = 'csv'")
+    port = int_setting("port", t.options["port"], t.option_spans["port"]).value
+    if not 0 <= port <= 65535:  # type: ignore[operator]
+        raise FlowTypeError(f"port {port} is out of range", t.option_spans["port"])
+    delimiter = t.options.get("byte-delimiter", "10")
+    if delimiter != "10":
+        raise UnsupportedError("only 'byte-delimiter' = '10' (a line break) is supported",
+                               t.option_spans["byte-delimiter"])
+    fmt, fspan = _format(t)
+    return A.SocketBody(t.options["hostname"], port, fmt, csv_settings(t, fmt),  # type: ignore[arg-type]
+                        t.span, fspan)
+
+
+def kafka_body(t: TableDef) -> A.KafkaBody:
+    """Flink SQL's Kafka options (checked as Flink's KafkaDynamicTableFactory checks them);
+    the executor maps them onto Spark's Kafka source (streaming/sources.py)."""
+    o, where = t.options, t.option_spans
+    servers = o.get("properties.bootstrap.servers")
+    if servers is None:
+        raise FlowSyntaxError(f"kafka table '{t.name}' needs 'properties.bootstrap.servers'",
+                              t.name_span)
+    topic, pattern = o.get("topic"), o.get("topic-pattern")
+    if (topic is None) == (pattern is None):
+        raise FlowSyntaxError("Option 'topic' and 'topic-pattern' shouldn't be set together."
+                              if topic is not None else
+                              f"kafka table '{t.name}' needs 'topic' or 'topic-pattern'",
+                              where.get("topic-pattern", t.name_span))
+    if "format" in o and "value.format" in o:
+        raise FlowSyntaxError("give 'format' or 'value.format', not both",
+                              where["value.format"])
+    fmt, _ = _format(t, "value.format" if "value.format" in o else "format")
+    if fmt is None:
+        raise FlowSyntaxError(f"kafka table '{t.name}' needs a 'format' (csv or json)",
+                              t.name_span)
+    mode = o.get("scan.startup.mode", "group-offsets")
+    mspan = where.get("scan.startup.mode", t.span)
+    if mode not in KAFKA_STARTUP:
+        raise UnsupportedError(f"'scan.startup.mode' '{mode}' is not one of "
+                               f"{', '.join(KAFKA_STARTUP)}", mspan,
+                               hint=_dym(mode, KAFKA_STARTUP))
+    millis = None
+    if mode == "timestamp":
+        if "scan.startup.timestamp-millis" not in o:
+            raise FlowSyntaxError("'scan.startup.mode' = 'timestamp' needs "
+                                  "'scan.startup.timestamp-millis'", mspan)
+        millis = int_setting("timestamp", o["scan.startup.timestamp-millis"],
+                             where["scan.startup.timestamp-millis"]).value
+    offsets = _specific_offsets(t, topic) if mode == "specific-offsets" else ()
+    topics = tuple(x for x in (topic or "").split(";") if x)
+    properties = tuple(sorted((k[len("properties."):], v) for k, v in o.items()
+                              if k.startswith("properties.")))
+    return A.KafkaBody(servers, topics, pattern, o.get("properties.group.id"), mode,
+                       millis, offsets, fmt, csv_settings(t, fmt), properties,  # type: ignore[arg-type]
+                       t.span)
+
+
+def _specific_offsets(t: TableDef, topic: str | None) -> tuple[tuple[str, int, int], ...]:
+    """'partition:0,offset:42;partition:1,offset:300' (Flink's format) for one topic."""
+    text = t.options.get("scan.startup.specific-offsets")
+    span = t.option_spans.get("scan.startup.specific-offsets", t.span)
+    if text is None or topic is None or ";" in topic:
+        raise FlowSyntaxError("'scan.startup.mode' = 'specific-offsets' needs one 'topic' and "
+                              "'scan.startup.specific-offsets'", span)
+    out = []
+    for part in text.split(";"):
+        m = re.fullmatch(r"\s*partition:(\d+)\s*,\s*offset:(\d+)\s*", part)
+        if m is None:
+            raise FlowSyntaxError(f"Invalid properties '{text}' for "
+                                  "'scan.startup.specific-offsets'", span,
+                                  hint="for example: 'partition:0,offset:42;"
+                                       "partition:1,offset:300'")
+        out.append((topic, int(m.group(1)), int(m.group(2))))
+    return tuple(out)
 
 
 # Flink's TimeUtils.parseDuration units (a number without a unit is milliseconds).

@@ -20,9 +20,12 @@ def refuse_unbounded(job_graph: JobGraph, executor: str) -> None:
     nodes = unbounded_sources(job_graph)
     if nodes:
         n = nodes[0]
+        reason = getattr(n.operator, "unbounded_reason", "it watches its directory for "
+                                                          "new files")
         raise UnsupportedError(
-            f"'{n.name}' is unbounded (it watches its directory for new files); "
+            f"'{n.name}' is unbounded ({reason}); "
             f"the {executor} runs bounded jobs only", n.span,
             hint="run it with `flowc run` (or env.execute(), or "
-                 "flowc.executor.streaming.runner.run_streaming), or drop the monitor "
-                 "interval to read the files there once")
+                 "flowc.executor.streaming.runner.run_streaming)" +
+                 (", or drop the monitor interval to read the files there once"
+                  if hasattr(n.operator, "monitor_interval") else ""))

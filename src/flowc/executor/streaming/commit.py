@@ -1,7 +1,8 @@
 """The checkpoint directory's flowc part (beside Spark's offsets and commits logs):
 
 - ``state/<batch>/<vertex>-<subtask>.pkl``: each subtask's snapshot after a micro-batch,
-  ``state/<batch>/_DONE`` (holding the number of files read so far) once the whole batch
+  ``state/<batch>/_DONE`` (holding the number of files - or socket lines, datagen rows,
+  Kafka records - the source read so far) once the whole batch
   (all tasks, all sinks) completed. A batch reads the latest done snapshot before it.
 - ``sinks/<node>/<batch>``: a sink committed the batch (its files renamed into place, or its
   lines printed); a replayed batch skips it.
@@ -39,7 +40,8 @@ class Checkpoint:
         return done[-1] if done else None
 
     def files_read(self, batch: int | None) -> int:
-        """How many files the source read up to and including completed ``batch``."""
+        """How many files (lines, rows, records: ``sources.BatchShares.units``) the source
+        read up to and including completed ``batch``."""
         if batch is None:
             return 0
         with open(os.path.join(self.state, str(batch), "_DONE"), encoding="utf-8") as fh:

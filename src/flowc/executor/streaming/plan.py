@@ -1,11 +1,12 @@
 """What the streaming executor runs: per JobVertex, its members, output slots and input
 channels (computed once on the driver; picklable, shipped to every micro-batch's tasks).
 
-Supported today (``plan_streaming`` names the first thing that is not): one unbounded file
-source (csv / json lines / parquet, or text lines; local paths) and no other source; one-input operators
+Supported today (``plan_streaming`` names the first thing that is not): one unbounded
+source (monitored csv / json lines / parquet / text-line files on local paths, a socket,
+datagen without a row limit, Kafka: ``streaming.sources``) and no other source; one-input operators
 of the runtime (map / filter / flat_map / process, keyed process, rolling aggregates,
 windows, ...); print, blackhole, csv / json / parquet file sinks; every partitioner. Not yet:
-two-input operators and unions, collect sinks, text-line sources, several sources.
+two-input operators and unions, collect sinks, several sources.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.executor.sinks import check_sink, declared_columns
+from flowc.executor.streaming.sources import UNBOUNDED_KINDS
 from flowc.executor.wiring import Wiring
 from flowc.operators import DiscardingSink, FileSink, FileSource, PrintSink, TextLineFileSource
 from flowc.planner.stream_graph import NodeKind, StreamGraph
@@ -75,7 +77,7 @@ class VertexPlan:
 @dataclass
 class StreamingPlan:
     vertices: list[VertexPlan]  # topological
-    source: FileSource | TextLineFileSource
+    source: Any  # one of streaming.sources.UNBOUNDED_KINDS
     source_node: int
     sinks: dict[int, Any]  # sink node id -> spec
     sink_columns: dict[int, Any]  # file sink node -> declared columns
@@ -159,10 +161,13 @@ def _check(sg: StreamGraph) -> None:
 def _unsupported(sg: StreamGraph, n: Any, n_sources: int) -> str | None:
     if n.kind is NodeKind.SOURCE:
         spec = n.operator
-        if not isinstance(spec, (FileSource, TextLineFileSource)) or spec.bounded:
-            return "its sources must be monitored files"
+        if not isinstance(spec, UNBOUNDED_KINDS) or spec.bounded:
+            return ("its sources must be unbounded: monitored files, a socket, datagen "
+                    "without a row limit or Kafka")
         if n_sources > 1:
             return "a job reads one unbounded source"
+        if not isinstance(spec, (FileSource, TextLineFileSource)):
+            return None
         if isinstance(spec, TextLineFileSource) and len(spec.paths) != 1:
             return "a monitored text-line source watches one directory"
         path = spec.path if isinstance(spec, FileSource) else spec.paths[0]

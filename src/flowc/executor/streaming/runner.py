@@ -39,8 +39,15 @@ from flowc.executor.sinks import (
 )
 from flowc.executor.streaming.commit import Checkpoint
 from flowc.executor.streaming.plan import StreamingPlan, VertexPlan, plan_streaming
+from flowc.executor.streaming.sources import (
+    batch_shares,
+    check_source,
+    default_interval,
+    source_dataframe,
+    source_failure,
+)
 from flowc.executor.streaming.task import DEAD, SINK, STATS, run_subtask
-from flowc.operators import FileSink, PrintSink, TextLineFileSource
+from flowc.operators import FileSink, PrintSink
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
 
@@ -89,11 +96,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     sg = job_graph.stream_graph
     name = job_name or sg.config.job_name
     plan = plan_streaming(job_graph)  # unsupported jobs fail before Spark starts
-    given = source_directory(plan.source)
-    src = files.local_path(given) or given
-    if not os.path.isdir(src):
-        raise ExecutionError(f"the monitored directory {given} does not exist",
-                             sg.nodes[plan.source_node].span)
+    check_source(plan.source, sg.nodes[plan.source_node].span)
     temporary = checkpoint is None
     root = tempfile.mkdtemp(prefix="flowc-checkpoint-") if temporary else checkpoint
     assert root is not None
@@ -101,9 +104,9 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     stop = stop or threading.Event()
     spark = get_spark(master, verbose, spark_options(sg.config.options))
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
-    interval = plan.source.monitor_interval if trigger_ms is None else trigger_ms
+    interval = default_interval(plan.source) if trigger_ms is None else trigger_ms
     try:
-        job.run(os.path.abspath(src), interval or 0, stop)
+        job.run(interval, stop)
     finally:
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
@@ -122,19 +125,11 @@ class _StreamJob:
         self.progress = progress
         self.stats = StreamStats(name=name)
         self.failure: BaseException | None = None
+        self.stopping = False
 
-    def run(self, directory: str, interval_ms: int, stop: threading.Event) -> None:
-        from pyspark.sql import functions as F  # noqa: N812
-
-        # Whole files as rows; only their paths are used (tasks read the files with flowc's
-        # own readers). Spark skips files starting with '.' or '_', as flowc's listing does.
-        # maxFileAge: Spark would ignore a new file whose modification time is a week older
-        # than the newest file's; Flink reads every file that appears.
-        reader = self.spark.readStream.format("text").option("wholetext", "true") \
-            .option("maxFileAge", "36500d")
-        if isinstance(self.plan.source, TextLineFileSource):
-            reader = reader.option("recursiveFileLookup", "true")  # Flink lists recursively
-        df = reader.load(directory).select(F.col("_metadata.file_path").alias("path"))
+    def run(self, interval_ms: int, stop: threading.Event) -> None:
+        df = source_dataframe(self.spark, self.plan.source, interval_ms,
+                              self.sg.nodes[self.plan.source_node].span)
         writer = df.writeStream.foreachBatch(self._batch) \
             .option("checkpointLocation", self.ckpt.spark) \
             .queryName(f"flowc-{os.getpid()}")
@@ -145,10 +140,13 @@ class _StreamJob:
             while query.isActive and not stop.is_set():
                 query.awaitTermination(0.2)
             if query.isActive:
+                self.stopping = True
                 _stop_between_batches(query)
         except Exception as e:  # noqa: BLE001
             if self.failure is None and not self.sc._jsc.sc().isStopped():
-                raise
+                # the source failed (a socket refused, a broker unreachable, ...)
+                raise source_failure(self.plan.source, e,
+                                     self.sg.nodes[self.plan.source_node].span) from None
             # The JVM was stopped under us (it got the signal too): the checkpoint is
             # consistent anyway - an unfinished batch is replayed on restart.
             if self.failure is None:
@@ -166,20 +164,25 @@ class _StreamJob:
         try:
             self._run_batch(df, batch_id)
         except BaseException as e:
-            self.failure = self._translate(e)
+            # A source with data in every trigger (datagen) may start a batch between the
+            # stop's check and query.stop(): that batch is interrupted and, never committed,
+            # replayed on restart - a stop, not a failure.
+            if not (self.stopping and "InterruptedException" in str(e)):
+                self.failure = self._translate(e)
             raise
 
     def _run_batch(self, df: Any, batch_id: int) -> None:
         began = time.perf_counter()
-        paths = sorted({files.local_path(r.path) or r.path for r in df.collect()})
         prev = self.ckpt.previous(batch_id)
         before = self.ckpt.files_read(prev)
+        source_vertex = self.plan.vertices[0]
+        taken = batch_shares(self.plan.source, df, before, source_vertex.parallelism)
         rdds: dict[str, Any] = {}
         outputs = []
         from pyspark import StorageLevel
 
         for v in self.plan.vertices:
-            rdd = self._vertex_rdd(v, batch_id, prev, paths, before, rdds)
+            rdd = self._vertex_rdd(v, batch_id, prev, taken.shares, rdds)
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             rdds[v.id] = rdd
             outputs.append(rdd)
@@ -191,23 +194,18 @@ class _StreamJob:
                 rdd.unpersist()
         self._commit(batch_id, collected)
         hold_for_test("after-sinks", batch_id)
-        self.ckpt.finish_batch(batch_id, before + len(paths))
+        self.ckpt.finish_batch(batch_id, before + taken.units)
         hold_for_test("after-state", batch_id)
-        self._report(batch_id, collected, len(paths), time.perf_counter() - began)
+        self._report(batch_id, collected, taken.label, time.perf_counter() - began)
 
-    def _vertex_rdd(self, v: VertexPlan, batch: int, prev: int | None, paths: list[str],
-                    before: int, rdds: dict[str, Any]) -> Any:
+    def _vertex_rdd(self, v: VertexPlan, batch: int, prev: int | None, shares: list[Any],
+                    rdds: dict[str, Any]) -> Any:
         p, state_dir = v.parallelism, self.ckpt.state
-        if not v.inputs:
-            # The source vertex: the job's n-th file goes to subtask n % p (round robin over
-            # the batches, as the enumerator hands splits to readers in turn; one file per
-            # batch still reaches every subtask, so none holds the watermark back for long).
+        if not v.inputs:  # the source vertex: subtask i reads shares[i] (sources.py)
             spec = self.plan.source
-            mine = [[f for k, f in enumerate(paths) if (before + k) % p == idx]
-                    for idx in range(p)]
 
             def run_source(idx: int, _it: Any) -> Any:
-                return run_subtask(v, idx, batch, prev, state_dir, (spec, mine[idx]), None)
+                return run_subtask(v, idx, batch, prev, state_dir, (spec, shares[idx]), None)
             return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
         parts = [rdds[vid].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
                  for vid, slot in v.inputs]
@@ -272,7 +270,7 @@ class _StreamJob:
 
     # -- reporting -----------------------------------------------------------------
 
-    def _report(self, batch: int, collected: list[tuple[int, Any]], n_files: int,
+    def _report(self, batch: int, collected: list[tuple[int, Any]], label: str,
                 seconds: float) -> None:
         rows = late = state = 0
         wms = []
@@ -297,7 +295,7 @@ class _StreamJob:
         wm = "-" if st.watermark is None or st.watermark < -(1 << 62) else \
             datetime.datetime.fromtimestamp(st.watermark / 1000, datetime.UTC) \
             .strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-        line = (f"{self.name}: batch {batch}: {n_files} file{'s' if n_files != 1 else ''}, "
+        line = (f"{self.name}: batch {batch}: {label}, "
                 f"{rows:,} rows ({rows / seconds if seconds > 0 else 0:,.0f} rows/s), "
                 f"watermark {self.sg.nodes[self.plan.source_node].name} {wm}, "
                 f"state {state / 1024:,.1f} KiB"
@@ -322,10 +320,6 @@ class _StreamJob:
         if node is None:
             return ExecutionError(f"{info['type']}: {info['message']}")
         return blame(self.sg, node, info["type"], info["message"], is_flowc=info["flowc"])
-
-
-def source_directory(spec: Any) -> str:
-    return spec.paths[0] if isinstance(spec, TextLineFileSource) else spec.path
 
 
 def run_until_stopped(job_graph: JobGraph, **options: Any) -> StreamStats:

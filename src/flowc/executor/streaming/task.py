@@ -201,21 +201,19 @@ class SubtaskRun:
 
     # -- input -----------------------------------------------------------------------
 
-    def run_source(self, spec: Any, paths: list[str]) -> files.BadRows | None:
-        """Read this subtask's files of the batch (whole files: one split each) and, at
-        the end of the batch, let the source's generator emit its watermark."""
+    def run_source(self, spec: Any, share: Any) -> files.BadRows | None:
+        """Read this subtask's share of the batch (whole files: one split each; socket
+        lines; datagen row numbers; Kafka records: ``streaming.sources``) and, at the end
+        of the batch, let the source's generator emit its watermark."""
+        from flowc.executor.streaming.sources import bad_rows, source_records
+
         head = self.plan.head
         process, _ = self.entries[head.nid]
-        from flowc.executor.runtime.sources import read_lines
-        from flowc.operators import TextLineFileSource
-
-        bad = files.BadRows(spec) if not isinstance(spec, TextLineFileSource) else None
-        records = (line for p in paths for line in read_lines(p)) if bad is None else \
-            files.read_local(spec, [files.Split(p, 0, -1) for p in paths], bad)
+        bad = bad_rows(spec)
         try:
-            for rec in records:
+            for rec, ts in source_records(spec, share, bad):
                 self.records_in += 1
-                process(rec, None)
+                process(rec, ts)
         except Exception as e:
             raise _at(e, head.nid) from None
         gen = self.ops.get(head.nid)
@@ -250,7 +248,7 @@ class SubtaskRun:
 
 
 def run_subtask(plan: VertexPlan, idx: int, batch: int, prev: int | None, state_dir: str,
-                source: tuple[Any, list[str]] | None,
+                source: tuple[Any, Any] | None,
                 items: Iterable[Any] | None) -> Iterator[tuple[int, Any]]:
     """Run subtask ``idx`` of ``plan`` for micro-batch ``batch`` (state from batch ``prev``,
     None: the first) and write its snapshot; failures leave as ``FlowcTaskError``s naming

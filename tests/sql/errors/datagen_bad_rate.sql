@@ -1,4 +1,4 @@
 CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
 ) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
-CREATE TABLE g (a BIGINT) WITH ('connector' = 'datagen');
+CREATE TABLE g (a BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '0');
