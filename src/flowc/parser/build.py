@@ -19,6 +19,7 @@ from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, di
 from flowc.parser import ast as A
 from flowc.parser.build_over import OverSteps
 from flowc.parser.build_sort import SortSteps
+from flowc.parser.build_sources import SourceSteps
 from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, TYPE_NAMES, Type, type_from_name
 
 INT64_MAX = 2**63 - 1
@@ -87,7 +88,7 @@ def string_value(token: Token) -> str:
 
 
 @v_args(inline=True)
-class AstBuilder(SortSteps, OverSteps):
+class AstBuilder(SortSteps, OverSteps, SourceSteps):
     def __init__(self, filename: str, text: str, line0: int, col0: int) -> None:
         super().__init__()
         self.filename = filename
@@ -175,83 +176,6 @@ class AstBuilder(SortSteps, OverSteps):
         hint = f"did you mean '{alias}'?" if alias else did_you_mean(text, TYPE_NAMES)
         return FlowNameError(msg, self.tok(name), hint=hint or
                              "types are string, int, double, bool, timestamp and array<T>")
-
-    @v_args(meta=True)
-    def source_stmt(self, meta: Any, children: list[Any]) -> A.SourceStmt:
-        name: Token = children[0]
-        fields = [c for c in children[1:] if isinstance(c, A.FieldDecl)]
-        rest = [c for c in children[1:] if not isinstance(c, A.FieldDecl)]
-        body = rest[0]
-        watermark = next((c for c in rest if isinstance(c, A.Watermark)), None)
-        dead = next((c for c in rest if isinstance(c, tuple) and c[0] == "dead"), None)
-        hints = next((c for c in rest if isinstance(c, list)), [])
-        return A.SourceStmt(str(name), tuple(fields), body, watermark,
-                            dead[1] if dead else None, tuple(hints), self.meta(meta),
-                            self.tok(name), dead[2] if dead else None)
-
-    @v_args(meta=True, inline=True)
-    def field_decl(self, meta: Any, name: Token, type_: Type) -> A.FieldDecl:
-        return A.FieldDecl(str(name), type_, self.meta(meta))
-
-    @v_args(meta=True, inline=True)
-    def file_source(self, meta: Any, fmt: Token, path: Token,
-                    options: list[A.Setting] | None = None,
-                    monitor: tuple[int, Span] | None = None) -> A.FileBody:
-        every, every_span = monitor if monitor is not None else (None, None)
-        return A.FileBody(str(fmt), string_value(path), tuple(options or ()), self.meta(meta),
-                          self.tok(fmt), every, every_span)
-
-    def monitor(self, t: Token) -> tuple[int, Span]:
-        span = self.tok(t)
-        return duration_millis(str(t), span), span
-
-    @v_args(meta=True)
-    def values_source(self, meta: Any, rows: list[tuple[tuple[A.Expr, ...], Span]]) -> A.ValuesBody:
-        return A.ValuesBody(tuple(r[0] for r in rows), tuple(r[1] for r in rows), self.meta(meta))
-
-    @v_args(meta=True)
-    def row(self, meta: Any, exprs: list[A.Expr]) -> tuple[tuple[A.Expr, ...], Span]:
-        return tuple(exprs), self.meta(meta)
-
-    @v_args(meta=True, inline=True)
-    def datagen_source(self, meta: Any, rows: Token, rate: tuple[int, Span] | None = None,
-                       generators: list[tuple[str, A.Expr, Span]] | None = None) -> A.DatagenBody:
-        n, gens = self._int(rows), tuple(generators or ())
-        if rate is None:
-            return A.DatagenBody(n, gens, self.meta(meta))
-        # ``rows N every D``: unbounded at N rows every D (lower.py checks the rate)
-        return A.DatagenBody(None, gens, self.meta(meta), n * 1000 // max(rate[0], 1))
-
-    rate = monitor  # ``every <duration>``: (milliseconds, span)
-
-    def generators(self, *gens: tuple[str, A.Expr, Span]) -> list[tuple[str, A.Expr, Span]]:
-        return list(gens)
-
-    @v_args(meta=True, inline=True)
-    def generator(self, meta: Any, name: Token, expr: A.Expr) -> tuple[str, A.Expr, Span]:
-        return str(name), expr, self.tok(name)
-
-    @v_args(meta=True, inline=True)
-    def sequence_source(self, meta: Any, start: int, end: int) -> A.SequenceBody:
-        return A.SequenceBody(start, end, self.meta(meta))
-
-    def pos_int(self, t: Token) -> int:
-        return self._int(t)
-
-    def neg_int(self, t: Token) -> int:
-        return self._int(t, negative=True)
-
-    @v_args(meta=True, inline=True)
-    def watermark(self, meta: Any, expr: A.Expr) -> A.Watermark:
-        span = self.meta(meta)
-        # `ts - 2s` is parsed as an expression; a trailing "- <duration>" is the bound.
-        if isinstance(expr, A.Binary) and expr.op == "-" and isinstance(expr.right, A.DurationLit):
-            return A.Watermark(expr.left, expr.right.millis, span)
-        return A.Watermark(expr, 0, span)
-
-    @v_args(meta=True, inline=True)
-    def dead_letter(self, meta: Any, path: Token) -> tuple[str, str, Span]:
-        return "dead", string_value(path), self.meta(meta)
 
     # ------------------------------------------------------------------ settings
 
