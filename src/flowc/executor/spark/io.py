@@ -17,6 +17,7 @@ from typing import Any
 
 from flowc.errors import ExecutionError, FlowcError
 from flowc.executor import partition_paths
+from flowc.executor.failures import blame
 from flowc.executor.runtime import files
 from flowc.executor.sinks import (
     Columns,
@@ -272,3 +273,17 @@ def spark_message(e: BaseException) -> str:
     if errors:
         return errors[-1]
     return lines[0] if lines else type(e).__name__
+
+
+def translate_failure(sg: Any, e: BaseException) -> FlowcError:
+    """A failed Spark job as the user's error: a task's failure blamed on its operator (and
+    script line), anything else Spark's own message."""
+    if isinstance(e, FlowcError):
+        return e
+    info = tasks.parse_task_error(str(e))
+    if info is None:
+        return ExecutionError(f"the Spark job failed: {spark_message(e)}")
+    node = sg.nodes.get(info["node"])
+    if node is None:
+        return ExecutionError(f"{info['type']}: {info['message']}")
+    return blame(sg, node, info["type"], info["message"], is_flowc=info["flowc"])

@@ -17,7 +17,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ExecutionError, FlowcError
-from flowc.executor.failures import blame, wrap
+from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
 from flowc.executor.runtime.core import TaskInfo
@@ -431,15 +431,7 @@ class _SparkJob:
             result.late_records_dropped += s[2]
 
     def _translate(self, e: Exception) -> FlowcError:
-        if isinstance(e, FlowcError):
-            return e
-        info = tasks.parse_task_error(str(e))
-        if info is None:
-            return ExecutionError(f"the Spark job failed: {io.spark_message(e)}")
-        node = self.sg.nodes.get(info["node"])
-        if node is None:
-            return ExecutionError(f"{info['type']}: {info['message']}")
-        return blame(self.sg, node, info["type"], info["message"], is_flowc=info["flowc"])
+        return io.translate_failure(self.sg, e)
 
     def cleanup(self) -> None:
         for rdd in self.persisted:

@@ -27,7 +27,6 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
 from flowc.errors import ConfigError, ExecutionError, FlowcError
-from flowc.executor.failures import blame
 from flowc.executor.runtime import files
 from flowc.executor.sinks import (
     abort,
@@ -309,17 +308,9 @@ class _StreamJob:
         sys.stderr.flush()
 
     def _translate(self, e: BaseException) -> BaseException:
-        if isinstance(e, FlowcError):
-            return e
-        from flowc.executor.spark import io, tasks
+        from flowc.executor.spark import io
 
-        info = tasks.parse_task_error(str(e))
-        if info is None:
-            return ExecutionError(f"the Spark job failed: {io.spark_message(e)}")
-        node = self.sg.nodes.get(info["node"])
-        if node is None:
-            return ExecutionError(f"{info['type']}: {info['message']}")
-        return blame(self.sg, node, info["type"], info["message"], is_flowc=info["flowc"])
+        return io.translate_failure(self.sg, e)
 
 
 def run_until_stopped(job_graph: JobGraph, **options: Any) -> StreamStats:
