@@ -65,6 +65,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="unbounded jobs: start a micro-batch every DURATION (1s, 500ms; "
                           "0: as soon as the previous one ended; default: the source's "
                           "monitor interval)")
+    run.add_argument("--from-savepoint", default=None, metavar="DIR",
+                     help="unbounded jobs: start from a savepoint's state, matched by "
+                          "operator id (docs/upgrading.md)")
+    run.add_argument("--allow-non-restored-state", action="store_true",
+                     help="with --from-savepoint: skip state of operators the job no longer "
+                          "has (Flink's --allowNonRestoredState)")
+    run.add_argument("--savepoint-on-stop", default=None, metavar="DIR",
+                     help="unbounded jobs: when Ctrl-C / SIGTERM stops the job, write a "
+                          "savepoint of its last micro-batch to DIR")
     run.add_argument("--py-files", default=None, metavar="FILE,...",
                      help=".py / .zip / .egg files for the driver's and the workers' import "
                           "path (spark.submit.pyFiles)")
@@ -80,6 +89,21 @@ def _parser() -> argparse.ArgumentParser:
                          help="html: one self-contained page drawing the JobGraph")
     explain.add_argument("--output", "-o", default=None, metavar="FILE",
                          help="write to FILE instead of standard output")
+
+    savepoint = sub.add_parser("savepoint", help="take or inspect savepoints of unbounded "
+                                                 "jobs (docs/savepoints.md)")
+    sp_sub = savepoint.add_subparsers(dest="savepoint_command", metavar="write|inspect",
+                                      required=True)
+    sp_write = sp_sub.add_parser("write", help="write a savepoint of a checkpoint's latest "
+                                               "completed micro-batch")
+    script_args(sp_write)
+    sp_write.add_argument("--checkpoint", required=True, metavar="DIR",
+                          help="the checkpoint the job ran with (flowc run --checkpoint)")
+    sp_write.add_argument("--output", "-o", required=True, metavar="DIR",
+                          help="the new savepoint directory")
+    sp_inspect = sp_sub.add_parser("inspect", help="operators, state names, keys, sizes")
+    sp_inspect.add_argument("dir", metavar="DIR")
+    sp_inspect.add_argument("--format", choices=("table", "json"), default="table")
 
     check = sub.add_parser("check", help="parse, type-check and plan without running")
     script_args(check)
@@ -307,6 +331,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         # A Python program runs itself: its env.execute() calls use the Spark executor.
         if not os.path.exists(args.file):
             raise ConfigError(f"no such file: {args.file}")
+        if _savepoint_flags(args):
+            raise ConfigError("the savepoint flags apply to .flow and .sql jobs (a Python "
+                              "program runs its own env.execute())")
         run_options = {"master": args.master, "verbose": args.verbose,
                        "progress": not args.no_progress and sys.stderr.isatty(),
                        "checkpoint": args.checkpoint,
@@ -328,10 +355,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from flowc.executor.streaming import unbounded_sources
 
     if unbounded_sources(job_graph):
-        return _run_streaming(args, job_graph, env.config.job_name)
-    if args.checkpoint is not None or args.trigger is not None:
-        raise ConfigError("--checkpoint and --trigger apply to unbounded jobs (a source with "
-                          "a monitor interval); this job's sources are bounded")
+        return _run_streaming(args, env, job_graph, env.config.job_name)
+    if args.checkpoint is not None or args.trigger is not None or _savepoint_flags(args):
+        raise ConfigError("--checkpoint, --trigger and the savepoint flags apply to unbounded "
+                          "jobs (a source with a monitor interval); this job's sources are "
+                          "bounded")
     result = run_job_graph(job_graph, master=args.master, verbose=args.verbose,
                            progress=not args.no_progress and sys.stderr.isatty(),
                            job_name=env.config.job_name)
@@ -345,18 +373,31 @@ def _trigger(text: str) -> int:
     return parse_trigger(text)
 
 
-def _run_streaming(args: argparse.Namespace, job_graph: Any, job_name: str) -> int:
-    """Run an unbounded job until Ctrl-C / SIGTERM, which end it after the running
-    micro-batch with a consistent checkpoint."""
-    from flowc.executor.streaming.runner import run_until_stopped
+def _savepoint_flags(args: argparse.Namespace) -> bool:
+    return bool(args.from_savepoint or args.savepoint_on_stop or args.allow_non_restored_state)
 
+
+def _run_streaming(args: argparse.Namespace, env: Any, job_graph: Any, job_name: str) -> int:
+    """Run an unbounded job until Ctrl-C / SIGTERM, which end it after the running
+    micro-batch with a consistent checkpoint (and, with --savepoint-on-stop, a savepoint)."""
+    from flowc.executor.streaming.runner import run_until_stopped
+    from flowc.savepoint.cli import run_with_savepoints
+
+    if args.allow_non_restored_state and not args.from_savepoint:
+        raise ConfigError("--allow-non-restored-state applies with --from-savepoint")
     trigger = None if args.trigger is None else _trigger(args.trigger)
-    stats = run_until_stopped(job_graph, checkpoint=args.checkpoint, trigger_ms=trigger,
-                              master=args.master, verbose=args.verbose,
-                              progress=not args.no_progress and sys.stderr.isatty(),
-                              job_name=job_name)
+    stats = run_with_savepoints(args, env, lambda checkpoint: run_until_stopped(
+        job_graph, checkpoint=checkpoint, trigger_ms=trigger, master=args.master,
+        verbose=args.verbose, progress=not args.no_progress and sys.stderr.isatty(),
+        job_name=job_name))
     print("\n" + stats.summary(), file=sys.stderr)
     return EXIT_OK
+
+
+def cmd_savepoint(args: argparse.Namespace) -> int:
+    from flowc.savepoint.cli import cmd_savepoint as run_savepoint
+
+    return run_savepoint(args, _compile)
 
 
 def cmd_repl(args: argparse.Namespace) -> int:
@@ -374,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.print_help()
         return EXIT_OK
     handler = {"run": cmd_run, "explain": cmd_explain, "check": cmd_check,
-               "repl": cmd_repl}[args.command]
+               "repl": cmd_repl, "savepoint": cmd_savepoint}[args.command]
     try:
         return handler(args)
     except FlowcError as e:

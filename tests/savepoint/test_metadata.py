@@ -35,7 +35,7 @@ def test_built_from_the_plan() -> None:
     g = plan(job(" with (uid = 'counts')"))
     meta = metadata_from_plan(g, "job.flow")
     doc = meta.to_dict()
-    assert doc["format"] == FORMAT and doc["version"] == VERSION == 1
+    assert doc["format"] == FORMAT and doc["version"] == VERSION == 2
     assert doc["mode"] == "STREAMING"
     assert [o["name"] for o in doc["operators"]] == ["Source: clicks", WINDOW]
     w = doc["operators"][1]
@@ -72,8 +72,8 @@ def test_not_a_savepoint(tmp_path: Path) -> None:
 
 def test_newer_version_is_refused(tmp_path: Path) -> None:
     doc = {**_valid(), "version": VERSION + 1}
-    with pytest.raises(ConfigError, match="savepoint format version 2 is newer than this "
-                                          "flowc reads \\(version 1\\)"):
+    with pytest.raises(ConfigError, match="savepoint format version 3 is newer than this "
+                                          "flowc reads \\(version 2\\)"):
         read_metadata(_write(tmp_path, doc))
 
 

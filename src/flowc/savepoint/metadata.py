@@ -20,7 +20,7 @@ from flowc.errors import ConfigError, Span
 from flowc.savepoint.stateful import stateful_operators
 
 FORMAT = "flowc-savepoint"
-VERSION = 1
+VERSION = 2  # 1: metadata only; 2: with the state (docs/savepoints.md)
 METADATA_FILE = "_metadata.json"
 _HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 

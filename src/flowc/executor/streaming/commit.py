@@ -4,6 +4,9 @@
   ``state/<batch>/_DONE`` (holding the number of files - or socket lines, datagen rows,
   Kafka records - the source read so far) once the whole batch
   (all tasks, all sinks) completed. A batch reads the latest done snapshot before it.
+- ``state/-1/``: the state a run restored from a savepoint (``flowc.savepoint.restore``),
+  laid out as a completed batch before Spark's first, plus ``_SOURCE.json`` (the files the
+  savepoint's job had read: not read again).
 - ``sinks/<node>/<batch>``: a sink committed the batch (its files renamed into place, or its
   lines printed); a replayed batch skips it.
 
@@ -12,11 +15,18 @@ Writes are a temp file plus rename, so a kill -9 leaves a whole marker or none.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
 
 KEEP_SINK_MARKERS = 100  # batches of sink markers kept (a replay is of the last batch only)
+RESTORED_BATCH = -1  # the batch a savepoint's state is restored as (Spark's first is 0)
+SOURCE_FILES = "_SOURCE.json"
+
+
+def _batch(name: str) -> int | None:
+    return int(name) if name.lstrip("-").isdigit() else None
 
 
 class Checkpoint:
@@ -32,7 +42,8 @@ class Checkpoint:
 
     def done_batches(self) -> list[int]:
         return sorted(int(n) for n in os.listdir(self.state)
-                      if n.isdigit() and os.path.exists(os.path.join(self.state, n, "_DONE")))
+                      if _batch(n) is not None
+                      and os.path.exists(os.path.join(self.state, n, "_DONE")))
 
     def previous(self, batch: int) -> int | None:
         """The latest completed batch before ``batch`` (its snapshots are the state)."""
@@ -48,6 +59,17 @@ class Checkpoint:
             text = fh.read().strip()
         return int(text) if text else 0
 
+    def restored_files(self, batch: int | None) -> list[str]:
+        """The files (local paths) read before a savepoint restored as ``batch``: the source
+        skips them."""
+        if batch is None:
+            return []
+        path = os.path.join(self.state, str(batch), SOURCE_FILES)
+        if not os.path.exists(path):
+            return []
+        with open(path, encoding="utf-8") as fh:
+            return list(json.load(fh))
+
     def finish_batch(self, batch: int, files_read: int) -> None:
         prev = self.previous(batch)
         d = os.path.join(self.state, str(batch))
@@ -56,7 +78,8 @@ class Checkpoint:
         # Until Spark commits this batch it may be replayed, reading ``prev``: snapshots
         # older than that are no longer read.
         for n in os.listdir(self.state):
-            if n.isdigit() and prev is not None and int(n) < prev:
+            b = _batch(n)
+            if b is not None and prev is not None and b < prev:
                 shutil.rmtree(os.path.join(self.state, n), ignore_errors=True)
         for node in os.listdir(self.sinks):
             nd = os.path.join(self.sinks, node)

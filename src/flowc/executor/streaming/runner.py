@@ -174,6 +174,11 @@ class _StreamJob:
         began = time.perf_counter()
         prev = self.ckpt.previous(batch_id)
         before = self.ckpt.files_read(prev)
+        skip = self.ckpt.restored_files(prev)
+        if skip:  # restored from a savepoint: the files its job read are not read again
+            from pyspark.sql import functions as F  # noqa: N812
+
+            df = df.filter(~F.regexp_replace("path", "^file:(//)?", "").isin(skip))
         source_vertex = self.plan.vertices[0]
         taken = batch_shares(self.plan.source, df, before, source_vertex.parallelism)
         rdds: dict[str, Any] = {}

@@ -1,0 +1,132 @@
+"""``flowc run new.flow --from-savepoint DIR``: Flink's restore rules (flowc.savepoint.diff
+decides; its messages are Flink's), then the savepoint's state laid out as the streaming
+executor's first snapshot (``state/-1`` of the checkpoint), for the new job's vertices,
+subtasks and key-group ranges. The executor's own restore path (task.py) does the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from flowc.chaining.execution_graph import ExecutionGraph
+from flowc.errors import ConfigError, UnsupportedError
+from flowc.executor.runtime.core import LONG_MIN
+from flowc.executor.streaming.commit import RESTORED_BATCH, SOURCE_FILES, Checkpoint
+from flowc.executor.streaming.plan import plan_streaming
+from flowc.executor.streaming.task import SubtaskRun, _write_snapshot, snapshot_path
+from flowc.keygroups import key_group_range
+from flowc.savepoint.diff import LOST, RESTORED, diff_states
+from flowc.savepoint.metadata import SavepointMetadata, read_metadata
+from flowc.savepoint.state import OperatorState, read_operator, subtask_state
+
+FIRST_STATE_VERSION = 2  # format version 1 was metadata only
+
+
+@dataclass(frozen=True)
+class Restored:
+    restored: int
+    dropped: tuple[str, ...]  # ids of state skipped (--allow-non-restored-state)
+    new: int
+    files_read: int
+
+    def summary(self, savepoint: str) -> str:
+        text = (f"restored {self.restored} operator{'s' if self.restored != 1 else ''}' "
+                f"state from {savepoint}")
+        if self.dropped:
+            text += (f"; skipped the state of {len(self.dropped)} operator"
+                     f"{'s' if len(self.dropped) != 1 else ''} not in the new job "
+                     f"({', '.join(self.dropped)})")
+        if self.new:
+            text += f"; {self.new} new stateful operator{'s' if self.new != 1 else ''} " \
+                    "start empty"
+        return text
+
+
+def read_savepoint(path: str) -> SavepointMetadata:
+    meta = read_metadata(path)
+    if meta.version < FIRST_STATE_VERSION:
+        raise ConfigError(f"{path} holds savepoint metadata of format version {meta.version}, "
+                          "which holds no state: nothing to restore",
+                          hint="take a savepoint with `flowc savepoint write` or "
+                               "`flowc run --savepoint-on-stop`")
+    return meta
+
+
+def restore_savepoint(savepoint: str, graph: ExecutionGraph, origin: str, checkpoint: str,
+                      allow_non_restored: bool) -> Restored | None:
+    """Lay ``savepoint``'s state out in ``checkpoint`` for the job ``graph``. None when the
+    checkpoint already holds completed micro-batches: a restarted run resumes from its own
+    checkpoint (newer than the savepoint), as Flink restores the latest checkpoint."""
+    meta = read_savepoint(savepoint)
+    ckpt = Checkpoint(checkpoint)
+    if ckpt.done_batches():
+        return None
+    diff = diff_states(meta, graph, origin, pointer=savepoint)
+    mapping: dict[str, str] = {}  # new operator id -> the savepoint's
+    dropped: list[str] = []
+    for e in diff.entries:
+        if e.status == LOST and e.new_id is None:
+            if not allow_non_restored:
+                raise ConfigError(e.flink_error or f"cannot restore {e.id}")
+            dropped.append(e.id)
+        elif e.status == LOST:
+            raise ConfigError(e.flink_error or f"cannot restore {e.id}")
+        elif e.status == RESTORED:
+            if e.old_max_parallelism != e.new_max_parallelism:
+                raise UnsupportedError(
+                    f"the state of {e.name} ({e.id}) has max parallelism "
+                    f"{e.old_max_parallelism}, the new job derives {e.new_max_parallelism}: "
+                    "Flink would adopt the state's; flowc does not yet",
+                    hint=f"set max_parallelism = {e.old_max_parallelism} in the new job")
+            assert e.new_id is not None
+            mapping[e.new_id] = e.id
+    plan = plan_streaming(graph.job_graph)
+    states: dict[str, OperatorState] = {}
+    for v in plan.vertices:
+        for idx in range(v.parallelism):
+            run = SubtaskRun(v, idx)
+            kg = key_group_range(v.max_parallelism, v.parallelism, idx)
+            # channel watermarks start unknown unless the head's state brings them (below)
+            snap: dict[str, Any] = {"channels": [LONG_MIN] * len(v.channels[idx])}
+            for m in v.members:
+                old = mapping.get(m.operator_id)
+                if old is None or m.nid not in run.ops:
+                    continue
+                if old not in states:
+                    states[old] = read_operator(os.path.join(savepoint, "operators", old))
+                st = states[old]
+                snap[f"op_{m.operator_id}"] = subtask_state(
+                    st, kg, idx, v.parallelism, os.path.join(savepoint, "operators", old))
+                if m is v.head and len(st.channels) == v.parallelism \
+                        and len(st.channels[idx]) == len(v.channels[idx]):
+                    snap["channels"] = st.channels[idx]
+            _write_snapshot(snapshot_path(ckpt.state, RESTORED_BATCH, v.id, idx), snap)
+    source_id = next(m.operator_id for v in plan.vertices for m in v.members
+                     if m.nid == plan.source_node)
+    units, done = _source(savepoint, mapping.get(source_id))
+    d = os.path.join(ckpt.state, str(RESTORED_BATCH))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, SOURCE_FILES), "w", encoding="utf-8") as fh:
+        json.dump(done, fh)
+    ckpt.finish_batch(RESTORED_BATCH, units)  # _DONE last: a whole restore or none
+    return Restored(len(mapping), tuple(dropped), diff.count("new"), units)
+
+
+def _source(savepoint: str, old_id: str | None) -> tuple[int, list[str]]:
+    """(units read, files read) of the savepoint's source when the new job's source is the
+    same operator; else the new source starts from the beginning (its state is new)."""
+    if old_id is None:
+        return 0, []
+    path = os.path.join(savepoint, "sources", f"{old_id}.json")
+    if not os.path.exists(path):
+        return 0, []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        units, done = int(doc["units_read"]), [str(f) for f in doc["done"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ConfigError(f"{path}: expected {{\"units_read\": N, \"done\": [files]}} "
+                          f"({type(e).__name__}: {e})") from None
+    return units, done
