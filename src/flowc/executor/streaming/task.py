@@ -45,12 +45,18 @@ def snapshot_path(state_dir: str, batch: int, vertex: str, subtask: int) -> str:
 
 
 def operator_state(op: Operator) -> dict[str, Any]:
-    """The operator's state: its keyed state tables, timers, watermark and its own data
-    attributes (window contents, generator maxima); not its functions or wiring."""
+    """The operator's state: its keyed state tables, timers, watermark, its own data
+    attributes (window contents, generator maxima) and its functions' data fields; not its
+    functions themselves or its wiring."""
     state = {k: v for k, v in vars(op).items()
              if k not in _NOT_STATE and isinstance(v, _STATE_TYPES)}
     if op.backend is not None:
         state["backend"] = op.backend.tables
+    # A user function's plain fields live as long as its task in Flink: across micro-batches.
+    fields = [{k: v for k, v in getattr(fn, "__dict__", {}).items()
+               if isinstance(v, _STATE_TYPES)} for fn in op._functions]
+    if any(fields):
+        state["functions"] = fields
     return state
 
 
@@ -62,6 +68,9 @@ def restore_operator(op: Operator, state: dict[str, Any]) -> None:
             backend: KeyedStateBackend = op.backend  # type: ignore[assignment]
             for name, table in v.items():
                 backend.tables.setdefault(name, {}).update(table)
+        elif k == "functions":
+            for fn, fields in zip(op._functions, v, strict=False):
+                fn.__dict__.update(fields)
         else:
             setattr(op, k, v)
 
