@@ -54,7 +54,7 @@ def _run(env: StreamExecutionEnvironment, ckpt: Path, land: list[tuple[Path, str
         try:
             for n, (path, text) in enumerate(land, base + 1):
                 path.write_text(text)
-                deadline = time.monotonic() + 40
+                deadline = time.monotonic() + 150  # Spark's start-up
                 while time.monotonic() < deadline:
                     b = done.done_batches()
                     if b and done.files_read(b[-1]) >= n:

@@ -102,7 +102,7 @@ def _run(job_file: str, ckpt: Path, land: list[int], sentinels: int = 0, *,
                 _file(work / "in", k)
             _sentinels(work / "in", sentinels)
             want = base + len(land) + sentinels
-            deadline = time.monotonic() + 50
+            deadline = time.monotonic() + 150  # Spark's start-up on a loaded machine
             while time.monotonic() < deadline and not stop.is_set():
                 b = done.done_batches()
                 if b and done.files_read(b[-1]) >= want:

@@ -25,12 +25,13 @@ from flowc.executor.runtime.core import LONG_MIN, TimerService
 from flowc.keygroups import assign_to_key_group
 
 # How an entry of a keyed attribute names its key: the dict key is the key (KEY), or a
-# tuple whose first field is the key (FIRST: (key, window), (key, count)).
-KEY, FIRST = "key", "first"
+# tuple whose first field is the key (FIRST: (key, window), (key, count)); TABLES: state
+# name -> FIRST entries (a trigger's state backend, by (key, window)).
+KEY, FIRST, TABLES = "key", "first", "tables"
 _KEYED_ATTRS: dict[str, dict[str, str]] = {
     "WindowOperator": {"state": FIRST, "mapping": KEY, "batch_state": FIRST},
     "CountWindowOperator": {"counts": KEY, "state": FIRST},
-    "TriggerWindowOperator": {"state": FIRST},
+    "TriggerWindowOperator": {"state": FIRST, "trigger_state": TABLES},
     "ReduceOperator": {"values": KEY, "last_ts": KEY},
 }
 # Flink's names for flowc's attributes (what `savepoint inspect` shows beside them).
@@ -44,7 +45,6 @@ _FLINK_NAMES: dict[str, dict[str, str]] = {
     "KeyedProcessOperator": {"timers": "user-timers"},
 }
 BACKEND = "backend"  # KeyedStateBackend tables: state name -> key -> value
-TIMERS = "timers"
 WATERMARK = "watermark"
 
 
@@ -141,6 +141,12 @@ def split_subtask(into: OperatorState, subtask: int, state: dict[str, Any],
                         "service": flink_name(classes, attr), "attr": attr,
                         "domain": "event", "key": encode(key), "namespace": encode(ns),
                         "timestamp": ts, "seq": seq})
+        elif attr in keyed and keyed[attr] == TABLES and isinstance(value, dict):
+            for name, table in value.items():
+                for entry, v in table.items():
+                    _add(into.keyed, entry[0], max_parallelism, {
+                        "state": name, "attr": attr, "key": encode(entry[0]),
+                        "entry": encode(entry), "value": encode(v)})
         elif attr in keyed and isinstance(value, dict):
             name = flink_name(classes, attr)
             for entry, v in value.items():
@@ -164,32 +170,33 @@ def subtask_state(state: OperatorState, key_groups: tuple[int, int], subtask: in
     inclusive ``key_groups`` range: what ``task.restore_operator`` puts back."""
     out: dict[str, Any] = dict(_operator_share(state, subtask, parallelism))
     lo, hi = key_groups
-    backend: dict[str, dict[Any, Any]] = {}
+    tables = keyed_attrs(state.classes)
     for kg in range(lo, hi + 1):
         for line in state.keyed.get(kg, ()):
             entry, value = decode(line["entry"], where), decode(line["value"], where)
-            if line["attr"] == BACKEND:
-                backend.setdefault(line["state"], {})[entry] = value
+            attr = line["attr"]
+            if attr == BACKEND or tables.get(attr) == TABLES:
+                out.setdefault(attr, {}).setdefault(line["state"], {})[entry] = value
             else:
-                out.setdefault(line["attr"], {})[entry] = value
-    if backend:
-        out[BACKEND] = backend
-    timers = sorted((line for kg in range(lo, hi + 1) for line in state.timers.get(kg, ())),
-                    key=lambda t: (t["timestamp"], t["seq"]))
-    if timers:
-        service = TimerService()
-        for t in timers:  # registration order is the tie order (TimerService)
-            service.register(t["timestamp"], decode(t["key"], where),
-                             decode(t["namespace"], where))
-        out[t["attr"]] = service
+                out.setdefault(attr, {})[entry] = value
+    wm = None
     if state.watermarks:
-        old = len(state.watermarks)
         # Same parallelism: the subtask's own; else the least (timers fire again at the
         # next watermark anyway).
-        wm = state.watermarks[subtask] if old == parallelism else min(state.watermarks)
+        same = len(state.watermarks) == parallelism
+        wm = state.watermarks[subtask] if same else min(state.watermarks)
         out[WATERMARK] = wm
-        if WATERMARK in out and TIMERS in out:
-            out[TIMERS].current_watermark = wm
+    timers = sorted((line for kg in range(lo, hi + 1) for line in state.timers.get(kg, ())),
+                    key=lambda t: (t["timestamp"], t["seq"]))
+    services: dict[str, TimerService] = {}
+    for t in timers:  # registration order is the tie order (TimerService)
+        service = services.setdefault(t["attr"], TimerService())
+        service.register(t["timestamp"], decode(t["key"], where),
+                         decode(t["namespace"], where))
+    for attr, service in services.items():
+        if wm is not None:
+            service.current_watermark = wm
+        out[attr] = service
     return out
 
 

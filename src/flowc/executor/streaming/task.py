@@ -52,6 +52,9 @@ def operator_state(op: Operator) -> dict[str, Any]:
              if k not in _NOT_STATE and isinstance(v, _STATE_TYPES)}
     if op.backend is not None:
         state["backend"] = op.backend.tables
+    for k, v in vars(op).items():  # other keyed state (a trigger's, by (key, window))
+        if isinstance(v, KeyedStateBackend) and k != "backend":
+            state[k] = v.tables
     # A user function's plain fields live as long as its task in Flink: across micro-batches.
     fields = [{k: v for k, v in getattr(fn, "__dict__", {}).items()
                if isinstance(v, _STATE_TYPES)} for fn in op._functions]
@@ -64,8 +67,8 @@ def restore_operator(op: Operator, state: dict[str, Any]) -> None:
     """Put ``state`` back into an opened operator. Keyed state tables are refilled in place:
     the user functions' state handles (made in ``open``) hold the table objects."""
     for k, v in state.items():
-        if k == "backend":
-            backend: KeyedStateBackend = op.backend  # type: ignore[assignment]
+        if isinstance(getattr(op, k, None), KeyedStateBackend):
+            backend: KeyedStateBackend = getattr(op, k)
             for name, table in v.items():
                 backend.tables.setdefault(name, {}).update(table)
         elif k == "functions":
