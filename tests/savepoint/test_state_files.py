@@ -212,3 +212,40 @@ def test_a_triggers_keyed_state_is_snapshotted_and_split_by_key_group() -> None:
         got = out.get("trigger_state", {}).get("count", {})
         assert all(assign_key_to_parallel_operator(k, 128, 3) == idx for k, _ in got)
         assert got == {e: 3 for e in counts if e[0] in {k for k, _ in got}}
+
+
+def _monitored_job(tmp_path: Path) -> Path:
+    (tmp_path / "in").mkdir(exist_ok=True)
+    job = tmp_path / "job.flow"
+    job.write_text("source s (a string) from csv '" + str(tmp_path / "in") +
+                   "/' monitor every 1s;\ns | print;\n")
+    return job
+
+
+def test_write_from_a_checkpoint_of_another_job_or_without_batches(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    job = _monitored_job(tmp_path)
+    (tmp_path / "ck" / "flowc" / "state").mkdir(parents=True)
+    args = ["savepoint", "write", str(job), "--checkpoint", str(tmp_path / "ck"), "-o",
+            str(tmp_path / "sp")]
+    assert main(args) == 1
+    assert "has no completed micro-batch yet" in capsys.readouterr().err
+    (tmp_path / "ck" / "flowc" / "state" / "3").mkdir()
+    (tmp_path / "ck" / "flowc" / "state" / "3" / "_DONE").write_text("1")
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "was not written by this job: micro-batch 3 has no state of its vertex" in err
+    assert "Traceback" not in err and not (tmp_path / "sp").exists()
+
+
+def test_a_checkpoint_with_batches_is_resumed_not_restored(tmp_path: Path) -> None:
+    from flowc.parser import compile_file
+    from flowc.savepoint.restore import restore_savepoint
+
+    job = _monitored_job(tmp_path)
+    (tmp_path / "ck" / "flowc" / "state" / "0").mkdir(parents=True)
+    (tmp_path / "ck" / "flowc" / "state" / "0" / "_DONE").write_text("1")
+    graph = compile_file(str(job)).env.get_execution_graph()
+    assert restore_savepoint(str(_savepoint(tmp_path)), graph, str(job),
+                             str(tmp_path / "ck"), False) is None
+    assert not (tmp_path / "ck" / "flowc" / "state" / "-1").exists()
