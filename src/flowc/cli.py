@@ -356,10 +356,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if unbounded_sources(job_graph):
         return _run_streaming(args, env, job_graph, env.config.job_name)
-    if args.checkpoint is not None or args.trigger is not None or _savepoint_flags(args):
-        raise ConfigError("--checkpoint, --trigger and the savepoint flags apply to unbounded "
-                          "jobs (a source with a monitor interval); this job's sources are "
-                          "bounded")
+    if args.checkpoint is not None or args.trigger is not None:
+        raise ConfigError("--checkpoint and --trigger apply to unbounded jobs (a source with "
+                          "a monitor interval); this job's sources are bounded")
+    if _savepoint_flags(args):
+        raise ConfigError("the savepoint flags apply to unbounded jobs (a source with a "
+                          "monitor interval): Flink takes no savepoints of bounded jobs")
     result = run_job_graph(job_graph, master=args.master, verbose=args.verbose,
                            progress=not args.no_progress and sys.stderr.isatty(),
                            job_name=env.config.job_name)

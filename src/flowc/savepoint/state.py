@@ -188,7 +188,8 @@ def subtask_state(state: OperatorState, key_groups: tuple[int, int], subtask: in
         out[WATERMARK] = wm
     timers = sorted((line for kg in range(lo, hi + 1) for line in state.timers.get(kg, ())),
                     key=lambda t: (t["timestamp"], t["seq"]))
-    services: dict[str, TimerService] = {}
+    # the operator's timer service, also without timers: it reports the watermark
+    services: dict[str, TimerService] = {} if wm is None else {"timers": TimerService()}
     for t in timers:  # registration order is the tie order (TimerService)
         service = services.setdefault(t["attr"], TimerService())
         service.register(t["timestamp"], decode(t["key"], where),
