@@ -1,0 +1,120 @@
+"""Idleness (``WatermarkStrategy.with_idleness``) on the streaming executor, measured on
+the micro-batches' timestamps from Spark's offsets log: a source subtask without records
+for longer than the timeout marks its channels IDLE and stops holding the min watermark
+back (Flink's WatermarkStatus and StatusWatermarkValve); a record makes it ACTIVE again."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flowc.executor.runtime.channels import WatermarkStatus, WatermarkValve, merge_with_valve
+from flowc.executor.runtime.core import LONG_MIN, Watermark
+from flowc.executor.streaming.plan import plan_streaming
+from flowc.executor.streaming.task import SubtaskRun
+
+from .multi_harness import dirs, graph, land, lines, stream
+
+
+def _windows(a: Any, b: Any) -> Any:
+    from flowc.datastream import Time, TumblingEventTimeWindows
+
+    return a.union(b).key_by(lambda r: r[0]) \
+        .window(TumblingEventTimeWindows.of(Time.milliseconds(3000))) \
+        .reduce(lambda x, y: (x[0], max(x[1], y[1]), x[2] + y[2]))
+
+
+def _quiet_source_run(tmp: Path, idle_ms: int | None) -> list[str]:
+    """Source 1 gets one file, then nothing; source 0 gets a file every ~0.6 s."""
+    tmp.mkdir()
+    ds = dirs(tmp, 2)
+
+    def feed(wait: Callable[[int], None]) -> None:
+        land(ds[1], "f000.txt", lines(1, 0))
+        land(ds[0], "f000.txt", lines(0, 0))
+        wait(2)
+        for k in range(1, 5):
+            time.sleep(0.6)
+            land(ds[0], f"f{k:03d}.txt", lines(0, k))
+            wait(2 + k)
+
+    return stream(tmp, graph(ds, True, _windows, idle_ms=idle_ms), feed).printed
+
+
+@pytest.mark.spark
+def test_a_quiet_source_stops_holding_the_windows_back_after_its_timeout(
+        spark: Any, tmp_path: Path) -> None:
+    fired = _quiet_source_run(tmp_path / "idle", 300)
+    # source 0's watermark passed 9000 + ...: its windows [0, 3 s) .. [6 s, 9 s) fired
+    ends = {int(line.split(", ")[1]) // 3000 for line in fired}
+    assert {0, 1, 2} <= ends
+    # without idleness, source 1 (one of its subtasks never read a file) holds them all
+    assert _quiet_source_run(tmp_path / "busy", None) == []
+
+
+def test_the_valve_follows_flinks_idle_and_active_rules() -> None:
+    v = WatermarkValve(2)
+    out = list(merge_with_valve([[(Watermark, 5), (Watermark, 9)], [(Watermark, 3)]],
+                                [1, 1], v))
+    assert out == [(0, Watermark, 3)]  # the min over both channels
+    # channel 1 goes idle: channel 0's watermark alone counts
+    assert list(merge_with_valve([[], [(WatermarkStatus, True)]], [1, 1], v)) == \
+        [(0, Watermark, 9)]
+    # every channel idle: the valve goes idle (the max is flushed when it rose)
+    assert list(merge_with_valve([[(WatermarkStatus, True)], []], [1, 1], v)) == \
+        [(0, WatermarkStatus, True)]
+    # channel 1 is active again behind the output watermark: not aligned until it
+    # catches up, so it does not pull the watermark back; the valve is active again
+    assert list(merge_with_valve([[], [(WatermarkStatus, False), ("r", 4),
+                                       (Watermark, 7)]], [1, 2], v)) == \
+        [(0, WatermarkStatus, False), (2, "r", 4)]
+    assert v.last == 9 and not v.aligned[1]
+    assert list(merge_with_valve([[], [(Watermark, 8)]], [1, 1], v)) == []  # behind
+    # caught up: aligned, and channel 0 is idle, so channel 1's watermark alone counts
+    assert list(merge_with_valve([[], [(Watermark, 12)]], [1, 1], v)) == \
+        [(0, Watermark, 12)]
+    v2 = WatermarkValve(2)
+    v2.restore(v.state())  # a micro-batch snapshot keeps it all
+    assert v2.state() == v.state() and v.wms == [9, 12]
+
+
+def test_a_source_subtask_goes_idle_on_batch_timestamps_and_a_record_wakes_it(
+        tmp_path: Path) -> None:
+    ds = dirs(tmp_path, 2)
+    plan = plan_streaming(graph(ds, True, _windows, idle_ms=1000))
+    src = plan.sources[0]
+    vertex = next(v for v in plan.vertices if v.id == src.vertex)
+
+    def batch(state: Any, share: list[str], ts: int) -> tuple[list[Any], Any]:
+        from pyspark import cloudpickle
+
+        run = SubtaskRun(vertex, 0)
+        run.open(None if state is None else cloudpickle.loads(cloudpickle.dumps(state)))
+        run.run_source(src.spec, share)
+        run.end_batch(ts)
+        # what goes to consumer subtask 0 (a status goes to every consumer subtask)
+        # (a snapshot is read back from its file: copied)
+        return [x[1][1][1:] for x in run.items if x[1][0] == 0], run.snapshot()
+
+    def statuses(items: list[Any]) -> list[Any]:
+        return [s for v, s in items if v is WatermarkStatus]
+
+    f = ds[0] / "a.txt"
+    f.write_text("\n".join(lines(0, 0)) + "\n")
+    items, snap = batch(None, [str(f)], 10_000)
+    assert not statuses(items) and any(v is Watermark for v, _ in items)
+    items, snap = batch(snap, [], 10_900)  # 900 ms without a record: still active
+    assert not statuses(items)
+    again, _ = batch(snap, [], 11_001)  # more than 1 s: idle
+    assert statuses(again) == [True]
+    replay, snap = batch(snap, [], 11_001)  # a replay: the same batch, the same status
+    assert replay == again
+    items, snap = batch(snap, [], 12_000)  # stays idle: said once
+    assert not statuses(items)
+    items, snap = batch(snap, [str(f)], 13_000)  # a record: active before it
+    assert items[0] == (WatermarkStatus, False) and len(statuses(items)) == 1
+    assert LONG_MIN not in [ts for v, ts in items if v is Watermark]
