@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from flowc.executor.runtime.channels import WatermarkStatus, WatermarkValve, merge_with_valve
-from flowc.executor.runtime.core import LONG_MIN, Watermark
+from flowc.executor.runtime.core import LONG_MAX, LONG_MIN, Watermark
 from flowc.executor.streaming.plan import plan_streaming
 from flowc.executor.streaming.task import SubtaskRun
 
@@ -92,12 +92,11 @@ def test_a_source_subtask_goes_idle_on_batch_timestamps_and_a_record_wakes_it(
     def batch(state: Any, share: list[str], ts: int) -> tuple[list[Any], Any]:
         from pyspark import cloudpickle
 
-        run = SubtaskRun(vertex, 0)
+        run = SubtaskRun(vertex, 0)  # (a snapshot is read back from its file: a copy)
         run.open(None if state is None else cloudpickle.loads(cloudpickle.dumps(state)))
         run.run_source(src.spec, share)
         run.end_batch(ts)
         # what goes to consumer subtask 0 (a status goes to every consumer subtask)
-        # (a snapshot is read back from its file: copied)
         return [x[1][1][1:] for x in run.items if x[1][0] == 0], run.snapshot()
 
     def statuses(items: list[Any]) -> list[Any]:
@@ -118,3 +117,24 @@ def test_a_source_subtask_goes_idle_on_batch_timestamps_and_a_record_wakes_it(
     items, snap = batch(snap, [str(f)], 13_000)  # a record: active before it
     assert items[0] == (WatermarkStatus, False) and len(statuses(items)) == 1
     assert LONG_MIN not in [ts for v, ts in items if v is Watermark]
+
+
+def test_a_finished_bounded_source_never_goes_idle(tmp_path: Path) -> None:
+    """Its end-of-input watermark (Long.MAX_VALUE) is final: an IDLE status after it would
+    let a valve whose other channels are idle flush it downstream."""
+    from flowc.executor.streaming.sources import bounded_shares
+
+    ds = dirs(tmp_path, 2)
+    land(ds[0], "a.txt", lines(0, 0))
+    plan = plan_streaming(graph(ds, True, _windows, bounded=(0,), idle_ms=100))
+    src = plan.sources[0]
+    assert src.bounded
+    vertex = next(v for v in plan.vertices if v.id == src.vertex)
+    run = SubtaskRun(vertex, 0)
+    run.open(None)
+    run.run_source(src.spec, bounded_shares(src.spec, 2).shares[0])
+    run.end_batch(1_000)
+    run.run_source(src.spec, None)  # later batches: finished, nothing to read
+    run.end_batch(60_000)
+    sent = [x[1][1][1:] for x in run.items if x[1][0] == 0]
+    assert (Watermark, LONG_MAX) in sent and all(v is not WatermarkStatus for v, _ in sent)

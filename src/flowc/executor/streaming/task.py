@@ -270,9 +270,12 @@ class SubtaskRun:
         for nid in self.idle_gens:
             m = self.members[nid]
             spec = m.wm if m.kind == "source" else m.spec
-            entry = self.ops[nid].idleness  # type: ignore[attr-defined]
+            op = self.ops[nid]
+            entry = op.idleness  # type: ignore[attr-defined]
             count, last, idle = entry
             entry[0] = 0
+            if op.watermark == LONG_MAX:  # its input ended (a bounded source): not idle
+                continue
             if count or last is None:
                 entry[1] = batch_timestamp_ms
             elif not idle and batch_timestamp_ms - last > spec.strategy.idleness:
