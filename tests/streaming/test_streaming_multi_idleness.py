@@ -138,3 +138,45 @@ def test_a_finished_bounded_source_never_goes_idle(tmp_path: Path) -> None:
     run.end_batch(60_000)
     sent = [x[1][1][1:] for x in run.items if x[1][0] == 0]
     assert (Watermark, LONG_MAX) in sent and all(v is not WatermarkStatus for v, _ in sent)
+
+
+IDLE_SQL = """CREATE TABLE clicks (user_id STRING, ts TIMESTAMP(3){wm}) WITH (
+  'connector' = 'filesystem', 'path' = 'in/', 'format' = 'csv',
+  'source.monitor-interval' = '1s'{idle});
+CREATE TABLE out (user_id STRING) WITH ('connector' = 'print');
+INSERT INTO out SELECT user_id FROM clicks;
+"""
+WM = ",\n  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
+
+
+def test_sql_scan_watermark_idle_timeout_sets_the_strategys_idleness() -> None:
+    from flowc.executor.runtime.sources import source_watermarks
+    from flowc.operators import TimestampsAndWatermarksOp
+    from flowc.sql import compile_sql
+
+    def strategies(idle: str) -> list[Any]:
+        sg = compile_sql(IDLE_SQL.format(wm=WM, idle=idle), "job.sql").env.get_stream_graph()
+        ops = [n.operator if isinstance(n.operator, TimestampsAndWatermarksOp)
+               else source_watermarks(n) for n in sg.nodes.values()]
+        return [op.strategy for op in ops if isinstance(op, TimestampsAndWatermarksOp)]
+
+    (s,) = strategies(", 'scan.watermark.idle-timeout' = '5 s'")
+    assert s.idleness == 5000 and s.out_of_orderness == 1000
+    (s,) = strategies("")
+    assert s.idleness is None
+
+
+@pytest.mark.parametrize(("wm", "idle", "message"), [
+    ("", "'5s'", "needs a WATERMARK on the table"),
+    (WM, "'0s'", "must be positive"),
+    (WM, "'soon'", "soon"),
+])
+def test_bad_sql_idle_timeouts_are_positioned_errors(wm: str, idle: str, message: str) -> None:
+    from flowc.errors import FlowcError
+    from flowc.sql import compile_sql
+
+    text = IDLE_SQL.format(wm=wm, idle=f", 'scan.watermark.idle-timeout' = {idle}")
+    with pytest.raises(FlowcError, match=message) as info:
+        compile_sql(text, "job.sql")
+    span = info.value.span
+    assert span is not None and span.file == "job.sql" and span.line == 3 + bool(wm)

@@ -370,8 +370,10 @@ class Lowerer:
             raise FlowTypeError(f"the watermark needs a timestamp, but this is {typed.type}",
                                 wm.expr.span, hint="write: watermark <timestamp field> - 2s")
         assigner = c.code_fn(typed.code, ("r", "record_ts"), wm.span, typed.vec)
-        return WatermarkStrategy.for_bounded_out_of_orderness(
+        strategy = WatermarkStrategy.for_bounded_out_of_orderness(
             wm.out_of_orderness).with_timestamp_assigner(assigner)
+        return strategy if wm.idle_timeout is None else \
+            strategy.with_idleness(wm.idle_timeout)
 
     def file_source(self, stmt: A.SourceStmt, body: A.FileBody, schema: Schema,
                     strategy: WatermarkStrategy | None) -> DataStream:
