@@ -183,3 +183,15 @@ gen | union files | print 'all';
     assert {-1, -2} <= set(values)
     generated = sorted(v for v in values if v > 0)
     assert generated == list(range(1, len(generated) + 1)) and len(generated) >= 20
+
+
+def test_a_job_without_an_unbounded_source_is_refused_before_spark(tmp_path: Path) -> None:
+    from flowc.errors import UnsupportedError
+    from flowc.parser import compile_source
+
+    text = "source a (x int) from sequence 1 to 3;\nsource b (x int) from sequence 4 to 5;\n" \
+           "a | union b | print;\n"
+    jg = compile_source(text, "bounded.flow").env.get_job_graph()
+    with pytest.raises(UnsupportedError, match="sources are all bounded") as info:
+        plan_streaming(jg)
+    assert info.value.span is not None and info.value.span.line == 1

@@ -182,7 +182,7 @@ def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
 
 def _check(sg: StreamGraph) -> None:
     sources = [n for n in sg.nodes.values() if n.kind is NodeKind.SOURCE]
-    if all(getattr(n.operator, "bounded", True) for n in sources):
+    if sources and all(getattr(n.operator, "bounded", True) for n in sources):
         n = min(sources, key=lambda n: n.id)
         raise UnsupportedError("the streaming executor runs jobs with an unbounded source; "
                                "this job's sources are all bounded", n.span,
