@@ -82,6 +82,13 @@ def restore_operator(op: Operator, state: dict[str, Any]) -> None:
             setattr(op, k, v)
 
 
+def _generator(m: Member) -> TimestampsAndWatermarksOp | None:
+    """The member's watermark generator: a source's own strategy or an
+    ``assign_timestamps_and_watermarks`` step."""
+    spec = m.wm if m.kind == "source" else m.spec
+    return spec if isinstance(spec, TimestampsAndWatermarksOp) else None
+
+
 class TaskError(Exception):
     """A member failed: its node id and the error, for the driver (``run_subtask``)."""
 
@@ -140,9 +147,8 @@ class SubtaskRun:
         if op.two_input:
             self.head2 = self._guarded(op.process2, nid)
         process = self._guarded(op.process1 if op.two_input else op.process, nid)
-        strategy = getattr(m.wm if m.kind == "source" else m.spec, "strategy", None)
-        if isinstance(m.wm if m.kind == "source" else m.spec, TimestampsAndWatermarksOp) \
-                and strategy.idleness is not None:
+        gen = _generator(m)
+        if gen is not None and gen.strategy.idleness is not None:
             process = self._counted(m, process)
 
         def watermark(wm: int) -> None:
@@ -182,8 +188,7 @@ class SubtaskRun:
         """What a member does with an upstream watermark status: forwarded along the chain
         and edges, except by sinks and by a watermark generator (Flink's
         TimestampsAndWatermarksOperator ignores upstream statuses: it has its own)."""
-        if m.kind == "sink" or isinstance(m.spec, TimestampsAndWatermarksOp) or \
-                m.kind == "source" and m.wm is not None:
+        if m.kind == "sink" or _generator(m) is not None:
             return lambda idle: None
         return self._status_out(m)
 
@@ -269,7 +274,7 @@ class SubtaskRun:
         marks its output IDLE, so downstream channels stop holding the min watermark."""
         for nid in self.idle_gens:
             m = self.members[nid]
-            spec = m.wm if m.kind == "source" else m.spec
+            timeout = _generator(m).strategy.idleness  # type: ignore[union-attr]
             op = self.ops[nid]
             entry = op.idleness  # type: ignore[attr-defined]
             count, last, idle = entry
@@ -278,7 +283,7 @@ class SubtaskRun:
                 continue
             if count or last is None:
                 entry[1] = batch_timestamp_ms
-            elif not idle and batch_timestamp_ms - last > spec.strategy.idleness:
+            elif not idle and batch_timestamp_ms - last > timeout:
                 entry[2] = True
                 self._status_out(m)(True)
 
