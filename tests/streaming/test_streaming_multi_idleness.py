@@ -180,3 +180,38 @@ def test_bad_sql_idle_timeouts_are_positioned_errors(wm: str, idle: str, message
         compile_sql(text, "job.sql")
     span = info.value.span
     assert span is not None and span.file == "job.sql" and span.line == 3 + bool(wm)
+
+
+def _idleness(text: str, filename: str) -> list[int | None]:
+    from flowc.executor.runtime.sources import source_watermarks
+    from flowc.operators import TimestampsAndWatermarksOp
+    from flowc.sql import compile_sql
+
+    sg = compile_sql(text, filename).env.get_stream_graph()
+    ops = [n.operator if isinstance(n.operator, TimestampsAndWatermarksOp)
+           else source_watermarks(n) for _, n in sorted(sg.nodes.items())]
+    return [op.strategy.idleness for op in ops if isinstance(op, TimestampsAndWatermarksOp)]
+
+
+def test_table_exec_source_idle_timeout_is_every_sources_default() -> None:
+    both = IDLE_SQL.replace("CREATE TABLE out", IDLE_SQL.split(";")[0].replace(
+        "clicks", "views").replace("{idle}", "{idle2}") + ";\nCREATE TABLE out") \
+        .replace("SELECT user_id FROM clicks", "SELECT user_id FROM clicks UNION ALL "
+                                               "SELECT user_id FROM views")
+    text = "SET 'table.exec.source.idle-timeout' = '2 s';\n" + both.format(
+        wm=WM, idle=", 'scan.watermark.idle-timeout' = '5 s'", idle2="")
+    assert _idleness(text, "job.sql") == [5000, 2000]  # the table's own option wins
+    assert _idleness(both.format(wm=WM, idle="", idle2=""), "job.sql") == [None, None]
+    off = "SET 'table.exec.source.idle-timeout' = '0 ms';\n" + both.format(
+        wm=WM, idle="", idle2="")
+    assert _idleness(off, "job.sql") == [None, None]  # Flink's default 0: no idleness
+
+
+def test_a_bad_idle_timeout_setting_is_a_positioned_error() -> None:
+    from flowc.errors import FlowcError
+    from flowc.sql import compile_sql
+
+    text = "SET 'table.exec.source.idle-timeout' = 'soon';\n" + IDLE_SQL.format(wm=WM, idle="")
+    with pytest.raises(FlowcError, match="soon") as info:
+        compile_sql(text, "job.sql")
+    assert info.value.span is not None and info.value.span.line == 1
