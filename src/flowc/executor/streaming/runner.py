@@ -3,10 +3,10 @@
 The query is the union of the job's unbounded sources as Spark streaming sources (for a
 monitored directory Spark's file stream source; the offsets log keeps, per source, what
 makes up each micro-batch, replayed identically after a crash) and one ``foreachBatch``;
-bounded sources are read by their subtasks in the first micro-batch. For each micro-batch the driver runs the job's vertices as Spark stages,
-exactly as the batch executor routes them (subtask *i* = partition *i*; non-chained edges
-carry the target subtask computed in the producer, ``partitionBy`` on it), every subtask
-continuing from its snapshot of the previous batch (``task.py``). Then every sink and
+bounded sources are read by their subtasks in the first micro-batch. For each micro-batch
+the driver runs the job's vertices as Spark stages, exactly as the batch executor routes
+them (subtask *i* = partition *i*; non-chained edges carry the target subtask computed in
+the producer, ``partitionBy`` on it), every subtask continuing from its snapshot of the previous batch (``task.py``). Then every sink and
 dead-letter output commits the batch once (``commit.py``), the batch's snapshots are
 marked done, and Spark commits its offsets. A kill at any point replays the batch: same
 files, same snapshots, same outputs, sinks that committed it skip it.
