@@ -215,3 +215,16 @@ def test_a_bad_idle_timeout_setting_is_a_positioned_error() -> None:
     with pytest.raises(FlowcError, match="soon") as info:
         compile_sql(text, "job.sql")
     assert info.value.span is not None and info.value.span.line == 1
+
+
+def test_a_snapshot_with_the_channels_watermarks_only_still_restores_them(
+        tmp_path: Path) -> None:
+    """Checkpoints written before watermark statuses kept a list of channel watermarks."""
+    ds = dirs(tmp_path, 2)
+    plan = plan_streaming(graph(ds, True, _windows))
+    consumer = next(v for v in plan.vertices if v.inputs)
+    n = len(consumer.channels[0])
+    run = SubtaskRun(consumer, 0)
+    run.open({"channels": list(range(100, 100 + n))})
+    assert run.valve.wms == list(range(100, 100 + n)) and run.valve.last == 100
+    assert run.snapshot()["channels"]["wms"] == run.valve.wms

@@ -27,7 +27,14 @@ from flowc.errors import FlowcError
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import files
 from flowc.executor.runtime.channels import WatermarkStatus, WatermarkValve, merge_with_valve
-from flowc.executor.runtime.core import LONG_MAX, Operator, TaskInfo, TimerService, Watermark
+from flowc.executor.runtime.core import (
+    LONG_MAX,
+    LONG_MIN,
+    Operator,
+    TaskInfo,
+    TimerService,
+    Watermark,
+)
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.state import KeyedStateBackend
 from flowc.executor.streaming.plan import Member, VertexPlan
@@ -259,8 +266,12 @@ class SubtaskRun:
                         restore_operator(op, saved)
             except Exception as e:
                 raise _at(e, nid) from None
-        if state is not None and isinstance(state.get("channels"), dict):
-            self.valve.restore(state["channels"])
+        channels = None if state is None else state.get("channels")
+        if isinstance(channels, dict):
+            self.valve.restore(channels)
+        elif isinstance(channels, list) and len(channels) == len(self.valve.wms):
+            # a snapshot of before watermark statuses: the channels' watermarks only
+            self.valve.wms, self.valve.last = list(channels), min(channels, default=LONG_MIN)
 
     def snapshot(self) -> dict[str, Any]:
         out: dict[str, Any] = {f"op_{self.members[nid].operator_id}": operator_state(op)
