@@ -56,7 +56,7 @@ def test_connect_co_map_and_co_flat_map(spark: Any, tmp_path: Path) -> None:
 def test_co_process_and_keyed_co_process_with_state_and_timers(spark: Any,
                                                               tmp_path: Path) -> None:
     from flowc.common import Types
-    from flowc.datastream import KeyedCoProcessFunction, MapStateDescriptor
+    from flowc.datastream import CoProcessFunction, KeyedCoProcessFunction, MapStateDescriptor
 
     class Sum(KeyedCoProcessFunction):
         """Per key and 3 s period: the sums of each input, emitted by an event-time timer
@@ -80,9 +80,16 @@ def test_co_process_and_keyed_co_process_with_state_and_timers(spark: Any,
         def on_timer(self, ts: int, ctx: Any) -> Any:
             yield f"{ctx.get_current_key()}@{ts}: {self.s1.get(ts)} {self.s2.get(ts)}"
 
+    class Plain(CoProcessFunction):
+        def process_element1(self, value: Any, ctx: Any) -> Any:
+            yield f"1:{value}@{ctx.timestamp()}"
+
+        def process_element2(self, value: Any, ctx: Any) -> Any:
+            yield f"2:{value}@{ctx.timestamp()}"
+
     got = _check(tmp_path, lambda a, b: a.connect(b).key_by(lambda r: r[0], lambda r: r[0])
-                 .process(Sum()))
-    assert len(got) == 4 * 4
+                 .process(Sum()).union(a.connect(b).process(Plain())))
+    assert len(got) == 4 * 4 + 2 * 4 * 12
 
 
 def test_interval_join(spark: Any, tmp_path: Path) -> None:
