@@ -227,7 +227,7 @@ def test_a_record_behind_a_batchs_watermark_is_late_unlike_in_one_bounded_run(
 
 def test_unsupported_jobs_fail_before_spark_with_the_operator_named() -> None:
     text = """source a (x int, ts timestamp) from csv 'in/' monitor every 1s;
-source b (x int, ts timestamp) from csv 'in2/' monitor every 1s;
+source b (x int, ts timestamp) from csv 'hdfs://nn/in2/';
 a | union b | print;
 """
     jg = compile_source(text, "two.flow").env.get_job_graph()

@@ -553,11 +553,13 @@ SourceBody = (
 
 @dataclass(frozen=True)
 class Watermark:
-    """``watermark <timestamp expr> [- <duration>]``."""
+    """``watermark <timestamp expr> [- <duration>]``; ``idle_timeout``: SQL's
+    ``'scan.watermark.idle-timeout'`` (``WatermarkStrategy.with_idleness``)."""
 
     expr: Expr
     out_of_orderness: int
     span: Span
+    idle_timeout: int | None = None
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from flowc.parser.exprs import (
     row_columns,
 )
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
-from flowc.parser.settings import apply_hints, apply_set
+from flowc.parser.settings import IDLE_TIMEOUT, apply_hints, apply_set
 from flowc.parser.steps import FILE_FORMATS, PipelineBuilder, check_storable
 from flowc.parser.udf_types import annotated_types
 from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Field, Schema, Type, assignable
@@ -370,8 +370,12 @@ class Lowerer:
             raise FlowTypeError(f"the watermark needs a timestamp, but this is {typed.type}",
                                 wm.expr.span, hint="write: watermark <timestamp field> - 2s")
         assigner = c.code_fn(typed.code, ("r", "record_ts"), wm.span, typed.vec)
-        return WatermarkStrategy.for_bounded_out_of_orderness(
+        strategy = WatermarkStrategy.for_bounded_out_of_orderness(
             wm.out_of_orderness).with_timestamp_assigner(assigner)
+        idle = wm.idle_timeout  # the table's own, else the job's default (0: none)
+        if idle is None:
+            idle = int(dict(self.env.config.options).get(IDLE_TIMEOUT, "0")) or None
+        return strategy if idle is None else strategy.with_idleness(idle)
 
     def file_source(self, stmt: A.SourceStmt, body: A.FileBody, schema: Schema,
                     strategy: WatermarkStrategy | None) -> DataStream:

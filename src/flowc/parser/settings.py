@@ -20,6 +20,9 @@ FLINK_KEYS = {
     "execution.runtime-mode": "mode",
     "pipeline.name": "job_name",
 }
+# Flink's default idleness of every SQL source with a watermark (0: none), in milliseconds in
+# the job's options; a table's 'scan.watermark.idle-timeout' wins.
+IDLE_TIMEOUT = "table.exec.source.idle-timeout"
 # Dotted keys with these prefixes are free options, recorded in the job's configuration.
 FREE_PREFIXES = ("spark.", "flowc.")
 HINT_KEYS = ("parallelism", "max_parallelism", "slot_group", "slot_sharing_group", "uid",
@@ -54,6 +57,26 @@ def str_setting(s: A.Setting, what: str) -> str:
     if not s.value:
         raise FlowTypeError(f"{what} must not be empty", s.value_span)
     return s.value
+
+
+def duration_setting(s: A.Setting, what: str) -> int:
+    """Milliseconds of a duration setting: ``5s`` in .flow, a Flink duration string
+    (``'5 s'``, ``'500 ms'``) or a number of milliseconds; not negative."""
+    v = s.value
+    if isinstance(v, A.DurationLit):
+        ms = v.millis
+    elif isinstance(v, str):
+        from flowc.sql.ddl import flink_duration  # the SQL options' duration syntax
+
+        ms = flink_duration(v, s.value_span)
+    elif isinstance(v, int) and not isinstance(v, bool):
+        ms = v
+    else:
+        raise FlowTypeError(f"{what} must be a duration such as 5s, got {_shown(v)}",
+                            s.value_span)
+    if ms < 0:
+        raise FlowTypeError(f"{what} cannot be negative", s.value_span)
+    return ms
 
 
 def word_setting(s: A.Setting, what: str, choices: tuple[str, ...]) -> str:
@@ -91,6 +114,8 @@ def apply_set(env: Any, s: A.Setting) -> None:
         _apply(env, value, flowc_key, f"'{key}'")
     elif key in SET_KEYS:
         _apply(env, s, key, key)
+    elif key == IDLE_TIMEOUT:
+        env.set_option(key, str(duration_setting(s, f"'{key}'")))
     elif key.startswith(FREE_PREFIXES):
         # Free options are namespaced (spark.*, flowc.*) so that typos of the known keys
         # above cannot silently become options.
@@ -98,7 +123,7 @@ def apply_set(env: Any, s: A.Setting) -> None:
         env.set_option(key, str(value).lower() if isinstance(value, bool) else
                        f"{value.millis}ms" if isinstance(value, A.DurationLit) else str(value))
     else:
-        known = SET_KEYS + tuple(FLINK_KEYS)
+        known = SET_KEYS + tuple(FLINK_KEYS) + (IDLE_TIMEOUT,)
         raise FlowNameError(f"unknown setting '{key}'", s.key_span,
                             hint=did_you_mean(key, known) or
                             f"settings are {', '.join(SET_KEYS)} (or Flink's "

@@ -103,15 +103,22 @@ def restore_savepoint(savepoint: str, graph: ExecutionGraph, origin: str, checkp
                         and len(st.channels[idx]) == len(v.channels[idx]):
                     snap["channels"] = st.channels[idx]
             _write_snapshot(snapshot_path(ckpt.state, RESTORED_BATCH, v.id, idx), snap)
-    source_id = next(m.operator_id for v in plan.vertices for m in v.members
-                     if m.nid == plan.source_node)
-    units, done = _source(savepoint, mapping.get(source_id))
+    units: list[int] = []
+    done: list[str] = []
+    for s in plan.sources:
+        if s.bounded:  # read whole by the savepoint's job: not read again
+            continue
+        source_id = next(m.operator_id for v in plan.vertices for m in v.members
+                         if m.nid == s.node)
+        n, read = _source(savepoint, mapping.get(source_id))
+        units.append(n)
+        done.extend(read)
     d = os.path.join(ckpt.state, str(RESTORED_BATCH))
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, SOURCE_FILES), "w", encoding="utf-8") as fh:
-        json.dump(done, fh)
+        json.dump(sorted(set(done)), fh)
     ckpt.finish_batch(RESTORED_BATCH, units)  # _DONE last: a whole restore or none
-    return Restored(len(mapping), tuple(dropped), diff.count("new"), units)
+    return Restored(len(mapping), tuple(dropped), diff.count("new"), sum(units))
 
 
 def _source(savepoint: str, old_id: str | None) -> tuple[int, list[str]]:

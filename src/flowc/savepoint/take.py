@@ -67,14 +67,18 @@ def take_savepoint(checkpoint: str, graph: ExecutionGraph, origin: str, out: str
     for o in meta.operators:
         if o.id in states:
             write_operator(os.path.join(tmp, "operators", o.id), states[o.id])
-    source_id = next(m.operator_id for v in plan.vertices for m in v.members
-                     if m.nid == plan.source_node)
-    units = ckpt.files_read(batch)
-    source = {"units_read": units, "kind": type(plan.source).__name__,
-              "done": done_files(ckpt, batch)}
     os.makedirs(os.path.join(tmp, "sources"), exist_ok=True)
-    with open(os.path.join(tmp, "sources", f"{source_id}.json"), "w", encoding="utf-8") as fh:
-        json.dump(source, fh, indent=1)
+    read = ckpt.units_read(batch)
+    unbounded = [s for s in plan.sources if not s.bounded]
+    for k, s in enumerate(unbounded):  # the n-th unbounded source is Spark's source n
+        source_id = next(m.operator_id for v in plan.vertices for m in v.members
+                         if m.nid == s.node)
+        doc = {"units_read": read[k] if k < len(read) else 0,
+               "kind": type(s.spec).__name__, "done": done_files(ckpt, batch, k)}
+        with open(os.path.join(tmp, "sources", f"{source_id}.json"), "w",
+                  encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=1)
+    units = sum(read)
     with open(os.path.join(tmp, METADATA_FILE), "w", encoding="utf-8") as fh:
         fh.write(meta.to_json())  # last: a directory without it is no savepoint
     if os.path.isdir(out):
@@ -112,7 +116,10 @@ def _operator_states(plan: StreamingPlan, state_dir: str, batch: int, checkpoint
                 if m is v.head:
                     while len(st.channels) <= idx:
                         st.channels.append([])
-                    st.channels[idx] = list(snap.get("channels", []))
+                    channels = snap.get("channels", [])
+                    if isinstance(channels, dict):  # the valve's state: its watermarks
+                        channels = channels.get("wms", [])
+                    st.channels[idx] = list(channels)
     return out
 
 
@@ -146,16 +153,16 @@ def _extra_meta(graph: ExecutionGraph, op_id: str) -> OperatorMeta:
     raise AssertionError(f"operator {op_id} is not in the plan")
 
 
-def done_files(ckpt: Checkpoint, batch: int) -> list[str]:
+def done_files(ckpt: Checkpoint, batch: int, source: int = 0) -> list[str]:
     """The files a monitored file source read up to completed ``batch``: Spark's file
-    source log (``spark/sources/0``: ``v1`` then one JSON object a line with ``path`` and
+    source log (``spark/sources/<n>`` of the query's n-th source: ``v1`` then one JSON object a line with ``path`` and
     ``batchId``; every tenth batch a ``.compact`` file repeats all before it), plus the
     files a restore said were read before (``_SOURCE.json`` of the restored batch)."""
     found: set[str] = set(ckpt.restored_files(batch))
     for b in ckpt.done_batches():
         if b <= batch:
             found.update(ckpt.restored_files(b))
-    log = os.path.join(ckpt.spark, "sources", "0")
+    log = os.path.join(ckpt.spark, "sources", str(source))
     names = sorted(os.listdir(log)) if os.path.isdir(log) else []
     for name in names:
         if name.startswith(".") or not name.split(".")[0].isdigit():

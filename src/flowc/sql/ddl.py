@@ -10,7 +10,7 @@ and ``blackhole`` (write). ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`` beco
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -30,7 +30,7 @@ _CSV_OPTIONS = {"csv.field-delimiter": "delimiter", "csv.quote-character": "quot
                 "csv.null-literal": "null_value", "csv.header": "header"}
 _COMMON = {"connector", "path", "format", "scan.parallelism", "sink.parallelism",
            "dead-letter", "number-of-rows", "rows-per-second", "print-identifier",
-           "source.monitor-interval"}
+           "source.monitor-interval", "scan.watermark.idle-timeout"}
 # Per connector: its own options (Flink's names).
 _CONNECTOR_OPTIONS = {
     "socket": {"hostname", "port", "byte-delimiter"},
@@ -123,6 +123,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
     if connector == "filesystem":  # checked now, as Flink checks them at CREATE TABLE
         partitions.sink_options(options, option_spans, bool(tdef.partition_by), span)
     watermark = _watermark(rw, chunk, fields, tdef)
+    watermark = _idle_timeout(tdef, watermark)
     if connector in READABLE and not tdef.partition_by:
         tdef.source = _source(tdef, tuple(fields), watermark)
     elif watermark is not None:
@@ -199,6 +200,23 @@ def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],
                                     "INTERVAL '2' SECOND")
     tdef.rowtime = wm.column
     return A.Watermark(A.FieldRef(wm.column, None, col_span), delay, wspan)
+
+
+def _idle_timeout(t: TableDef, wm: A.Watermark | None) -> A.Watermark | None:
+    """``'scan.watermark.idle-timeout'``: the table's watermark strategy gets Flink's
+    idleness (honoured by the streaming executor; bounded runs end every source)."""
+    ispan = t.option_spans.get("scan.watermark.idle-timeout")
+    if ispan is None:
+        return wm
+    if wm is None:
+        raise FlowTypeError("'scan.watermark.idle-timeout' needs a WATERMARK on the table",
+                            ispan, hint="add: WATERMARK FOR <column> AS <column> - "
+                                        "INTERVAL '2' SECOND")
+    millis = flink_duration(t.options["scan.watermark.idle-timeout"], ispan)
+    if millis <= 0:
+        raise FlowTypeError("'scan.watermark.idle-timeout' must be positive", ispan,
+                            hint="for example: 'scan.watermark.idle-timeout' = '5s'")
+    return replace(wm, idle_timeout=millis)
 
 
 def _source(t: TableDef, fields: tuple[A.FieldDecl, ...],

@@ -2,7 +2,7 @@
 
 - ``state/<batch>/<vertex>-<subtask>.pkl``: each subtask's snapshot after a micro-batch,
   ``state/<batch>/_DONE`` (holding the number of files - or socket lines, datagen rows,
-  Kafka records - the source read so far) once the whole batch
+  Kafka records - each unbounded source read so far, space-separated) once the whole batch
   (all tasks, all sinks) completed. A batch reads the latest done snapshot before it.
 - ``state/-1/``: the state a run restored from a savepoint (``flowc.savepoint.restore``),
   laid out as a completed batch before Spark's first, plus ``_SOURCE.json`` (the files the
@@ -51,13 +51,9 @@ class Checkpoint:
         return done[-1] if done else None
 
     def files_read(self, batch: int | None) -> int:
-        """How many files (lines, rows, records: ``sources.BatchShares.units``) the source
-        read up to and including completed ``batch``."""
-        if batch is None:
-            return 0
-        with open(os.path.join(self.state, str(batch), "_DONE"), encoding="utf-8") as fh:
-            text = fh.read().strip()
-        return int(text) if text else 0
+        """How many files (lines, rows, records: ``sources.BatchShares.units``) the sources
+        read up to and including completed ``batch``, in all."""
+        return sum(self.units_read(batch))
 
     def restored_files(self, batch: int | None) -> list[str]:
         """The files (local paths) read before a savepoint restored as ``batch``: the source
@@ -70,11 +66,20 @@ class Checkpoint:
         with open(path, encoding="utf-8") as fh:
             return list(json.load(fh))
 
-    def finish_batch(self, batch: int, files_read: int) -> None:
+    def units_read(self, batch: int | None) -> list[int]:
+        """Per source (in the plan's order): the files, lines, rows or records read up to
+        and including completed ``batch`` (empty before the first batch)."""
+        if batch is None:
+            return []
+        with open(os.path.join(self.state, str(batch), "_DONE"), encoding="utf-8") as fh:
+            return [int(x) for x in fh.read().split()]
+
+    def finish_batch(self, batch: int, files_read: int | list[int]) -> None:
         prev = self.previous(batch)
         d = os.path.join(self.state, str(batch))
         os.makedirs(d, exist_ok=True)
-        _touch(os.path.join(d, "_DONE"), str(files_read))
+        counts = [files_read] if isinstance(files_read, int) else files_read
+        _touch(os.path.join(d, "_DONE"), " ".join(map(str, counts)))
         # Until Spark commits this batch it may be replayed, reading ``prev``: snapshots
         # older than that are no longer read.
         for n in os.listdir(self.state):

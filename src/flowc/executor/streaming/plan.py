@@ -1,12 +1,15 @@
 """What the streaming executor runs: per JobVertex, its members, output slots and input
 channels (computed once on the driver; picklable, shipped to every micro-batch's tasks).
 
-Supported today (``plan_streaming`` names the first thing that is not): one unbounded
-source (monitored csv / json lines / parquet / text-line files on local paths, a socket,
-datagen without a row limit, Kafka: ``streaming.sources``) and no other source; one-input operators
-of the runtime (map / filter / flat_map / process, keyed process, rolling aggregates,
-windows, ...); print, blackhole, csv / json / parquet file sinks; every partitioner. Not yet:
-two-input operators and unions, collect sinks, several sources.
+Supported today (``plan_streaming`` names the first thing that is not): any number of
+unbounded sources (monitored csv / json lines / parquet / text-line files on local paths,
+sockets, datagen without a row limit, Kafka: ``streaming.sources``), at least one, beside
+bounded sources (files on local paths, collections, sequences, datagen with a row limit:
+read in the first micro-batch, then finished); the runtime's one- and two-input operators
+(map / filter / flat_map / process, keyed process, rolling aggregates, windows, unions,
+connect + co-map / co-flat-map / co-process, keyed co-process, interval joins, broadcast
+state, ...); print, blackhole, csv / json / parquet file sinks; every partitioner. Not yet:
+collect sinks.
 """
 
 from __future__ import annotations
@@ -23,7 +26,16 @@ from flowc.executor.runtime.sources import source_watermarks
 from flowc.executor.sinks import check_sink, declared_columns
 from flowc.executor.streaming.sources import UNBOUNDED_KINDS
 from flowc.executor.wiring import Wiring
-from flowc.operators import DiscardingSink, FileSink, FileSource, PrintSink, TextLineFileSource
+from flowc.operators import (
+    CollectionSource,
+    DatagenSource,
+    DiscardingSink,
+    FileSink,
+    FileSource,
+    PrintSink,
+    SequenceSource,
+    TextLineFileSource,
+)
 from flowc.planner.stream_graph import NodeKind, StreamGraph
 
 
@@ -68,20 +80,44 @@ class VertexPlan:
     # per consumer subtask: channel ids in channel order and each one's input number
     channels: list[list[int]] = field(default_factory=list)
     inputs: list[tuple[str, int]] = field(default_factory=list)  # (producer vertex, slot)
+    # the head's input number (1, or 2 for a two-input operator's second input) per input
+    # edge; a channel id carries its edge's position in the upper bits (``channel_input``)
+    edge_inputs: list[int] = field(default_factory=list)
+    source: int | None = None  # a source vertex: its index in StreamingPlan.sources
+
+    def channel_input(self, channel: int) -> int:
+        return self.edge_inputs[channel >> 16]
 
     @property
     def head(self) -> Member:
         return self.members[0]
 
 
+@dataclass(frozen=True)
+class SourcePlan:
+    """One source of the job: unbounded (one of ``streaming.sources.UNBOUNDED_KINDS``, in
+    the query's union) or bounded (read in the first micro-batch, then finished)."""
+
+    index: int  # the source's number in the query's union (the ``src`` column)
+    spec: Any
+    node: int
+    vertex: str
+    bounded: bool
+
+
 @dataclass
 class StreamingPlan:
     vertices: list[VertexPlan]  # topological
-    source: Any  # one of streaming.sources.UNBOUNDED_KINDS
-    source_node: int
+    sources: list[SourcePlan]  # in node order
     sinks: dict[int, Any]  # sink node id -> spec
     sink_columns: dict[int, Any]  # file sink node -> declared columns
     names: dict[int, str]  # node id -> name
+
+
+# Bounded sources a streaming job may read besides its unbounded ones (in the first
+# micro-batch, with the bounded executors' readers and splits).
+BOUNDED_KINDS = (FileSource, TextLineFileSource, CollectionSource, SequenceSource,
+                 DatagenSource)
 
 
 def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
@@ -94,7 +130,7 @@ def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
     slots: dict[int, tuple[str, int]] = {}  # id(stream edge) -> (producer vertex, slot)
     sinks: dict[int, Any] = {}
     columns: dict[int, Any] = {}
-    source: tuple[Any, int] | None = None
+    found: list[tuple[Any, int, str]] = []
     for v in job_graph.vertices_sorted():
         p, m = wiring.vertex(v.id)
         chained = {id(e) for e in v.chained_edges}
@@ -108,7 +144,7 @@ def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
                             operator_id=op_ids.get(nid, str(nid)))
             if kind == "source":
                 member.wm = source_watermarks(node)
-                source = (node.operator, nid)
+                found.append((node.operator, nid, v.id))
             elif kind == "sink":
                 sinks[nid] = node.operator
                 if isinstance(node.operator, FileSink):
@@ -130,19 +166,29 @@ def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
         head_inputs = list(sg.inputs(v.head))
         edges = sorted(v.inputs, key=lambda je: head_inputs.index(je.stream_edge))
         plan.inputs = [slots[id(je.stream_edge)] for je in edges]
+        plan.edge_inputs = [je.stream_edge.type_number or 1 for je in edges]
         for idx in range(p):
             plan.channels.append([(order << 16) | k for order, je in enumerate(edges)
                                   for k in wiring.producers_of(je.stream_edge, idx)])
         vertices.append(plan)
-    assert source is not None
-    return StreamingPlan(vertices, source[0], source[1], sinks, columns,
+    found.sort(key=lambda t: t[1])
+    sources = [SourcePlan(k, spec, nid, vid, bool(getattr(spec, "bounded", True)))
+               for k, (spec, nid, vid) in enumerate(found)]
+    for s in sources:
+        next(v for v in vertices if v.id == s.vertex).source = s.index
+    return StreamingPlan(vertices, sources, sinks, columns,
                          {nid: n.name for nid, n in sg.nodes.items()})
 
 
 def _check(sg: StreamGraph) -> None:
     sources = [n for n in sg.nodes.values() if n.kind is NodeKind.SOURCE]
+    if sources and all(getattr(n.operator, "bounded", True) for n in sources):
+        n = min(sources, key=lambda n: n.id)
+        raise UnsupportedError("the streaming executor runs jobs with an unbounded source; "
+                               "this job's sources are all bounded", n.span,
+                               hint="run it with the batch or reference executor")
     for n in sorted(sg.nodes.values(), key=lambda n: n.id):
-        why = _unsupported(sg, n, len(sources))
+        why = _unsupported(sg, n)
         if why is not None:
             raise UnsupportedError(f"the streaming executor cannot run '{n.name}' yet: {why}",
                                    n.span, hint="docs/executor.md, \"Streaming\", lists what "
@@ -158,24 +204,22 @@ def _check(sg: StreamGraph) -> None:
             raise type(e)(e.message, n.span) from None
 
 
-def _unsupported(sg: StreamGraph, n: Any, n_sources: int) -> str | None:
+def _unsupported(sg: StreamGraph, n: Any) -> str | None:
     if n.kind is NodeKind.SOURCE:
         spec = n.operator
-        if not isinstance(spec, UNBOUNDED_KINDS) or spec.bounded:
-            return ("its sources must be unbounded: monitored files, a socket, datagen "
-                    "without a row limit or Kafka")
-        if n_sources > 1:
-            return "a job reads one unbounded source"
+        bounded = getattr(spec, "bounded", True)
+        if bounded and not isinstance(spec, BOUNDED_KINDS) or \
+                not bounded and not isinstance(spec, UNBOUNDED_KINDS):
+            return ("its sources must be monitored files, sockets, datagen, Kafka, or "
+                    "bounded files, collections and sequences")
         if not isinstance(spec, (FileSource, TextLineFileSource)):
             return None
-        if isinstance(spec, TextLineFileSource) and len(spec.paths) != 1:
+        if isinstance(spec, TextLineFileSource) and not bounded and len(spec.paths) != 1:
             return "a monitored text-line source watches one directory"
-        path = spec.path if isinstance(spec, FileSource) else spec.paths[0]
-        if files.local_path(path) is None:
+        paths = [spec.path] if isinstance(spec, FileSource) else spec.paths
+        if any(files.local_path(p) is None for p in paths):
             return "it reads local paths only"
         return None
-    if len(sg.inputs(n.id)) > 1 or getattr(n, "two_input", False):
-        return "two-input operators and unions are not streamed yet"
     if n.kind is NodeKind.SINK and not isinstance(n.operator, (PrintSink, FileSink,
                                                                DiscardingSink)):
         return "streaming sinks are print, blackhole and csv / json / parquet files"

@@ -1,11 +1,12 @@
 """Run an unbounded job as one Spark Structured Streaming query.
 
-The query is Spark's file stream source over the monitored directory (it keeps the offsets
-log: which files make up which micro-batch, replayed identically after a crash) and one
-``foreachBatch``. For each micro-batch the driver runs the job's vertices as Spark stages,
-exactly as the batch executor routes them (subtask *i* = partition *i*; non-chained edges
-carry the target subtask computed in the producer, ``partitionBy`` on it), every subtask
-continuing from its snapshot of the previous batch (``task.py``). Then every sink and
+The query is the union of the job's unbounded sources as Spark streaming sources (for a
+monitored directory Spark's file stream source; the offsets log keeps, per source, what
+makes up each micro-batch, replayed identically after a crash) and one ``foreachBatch``;
+bounded sources are read by their subtasks in the first micro-batch. For each micro-batch
+the driver runs the job's vertices as Spark stages, exactly as the batch executor routes
+them (subtask *i* = partition *i*; non-chained edges carry the target subtask computed in
+the producer, ``partitionBy`` on it), every subtask continuing from its snapshot of the previous batch (``task.py``). Then every sink and
 dead-letter output commits the batch once (``commit.py``), the batch's snapshots are
 marked done, and Spark commits its offsets. A kill at any point replays the batch: same
 files, same snapshots, same outputs, sinks that committed it skip it.
@@ -14,6 +15,7 @@ files, same snapshots, same outputs, sinks that committed it skip it.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import shutil
 import signal
@@ -28,6 +30,7 @@ from typing import Any
 from flowc.chaining.job_graph import JobGraph
 from flowc.errors import ConfigError, ExecutionError, FlowcError
 from flowc.executor.runtime import files
+from flowc.executor.runtime.core import LONG_MAX
 from flowc.executor.sinks import (
     abort,
     print_prefix,
@@ -37,16 +40,19 @@ from flowc.executor.sinks import (
     stage_python,
 )
 from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.plan import StreamingPlan, VertexPlan, plan_streaming
+from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, VertexPlan, plan_streaming
 from flowc.executor.streaming.sources import (
+    BatchShares,
     batch_shares,
+    bounded_shares,
     check_source,
     default_interval,
-    source_dataframe,
+    query_dataframe,
     source_failure,
+    source_of,
 )
-from flowc.executor.streaming.task import DEAD, SINK, STATS, run_subtask
-from flowc.operators import FileSink, PrintSink
+from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext, run_subtask
+from flowc.operators import FileSink, KafkaSource, PrintSink, SocketSource
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
 
@@ -60,7 +66,8 @@ class StreamStats:
     late_records_dropped: int = 0
     state_bytes: int = 0  # the snapshots' size after the last batch
     last_batch: int | None = None
-    watermark: int | None = None
+    watermark: int | None = None  # the min over the sources' watermarks
+    watermarks: dict[int, int] = field(default_factory=dict)  # source node -> watermark
     printed: list[str] = field(default_factory=list)
     name: str = ""
 
@@ -95,7 +102,9 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     sg = job_graph.stream_graph
     name = job_name or sg.config.job_name
     plan = plan_streaming(job_graph)  # unsupported jobs fail before Spark starts
-    check_source(plan.source, sg.nodes[plan.source_node].span)
+    unbounded = [s for s in plan.sources if not s.bounded]
+    for s in unbounded:
+        check_source(s.spec, sg.nodes[s.node].span)
     temporary = checkpoint is None
     root = tempfile.mkdtemp(prefix="flowc-checkpoint-") if temporary else checkpoint
     assert root is not None
@@ -103,7 +112,8 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     stop = stop or threading.Event()
     spark = get_spark(master, verbose, spark_options(sg.config.options))
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
-    interval = default_interval(plan.source) if trigger_ms is None else trigger_ms
+    interval = min(default_interval(s.spec) for s in unbounded) \
+        if trigger_ms is None else trigger_ms
     try:
         job.run(interval, stop)
     finally:
@@ -126,9 +136,13 @@ class _StreamJob:
         self.failure: BaseException | None = None
         self.stopping = False
 
+    @property
+    def unbounded(self) -> list[SourcePlan]:
+        return [s for s in self.plan.sources if not s.bounded]
+
     def run(self, interval_ms: int, stop: threading.Event) -> None:
-        df = source_dataframe(self.spark, self.plan.source, interval_ms,
-                              self.sg.nodes[self.plan.source_node].span)
+        df = query_dataframe(self.spark, [(s.index, s.spec, self.sg.nodes[s.node].span)
+                                          for s in self.unbounded], interval_ms)
         writer = df.writeStream.foreachBatch(self._batch) \
             .option("checkpointLocation", self.ckpt.spark) \
             .queryName(f"flowc-{os.getpid()}")
@@ -143,9 +157,10 @@ class _StreamJob:
                 _stop_between_batches(query)
         except Exception as e:  # noqa: BLE001
             if self.failure is None and not self.sc._jsc.sc().isStopped():
-                # the source failed (a socket refused, a broker unreachable, ...)
-                raise source_failure(self.plan.source, e,
-                                     self.sg.nodes[self.plan.source_node].span) from None
+                # a source failed (a socket refused, a broker unreachable, ...)
+                src = next((s for s in self.unbounded if isinstance(
+                    s.spec, (SocketSource, KafkaSource))), self.unbounded[0])
+                raise source_failure(src.spec, e, self.sg.nodes[src.node].span) from None
             # The JVM was stopped under us (it got the signal too): the checkpoint is
             # consistent anyway - an unfinished batch is replayed on restart.
             if self.failure is None:
@@ -173,20 +188,15 @@ class _StreamJob:
     def _run_batch(self, df: Any, batch_id: int) -> None:
         began = time.perf_counter()
         prev = self.ckpt.previous(batch_id)
-        before = self.ckpt.files_read(prev)
-        skip = self.ckpt.restored_files(prev)
-        if skip:  # restored from a savepoint: the files its job read are not read again
-            from pyspark.sql import functions as F  # noqa: N812
-
-            df = df.filter(~F.regexp_replace("path", "^file:(//)?", "").isin(skip))
-        source_vertex = self.plan.vertices[0]
-        taken = batch_shares(self.plan.source, df, before, source_vertex.parallelism)
+        taken = self._shares(df, prev)
+        ctx = BatchContext(batch_id, prev, self.ckpt.state,
+                           batch_timestamp_ms(self.ckpt.spark, batch_id))
         rdds: dict[str, Any] = {}
         outputs = []
         from pyspark import StorageLevel
 
         for v in self.plan.vertices:
-            rdd = self._vertex_rdd(v, batch_id, prev, taken.shares, rdds)
+            rdd = self._vertex_rdd(v, ctx, taken, rdds)
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             rdds[v.id] = rdd
             outputs.append(rdd)
@@ -198,18 +208,50 @@ class _StreamJob:
                 rdd.unpersist()
         self._commit(batch_id, collected)
         hold_for_test("after-sinks", batch_id)
-        self.ckpt.finish_batch(batch_id, before + taken.units)
+        before = self.ckpt.units_read(prev) or [0] * len(self.unbounded)
+        self.ckpt.finish_batch(batch_id, [n + taken[s.index].units
+                                          for n, s in zip(before, self.unbounded)])
         hold_for_test("after-state", batch_id)
-        self._report(batch_id, collected, taken.label, time.perf_counter() - began)
+        label = ", ".join(taken[s.index].label for s in self.unbounded)
+        self._report(batch_id, collected, label, time.perf_counter() - began)
 
-    def _vertex_rdd(self, v: VertexPlan, batch: int, prev: int | None, shares: list[Any],
-                    rdds: dict[str, Any]) -> Any:
-        p, state_dir = v.parallelism, self.ckpt.state
-        if not v.inputs:  # the source vertex: subtask i reads shares[i] (sources.py)
-            spec = self.plan.source
+    def _shares(self, df: Any, prev: int | None) -> dict[int, BatchShares | None]:
+        """Per source: what each of its subtasks reads in this batch (None: a bounded
+        source read in an earlier batch)."""
+        before = self.ckpt.units_read(prev) or [0] * len(self.unbounded)
+        p = {v.source: v.parallelism for v in self.plan.vertices if v.source is not None}
+        several = len(self.unbounded) > 1
+        skip = self.ckpt.restored_files(prev)
+        if skip:  # restored from a savepoint: the files its job read are not read again
+            from pyspark.sql import functions as F  # noqa: N812
+
+            if "path" in df.columns:
+                df = df.filter(F.col("path").isNull() | ~F.regexp_replace(
+                    "path", "^file:(//)?", "").isin(skip))
+        if several:
+            df = df.persist()  # split by source below: read the batch once
+        try:
+            out: dict[int, BatchShares | None] = {
+                s.index: batch_shares(s.spec, source_of(df, s.index, several), n, p[s.index])
+                for n, s in zip(before, self.unbounded)}
+        finally:
+            if several:
+                df.unpersist()
+        for s in self.plan.sources:
+            if s.bounded:
+                out[s.index] = bounded_shares(s.spec, p[s.index]) if prev is None else None
+        return out
+
+    def _vertex_rdd(self, v: VertexPlan, ctx: BatchContext,
+                    taken: dict[int, BatchShares | None], rdds: dict[str, Any]) -> Any:
+        p = v.parallelism
+        if v.source is not None:  # a source vertex: subtask i reads shares[i] (sources.py)
+            spec = self.plan.sources[v.source].spec
+            got = taken[v.source]
+            shares = [None] * p if got is None else got.shares
 
             def run_source(idx: int, _it: Any) -> Any:
-                return run_subtask(v, idx, batch, prev, state_dir, (spec, shares[idx]), None)
+                return run_subtask(v, idx, ctx, (spec, shares[idx]), None)
             return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
         parts = [rdds[vid].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
                  for vid, slot in v.inputs]
@@ -219,20 +261,20 @@ class _StreamJob:
         shuffled = merged.partitionBy(p, _identity)
 
         def run_consumer(idx: int, it: Any) -> Any:
-            return run_subtask(v, idx, batch, prev, state_dir, None, ((0, x[1]) for x in it))
+            return run_subtask(v, idx, ctx, None, ((0, x[1]) for x in it))
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     # -- sinks ---------------------------------------------------------------------
 
     def _commit(self, batch: int, collected: list[tuple[int, Any]]) -> None:
         records: dict[int, list[tuple[int, Any]]] = {n: [] for n in self.plan.sinks}
-        dead: list[str] = []
+        dead: dict[int, list[str]] = {}
         for kind, payload in collected:
             if kind == SINK:
                 nid, idx, value = payload
                 records[nid].append((idx, value))
             elif kind == DEAD:
-                dead.append(payload[1])
+                dead.setdefault(payload[0], []).append(payload[1])
         for nid in sorted(self.plan.sinks):
             spec = self.plan.sinks[nid]
             rows = sorted(records[nid], key=lambda t: t[0])  # subtask, then arrival order
@@ -242,12 +284,12 @@ class _StreamJob:
             elif isinstance(spec, FileSink):
                 self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
                                       self._write_part(s, n, batch, [x for _, x in r]))
-        spec = self.plan.source
-        if getattr(spec, "dead_letter", None) is not None and dead:
-            self.ckpt.commit_once(self.plan.source_node, batch,
-                                  lambda: _place(stage_lines(files.dead_letter_path(
-                                      spec.dead_letter), dead),
-                                      files.dead_letter_path(spec.dead_letter), batch))
+        for s in self.plan.sources:
+            lines = dead.get(s.node)
+            if getattr(s.spec, "dead_letter", None) is not None and lines:
+                target = files.dead_letter_path(s.spec.dead_letter)
+                self.ckpt.commit_once(s.node, batch, lambda t=target, x=lines:
+                                      _place(stage_lines(t, x), t, batch))
 
     def _print(self, spec: PrintSink, rows: list[tuple[int, Any]], nid: int) -> None:
         p = self._parallelism(nid)
@@ -277,31 +319,33 @@ class _StreamJob:
     def _report(self, batch: int, collected: list[tuple[int, Any]], label: str,
                 seconds: float) -> None:
         rows = late = state = 0
-        wms = []
-        source_vertex = self.plan.vertices[0].id
+        wms: dict[str, list[int]] = {}
+        source_vertices = {s.vertex for s in self.plan.sources}
         for kind, payload in collected:
             if kind != STATS:
                 continue
             s = payload[2]
             late += s["late"]
             state += s["state_bytes"]
-            if payload[0] == source_vertex:
+            if payload[0] in source_vertices:
                 rows += s["in"]
                 if s["watermark"] is not None:
-                    wms.append(s["watermark"])
+                    wms.setdefault(payload[0], []).append(s["watermark"])
         st = self.stats
         st.batches += 1
         st.rows += rows
         st.late_records_dropped += late
         st.state_bytes = state
         st.last_batch = batch
-        st.watermark = min(wms) if wms else st.watermark
-        wm = "-" if st.watermark is None or st.watermark < -(1 << 62) else \
-            datetime.datetime.fromtimestamp(st.watermark / 1000, datetime.UTC) \
-            .strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        for s in self.plan.sources:
+            if wms.get(s.vertex):
+                st.watermarks[s.node] = min(wms[s.vertex])
+        st.watermark = min(st.watermarks.values()) if st.watermarks else st.watermark
+        shown = ", ".join(f"{self.sg.nodes[s.node].name} {_when(st.watermarks.get(s.node))}"
+                          for s in self.plan.sources)
         line = (f"{self.name}: batch {batch}: {label}, "
                 f"{rows:,} rows ({rows / seconds if seconds > 0 else 0:,.0f} rows/s), "
-                f"watermark {self.sg.nodes[self.plan.source_node].name} {wm}, "
+                f"watermark {shown}, "
                 f"state {state / 1024:,.1f} KiB"
                 + (f", {st.late_records_dropped:,} late records dropped"
                    if st.late_records_dropped else "")
@@ -334,6 +378,29 @@ def run_until_stopped(job_graph: JobGraph, **options: Any) -> StreamStats:
 
 def _identity(k: int) -> int:
     return k
+
+
+def _when(wm: int | None) -> str:
+    if wm is None or wm < -(1 << 62):
+        return "-"
+    if wm == LONG_MAX:
+        return "end"
+    return datetime.datetime.fromtimestamp(wm / 1000, datetime.UTC) \
+        .strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def batch_timestamp_ms(spark_checkpoint: str, batch: int) -> int:
+    """The micro-batch's ``batchTimestampMs`` from Spark's offsets log (written before the
+    batch runs and reused when it is replayed after a crash: deterministic)."""
+    path = os.path.join(spark_checkpoint, "offsets", str(batch))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            fh.readline()  # the log's version line
+            meta = json.loads(fh.readline())
+        return int(meta["batchTimestampMs"])
+    except (OSError, ValueError, KeyError) as e:
+        raise ExecutionError(f"cannot read micro-batch {batch}'s timestamp from Spark's "
+                             f"offsets log {path}: {e}") from None
 
 
 def _place(tmp: str, final: str, batch: int) -> None:

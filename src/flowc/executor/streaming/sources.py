@@ -10,6 +10,11 @@ batch among the source's subtasks, and what a subtask reads from its share.
   (offset = rows generated so far, so a replayed batch generates the same rows); the tasks
   generate each row from its index with the table's generators;
 - Kafka: Spark's Kafka source, Flink's options mapped by ``kafka_options``.
+
+A job with several unbounded sources is still one query: ``query_dataframe`` tags each
+source's rows with its number (``src``) and unions them (Spark's offsets log tracks every
+source); each batch is split by ``src`` again. Bounded sources are not in the query: their
+subtasks read their whole split in the first micro-batch (``bounded_shares``).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 
 from flowc.errors import ConfigError, ExecutionError, Span
 from flowc.executor.runtime import files
-from flowc.executor.runtime.sources import read_lines, split_range
+from flowc.executor.runtime.sources import read_lines, source_values, split_range
 from flowc.operators import (
     FileSource,
     KafkaSource,
@@ -94,10 +99,33 @@ def source_dataframe(spark: Any, spec: Any, interval_ms: int, span: Span | None 
     if isinstance(spec, RateDatagenSource):
         return spark.readStream.format("rate-micro-batch") \
             .option("rowsPerBatch", str(datagen_rows_per_batch(spec, interval_ms))) \
-            .option("numPartitions", "1").load().select("value")
+            .option("numPartitions", "1").load().select(F.col("value").alias("row"))
     if isinstance(spec, KafkaSource):
         return kafka_dataframe(spark, spec, span)
     raise ExecutionError(f"'{type(spec).__name__}' is not an unbounded source")
+
+
+def query_dataframe(spark: Any, sources: list[tuple[int, Any, Span | None]],
+                    interval_ms: int) -> Any:
+    """The job's one streaming DataFrame: each unbounded source's rows (``source_dataframe``)
+    tagged ``src`` = its number, unioned by column name (a column another source lacks is
+    null)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    df = None
+    for index, spec, span in sources:
+        one = source_dataframe(spark, spec, interval_ms, span) \
+            .withColumn("src", F.lit(index))
+        df = one if df is None else df.unionByName(one, allowMissingColumns=True)
+    assert df is not None
+    return df
+
+
+def source_of(df: Any, index: int, several: bool) -> Any:
+    """Source ``index``'s rows of a micro-batch of ``query_dataframe``."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return df.filter(F.col("src") == index) if several else df
 
 
 def datagen_rows_per_batch(spec: RateDatagenSource, interval_ms: int) -> int:
@@ -202,8 +230,8 @@ def batch_shares(spec: Any, df: Any, before: int, p: int) -> BatchShares:
     if isinstance(spec, RateDatagenSource):
         from pyspark.sql import functions as F  # noqa: N812
 
-        row = df.agg(F.min("value").alias("lo"), F.max("value").alias("hi"),
-                     F.count("value").alias("n")).collect()[0]
+        row = df.agg(F.min("row").alias("lo"), F.max("row").alias("hi"),
+                     F.count("row").alias("n")).collect()[0]
         n = int(row.n)
         if n == 0:
             return BatchShares([(0, 0)] * p, 0, "0 rows")
@@ -222,6 +250,17 @@ def batch_shares(spec: Any, df: Any, before: int, p: int) -> BatchShares:
     raise ExecutionError(f"'{type(spec).__name__}' is not an unbounded source")
 
 
+def bounded_shares(spec: Any, p: int) -> BatchShares:
+    """A bounded source's whole input, split as the bounded executors split it: file splits
+    (``files.local_splits``, ``subtask_splits``) or, for in-memory sources and text-line
+    files, the subtask index (``runtime.sources.source_values``)."""
+    if isinstance(spec, FileSource):
+        splits = files.local_splits(spec, p)
+        return BatchShares([files.subtask_splits(splits, idx, p) for idx in range(p)], 0,
+                           "bounded")
+    return BatchShares([(idx, p) for idx in range(p)], 0, "bounded")
+
+
 def kafka_split_owner(topic: str, partition: int, readers: int) -> int:
     """The reader Flink's KafkaSourceEnumerator gives a partition (``getSplitOwner``)."""
     from flowc.keygroups import string_hash
@@ -237,6 +276,11 @@ def source_records(spec: Any, share: Any, bad: files.BadRows | None
                    ) -> Iterator[tuple[Any, Any]]:
     """(record, timestamp) pairs of a subtask's share (timestamp None: none; Kafka records
     carry their Kafka timestamp, as Flink's KafkaSource emits them)."""
+    if spec.bounded:  # the whole split of a bounded source (``bounded_shares``)
+        if isinstance(spec, FileSource):
+            assert bad is not None
+            return ((r, None) for r in files.read_local(spec, share, bad))
+        return ((v, None) for v in source_values(spec, *share))
     if isinstance(spec, TextLineFileSource):
         return ((line, None) for p in share for line in read_lines(p))
     if isinstance(spec, FileSource):

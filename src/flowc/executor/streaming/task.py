@@ -8,7 +8,8 @@ after a crash reads the same files and the same snapshot, so it produces the sam
 and the same snapshot: writing them again is harmless (the sinks skip a committed batch).
 
 Items the task yields (the vertex RDD): ``(slot, (target subtask, (channel, value, ts)))``
-for a non-chained edge (``value`` is ``Watermark`` for a watermark), ``(SINK, (node,
+for a non-chained edge (``value`` is ``Watermark`` for a watermark, ``WatermarkStatus``
+for an idle / active status with ``ts`` True / False), ``(SINK, (node,
 subtask, record))``, ``(DEAD, (node, json line))`` for a source's bad rows and ``(STATS,
 (vertex, subtask, {...}))``.
 """
@@ -19,20 +20,42 @@ import json
 import os
 import pickle
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from flowc.errors import FlowcError
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import files
-from flowc.executor.runtime.channels import merge_channels
-from flowc.executor.runtime.core import LONG_MIN, Operator, TaskInfo, TimerService, Watermark
+from flowc.executor.runtime.channels import WatermarkStatus, WatermarkValve, merge_with_valve
+from flowc.executor.runtime.core import (
+    LONG_MAX,
+    LONG_MIN,
+    Operator,
+    TaskInfo,
+    TimerService,
+    Watermark,
+)
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.state import KeyedStateBackend
 from flowc.executor.streaming.plan import Member, VertexPlan
-from flowc.operators import DiscardingSink
+from flowc.operators import DiscardingSink, TimestampsAndWatermarksOp
 
 SINK, DEAD, STATS = -1, -2, -3
 Emit = Callable[[Any, Any], None]
+Status = Callable[[bool], None]
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """What every task of one micro-batch shares: the batch id, the last completed batch
+    (its snapshots are the state; None: none), the snapshots' directory and the batch's
+    timestamp from Spark's offsets log (``batchTimestampMs``: the same when a batch is
+    replayed after a crash)."""
+
+    batch: int
+    prev: int | None
+    state_dir: str
+    batch_timestamp_ms: int
 
 # Operator attributes that are wiring, configuration or per-run metrics, never state.
 _NOT_STATE = frozenset({"spec", "info", "keys", "out", "side", "out_wm", "_functions",
@@ -78,6 +101,13 @@ def restore_operator(op: Operator, state: dict[str, Any]) -> None:
             setattr(op, k, v)
 
 
+def _generator(m: Member) -> TimestampsAndWatermarksOp | None:
+    """The member's watermark generator: a source's own strategy or an
+    ``assign_timestamps_and_watermarks`` step."""
+    spec = m.wm if m.kind == "source" else m.spec
+    return spec if isinstance(spec, TimestampsAndWatermarksOp) else None
+
+
 class TaskError(Exception):
     """A member failed: its node id and the error, for the driver (``run_subtask``)."""
 
@@ -95,8 +125,12 @@ class SubtaskRun:
         self.items: list[tuple[int, Any]] = []
         self.ops: dict[int, Operator] = {}  # member (or source generator) -> operator
         self.members = {m.nid: m for m in plan.members}
-        self.channel_wms: list[int] = [LONG_MIN] * len(plan.channels[subtask])
+        self.valve = WatermarkValve(len(plan.channels[subtask]))
         self.records_in = 0
+        # watermark generators with an idleness timeout (their ``idleness`` attribute, kept
+        # in their operator's snapshot: [records this batch, timestamp of the last batch
+        # with a record (or of the first batch), idle])
+        self.idle_gens: list[int] = []
         info = (plan.parallelism, plan.max_parallelism)
         for m in plan.members:
             spec = m.spec if m.kind == "operator" else m.wm
@@ -104,8 +138,11 @@ class SubtaskRun:
                 self.ops[m.nid] = create_operator(
                     spec, TaskInfo(m.name, subtask, info[0], info[1], False), m.keys)
         self.entries: dict[int, tuple[Emit, Callable[[int], None]]] = {}
+        self.statuses: dict[int, Status] = {}
+        self.head2: Emit | None = None  # a two-input head's second input
         for m in reversed(plan.members):  # targets are wired before their producers
             self._wire(m)
+            self.statuses[m.nid] = self._status(m)
 
     # -- wiring ----------------------------------------------------------------------
 
@@ -126,12 +163,12 @@ class SubtaskRun:
         op.out, op.out_wm = out, out_wm
         op.side = lambda tag, v, ts, m=m: self._outputs(m, tag)(v, ts)
         nid = m.nid
-
-        def process(v: Any, ts: Any) -> None:
-            try:
-                op.process(v, ts)
-            except Exception as e:
-                raise _at(e, nid) from None
+        if op.two_input:
+            self.head2 = self._guarded(op.process2, nid)
+        process = self._guarded(op.process1 if op.two_input else op.process, nid)
+        gen = _generator(m)
+        if gen is not None and gen.strategy.idleness is not None:
+            process = self._counted(m, process)
 
         def watermark(wm: int) -> None:
             try:
@@ -139,6 +176,54 @@ class SubtaskRun:
             except Exception as e:
                 raise _at(e, nid) from None
         self.entries[m.nid] = (process, watermark)
+
+    @staticmethod
+    def _guarded(f: Emit, nid: int) -> Emit:
+        def process(v: Any, ts: Any) -> None:
+            try:
+                f(v, ts)
+            except Exception as e:
+                raise _at(e, nid) from None
+        return process
+
+    def _counted(self, m: Member, process: Emit) -> Emit:
+        """A generator with an idleness timeout: count its records; a record on an idle
+        output makes it active again first (Flink's WatermarksWithIdleness)."""
+        op = self.ops[m.nid]
+        op.idleness = [0, None, False]  # type: ignore[attr-defined]
+        self.idle_gens.append(m.nid)
+        out = self._status_out(m)
+
+        def counted(v: Any, ts: Any) -> None:
+            entry = op.idleness  # type: ignore[attr-defined]
+            entry[0] += 1
+            if entry[2]:
+                entry[2] = False
+                out(False)
+            process(v, ts)
+        return counted
+
+    def _status(self, m: Member) -> Status:
+        """What a member does with an upstream watermark status: forwarded along the chain
+        and edges, except by sinks and by a watermark generator (Flink's
+        TimestampsAndWatermarksOperator ignores upstream statuses: it has its own)."""
+        if m.kind == "sink" or _generator(m) is not None:
+            return lambda idle: None
+        return self._status_out(m)
+
+    def _status_out(self, m: Member) -> Status:
+        chained = [self.statuses[t] for t, _ in m.chained]
+        routes = [(e.slot, e.targets[self.idx], (e.order << 16) | self.idx) for e in m.edges
+                  if e.tag is None]
+        items = self.items
+
+        def emit(idle: bool) -> None:
+            for f in chained:
+                f(idle)
+            for slot, targets, chan in routes:
+                for t in targets:
+                    items.append((slot, (t, (chan, WatermarkStatus, idle))))
+        return emit
 
     def _outputs(self, m: Member, tag: Any) -> Emit:
         chained = [self.entries[t][0] for t, tg in m.chained if tg == tag]
@@ -193,14 +278,37 @@ class SubtaskRun:
                         restore_operator(op, saved)
             except Exception as e:
                 raise _at(e, nid) from None
-        if state is not None and len(state.get("channels", ())) == len(self.channel_wms):
-            self.channel_wms = list(state["channels"])
+        channels = None if state is None else state.get("channels")
+        if isinstance(channels, dict):
+            self.valve.restore(channels)
+        elif isinstance(channels, list) and len(channels) == len(self.valve.wms):
+            # a snapshot of before watermark statuses: the channels' watermarks only
+            self.valve.wms, self.valve.last = list(channels), min(channels, default=LONG_MIN)
 
     def snapshot(self) -> dict[str, Any]:
         out: dict[str, Any] = {f"op_{self.members[nid].operator_id}": operator_state(op)
                                for nid, op in self.ops.items()}
-        out["channels"] = self.channel_wms
+        out["channels"] = self.valve.state()  # the input channels' watermarks and statuses
         return out
+
+    def end_batch(self, batch_timestamp_ms: int) -> None:
+        """Idleness at the end of the micro-batch (the generators' periodic check, on the
+        batch's timestamp): a generator that got no record for longer than its timeout
+        marks its output IDLE, so downstream channels stop holding the min watermark."""
+        for nid in self.idle_gens:
+            m = self.members[nid]
+            timeout = _generator(m).strategy.idleness  # type: ignore[union-attr]
+            op = self.ops[nid]
+            entry = op.idleness  # type: ignore[attr-defined]
+            count, last, idle = entry
+            entry[0] = 0
+            if op.watermark == LONG_MAX:  # its input ended (a bounded source): not idle
+                continue
+            if count or last is None:
+                entry[1] = batch_timestamp_ms
+            elif not idle and batch_timestamp_ms - last > timeout:
+                entry[2] = True
+                self._status_out(m)(True)
 
     def close(self) -> None:
         for nid in reversed(self.plan.open_order):  # head -> tail
@@ -216,7 +324,11 @@ class SubtaskRun:
     def run_source(self, spec: Any, share: Any) -> files.BadRows | None:
         """Read this subtask's share of the batch (whole files: one split each; socket
         lines; datagen row numbers; Kafka records: ``streaming.sources``) and, at the end
-        of the batch, let the source's generator emit its watermark."""
+        of the batch, let the source's generator emit its watermark. A bounded source's
+        share is its whole input (None once it was read): after it, its end-of-input
+        watermark (Long.MAX_VALUE), as Flink's bounded source sends when it finishes."""
+        if share is None:
+            return None
         from flowc.executor.streaming.sources import bad_rows, source_records
 
         head = self.plan.head
@@ -229,28 +341,38 @@ class SubtaskRun:
         except Exception as e:
             raise _at(e, head.nid) from None
         gen = self.ops.get(head.nid)
-        if gen is not None:
-            try:
+        try:
+            if spec.bounded:
+                self.entries[head.nid][1](LONG_MAX) if gen is None else \
+                    gen.on_watermark(LONG_MAX)
+            elif gen is not None:
                 gen.emit_periodic()  # type: ignore[attr-defined]
-            except Exception as e:
-                raise _at(e, head.nid) from None
+        except Exception as e:
+            raise _at(e, head.nid) from None
         return bad
 
     def run_input(self, items: Iterable[tuple[int, tuple[int, Any, Any]]]) -> None:
-        """The shuffled partition, merged by channel (runtime.channels' rule), the channels'
-        watermarks continuing from the previous micro-batch."""
+        """The shuffled partition, merged by channel (runtime.channels' rule, with Flink's
+        watermark valve for idle channels), the channels' watermarks and statuses
+        continuing from the previous micro-batch; a two-input head gets each channel's
+        records on its edge's input."""
         expected = self.plan.channels[self.idx]
         buckets: dict[int, list[tuple[Any, Any]]] = {c: [] for c in expected}
         for _, (cid, v, ts) in items:
             buckets[cid].append((v, ts))
-        process, watermark = self.entries[self.plan.head.nid]
-        for _, v, ts in merge_channels([buckets[c] for c in expected], [1] * len(expected),
-                                       False, self.channel_wms):
+        head = self.plan.head.nid
+        process, watermark = self.entries[head]
+        process2 = self.head2 or process
+        status = self.statuses[head]
+        inputs = [self.plan.channel_input(c) for c in expected]
+        for i, v, ts in merge_with_valve([buckets[c] for c in expected], inputs, self.valve):
             if v is Watermark:
                 watermark(ts)
+            elif v is WatermarkStatus:
+                status(ts)
             else:
                 self.records_in += 1
-                process(v, ts)
+                (process if i == 1 else process2)(v, ts)
 
     def stats(self) -> dict[str, Any]:
         gen = self.ops.get(self.plan.head.nid) if self.plan.head.kind == "source" else None
@@ -259,27 +381,30 @@ class SubtaskRun:
                 "watermark": getattr(gen, "emitted", None)}
 
 
-def run_subtask(plan: VertexPlan, idx: int, batch: int, prev: int | None, state_dir: str,
+def run_subtask(plan: VertexPlan, idx: int, ctx: BatchContext,
                 source: tuple[Any, Any] | None,
                 items: Iterable[Any] | None) -> Iterator[tuple[int, Any]]:
-    """Run subtask ``idx`` of ``plan`` for micro-batch ``batch`` (state from batch ``prev``,
-    None: the first) and write its snapshot; failures leave as ``FlowcTaskError``s naming
-    the operator (``spark.tasks``' protocol, so the driver reports them the same way)."""
+    """Run subtask ``idx`` of ``plan`` for micro-batch ``ctx.batch`` (state from batch
+    ``ctx.prev``, None: the first) and write its snapshot; failures leave as
+    ``FlowcTaskError``s naming the operator (``spark.tasks``' protocol, so the driver
+    reports them the same way)."""
     from flowc.executor.spark.tasks import FlowcTaskError
 
     try:
         state = None
-        if prev is not None:
-            with open(snapshot_path(state_dir, prev, plan.id, idx), "rb") as fh:
+        if ctx.prev is not None:
+            with open(snapshot_path(ctx.state_dir, ctx.prev, plan.id, idx), "rb") as fh:
                 state = pickle.load(fh)  # noqa: S301 - written by this job's own tasks
         run = SubtaskRun(plan, idx)
         run.open(state)
         bad = run.run_source(*source) if source is not None else None
         if items is not None:
             run.run_input(items)
+        run.end_batch(ctx.batch_timestamp_ms)
         snap = run.snapshot()
         run.close()
-        state_bytes = _write_snapshot(snapshot_path(state_dir, batch, plan.id, idx), snap)
+        state_bytes = _write_snapshot(snapshot_path(ctx.state_dir, ctx.batch, plan.id, idx),
+                                      snap)
     except Exception as e:  # noqa: BLE001 - every failure is reported with its operator
         payload = {"node": getattr(e, "flowc_node", plan.head.nid), "type": type(e).__name__,
                    "message": str(e), "flowc": isinstance(e, FlowcError)}
