@@ -312,3 +312,48 @@ def test_window_plan_names_follow_flink() -> None:
              for n in env.get_job_graph().stream_graph.nodes.values()]
     assert any("TumblingProcessingTimeWindows / Window(TumblingProcessingTimeWindows(5000), "
                "ProcessingTimeTrigger, " in n for n in names), names
+
+
+# -- .flow ----------------------------------------------------------------------------
+
+FLOW = """set mode = {mode};
+source clicks (user_id string) from values ('a'), ('b'), ('a');
+clicks
+  | key by user_id
+  | window {window}
+  | aggregate count(*) as n
+  | print;
+"""
+
+
+def _flow(window: str, mode: str = "batch") -> Any:
+    from flowc.parser import compile_source
+
+    return compile_source(FLOW.format(window=window, mode=mode),
+                          "job.flow").env.get_job_graph()
+
+
+def test_flow_window_on_processing_time_needs_no_event_time() -> None:
+    jg = _flow("tumbling 5s on processing time")
+    node = next(n for n in jg.stream_graph.nodes.values() if "Window" in n.name)
+    assert node.name == "TumblingProcessingTimeWindows"
+    assert type(node.operator.assigner).__name__ == "TumblingProcessingTimeWindows"
+    with using_clock(ManualClock(12_345)):
+        result = run_reference(jg)
+    assert sorted(result.printed) == ["+I[a, 1970-01-01T00:00:10, 1970-01-01T00:00:15, 2]",
+                                      "+I[b, 1970-01-01T00:00:10, 1970-01-01T00:00:15, 1]"]
+    for window, cls in (("sliding 10s every 5s on processing time",
+                         "SlidingProcessingTimeWindows"),
+                        ("session gap 3s on processing time", "ProcessingTimeSessionWindows")):
+        names = [n.name for n in _flow(window, "streaming").stream_graph.nodes.values()]
+        assert cls in names
+
+
+@pytest.mark.parametrize("window, message", [
+    ("tumbling 5s", "a window needs event time"),
+    ("tumbling 5s on processing time allowed lateness 1s", "has no late data"),
+    ("tumbling 5s on processing time on processing time", "given twice"),
+])
+def test_flow_processing_time_window_errors(window: str, message: str) -> None:
+    with pytest.raises(FlowcError, match=message):
+        _flow(window)

@@ -45,7 +45,7 @@ from flowc.executor.streaming.sources import (
     source_dataframe,
     source_failure,
 )
-from flowc.executor.streaming.task import DEAD, SINK, STATS, run_subtask
+from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext, run_subtask
 from flowc.operators import FileSink, PrintSink
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
@@ -180,8 +180,10 @@ class _StreamJob:
         outputs = []
         from pyspark import StorageLevel
 
+        ctx = BatchContext(batch_id, prev, self.ckpt.state,
+                           self.ckpt.batch_timestamp_ms(batch_id))
         for v in self.plan.vertices:
-            rdd = self._vertex_rdd(v, batch_id, prev, taken.shares, rdds)
+            rdd = self._vertex_rdd(v, ctx, taken.shares, rdds)
             rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             rdds[v.id] = rdd
             outputs.append(rdd)
@@ -197,14 +199,14 @@ class _StreamJob:
         hold_for_test("after-state", batch_id)
         self._report(batch_id, collected, taken.label, time.perf_counter() - began)
 
-    def _vertex_rdd(self, v: VertexPlan, batch: int, prev: int | None, shares: list[Any],
+    def _vertex_rdd(self, v: VertexPlan, ctx: BatchContext, shares: list[Any],
                     rdds: dict[str, Any]) -> Any:
-        p, state_dir = v.parallelism, self.ckpt.state
+        p = v.parallelism
         if not v.inputs:  # the source vertex: subtask i reads shares[i] (sources.py)
             spec = self.plan.source
 
             def run_source(idx: int, _it: Any) -> Any:
-                return run_subtask(v, idx, batch, prev, state_dir, (spec, shares[idx]), None)
+                return run_subtask(v, idx, ctx, (spec, shares[idx]), None)
             return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
         parts = [rdds[vid].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
                  for vid, slot in v.inputs]
@@ -214,7 +216,7 @@ class _StreamJob:
         shuffled = merged.partitionBy(p, _identity)
 
         def run_consumer(idx: int, it: Any) -> Any:
-            return run_subtask(v, idx, batch, prev, state_dir, None, ((0, x[1]) for x in it))
+            return run_subtask(v, idx, ctx, None, ((0, x[1]) for x in it))
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     # -- sinks ---------------------------------------------------------------------

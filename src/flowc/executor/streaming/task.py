@@ -19,12 +19,14 @@ import json
 import os
 import pickle
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from flowc.errors import FlowcError
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import files
 from flowc.executor.runtime.channels import merge_channels
+from flowc.executor.runtime.clock import FixedClock, using_clock
 from flowc.executor.runtime.core import LONG_MIN, Operator, TaskInfo, TimerService, Watermark
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.runtime.state import KeyedStateBackend
@@ -38,6 +40,18 @@ Emit = Callable[[Any, Any], None]
 _NOT_STATE = frozenset({"spec", "info", "keys", "out", "side", "out_wm", "_functions",
                         "backend", "late_records_dropped", "extra_records"})
 _STATE_TYPES = (dict, list, set, int, float, str, tuple, TimerService, type(None))
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """What every subtask of one micro-batch shares."""
+
+    batch: int
+    prev: int | None  # the batch whose snapshots are the state (None: the first)
+    state_dir: str
+    # Spark's batchTimestampMs (offsets log; the same on replay): the batch's processing
+    # time, constant while it runs.
+    batch_timestamp_ms: int
 
 
 def snapshot_path(state_dir: str, batch: int, vertex: str, subtask: int) -> str:
@@ -184,6 +198,18 @@ class SubtaskRun:
         if state is not None and len(state.get("channels", ())) == len(self.channel_wms):
             self.channel_wms = list(state["channels"])
 
+    def fire_processing_timers(self) -> None:
+        """Fire the processing-time timers due at the batch's timestamp, before its input
+        (Flink fires them asynchronously as the wall clock passes them; here at the start
+        of the first micro-batch at or after their time), head to tail."""
+        for nid in reversed(self.plan.open_order):
+            op = self.ops.get(nid)
+            if op is not None and op.timers.processing_count():
+                try:
+                    op.poll_processing_time()
+                except Exception as e:
+                    raise _at(e, nid) from None
+
     def snapshot(self) -> dict[str, Any]:
         out: dict[str, Any] = {f"op_{self.members[nid].operator_id}": operator_state(op)
                                for nid, op in self.ops.items()}
@@ -247,27 +273,31 @@ class SubtaskRun:
                 "watermark": getattr(gen, "emitted", None)}
 
 
-def run_subtask(plan: VertexPlan, idx: int, batch: int, prev: int | None, state_dir: str,
+def run_subtask(plan: VertexPlan, idx: int, ctx: BatchContext,
                 source: tuple[Any, Any] | None,
                 items: Iterable[Any] | None) -> Iterator[tuple[int, Any]]:
-    """Run subtask ``idx`` of ``plan`` for micro-batch ``batch`` (state from batch ``prev``,
-    None: the first) and write its snapshot; failures leave as ``FlowcTaskError``s naming
-    the operator (``spark.tasks``' protocol, so the driver reports them the same way)."""
+    """Run subtask ``idx`` of ``plan`` for micro-batch ``ctx.batch`` (state from batch
+    ``ctx.prev``) at processing time ``ctx.batch_timestamp_ms`` and write its snapshot;
+    failures leave as ``FlowcTaskError``s naming the operator (``spark.tasks``' protocol,
+    so the driver reports them the same way)."""
     from flowc.executor.spark.tasks import FlowcTaskError
 
     try:
         state = None
-        if prev is not None:
-            with open(snapshot_path(state_dir, prev, plan.id, idx), "rb") as fh:
+        if ctx.prev is not None:
+            with open(snapshot_path(ctx.state_dir, ctx.prev, plan.id, idx), "rb") as fh:
                 state = pickle.load(fh)  # noqa: S301 - written by this job's own tasks
-        run = SubtaskRun(plan, idx)
-        run.open(state)
-        bad = run.run_source(*source) if source is not None else None
-        if items is not None:
-            run.run_input(items)
-        snap = run.snapshot()
-        run.close()
-        state_bytes = _write_snapshot(snapshot_path(state_dir, batch, plan.id, idx), snap)
+        with using_clock(FixedClock(ctx.batch_timestamp_ms)):
+            run = SubtaskRun(plan, idx)
+            run.open(state)
+            run.fire_processing_timers()
+            bad = run.run_source(*source) if source is not None else None
+            if items is not None:
+                run.run_input(items)
+            snap = run.snapshot()
+            run.close()
+        state_bytes = _write_snapshot(snapshot_path(ctx.state_dir, ctx.batch, plan.id, idx),
+                                      snap)
     except Exception as e:  # noqa: BLE001 - every failure is reported with its operator
         payload = {"node": getattr(e, "flowc_node", plan.head.nid), "type": type(e).__name__,
                    "message": str(e), "flowc": isinstance(e, FlowcError)}
