@@ -52,6 +52,9 @@ class TableDef:
     span: Span
     name_span: Span
     rowtime: str | None = None
+    # ``pt AS PROCTIME()``: the column's name and its position among the columns (the
+    # source reads the others; a query adds it, as Flink's Calc does)
+    proctime: tuple[str, int] | None = None
     source: A.SourceStmt | None = None
     option_spans: dict[str, Span] = field(default_factory=dict)
     partition_by: tuple[str, ...] = ()  # PARTITIONED BY (filesystem sinks)
@@ -73,6 +76,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
         raise UnsupportedError("CREATE TABLE ... AS SELECT is not supported", spans(node),
                                hint="create the table, then INSERT INTO it")
     fields: list[A.FieldDecl] = []
+    proctime: tuple[str, int] | None = None
     for col in schema_node.expressions:
         if isinstance(col, exp.PrimaryKey):
             continue  # metadata only in Flink (NOT ENFORCED); nothing to do for a stream
@@ -81,6 +85,11 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                                    spans(col))
         cspan = spans(col)
         kind = col.args.get("kind")
+        if kind is None and _is_proctime(col):
+            if proctime is not None:
+                raise FlowSyntaxError("a table has at most one PROCTIME() column", cspan)
+            proctime = (col.name, len(fields))
+            continue
         if kind is None:
             raise UnsupportedError(f"computed column '{col.name}' is not supported", cspan,
                                    hint="compute it in a query (or a view) instead")
@@ -114,7 +123,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                                    hint=_dym(key, sorted(_COMMON | set(_CSV_OPTIONS) | own)))
     schema = Schema(tuple(Field(f.name, f.type) for f in fields))
     tdef = TableDef(name, schema, connector, options, span, name_span,
-                    option_spans=option_spans)
+                    option_spans=option_spans, proctime=proctime)
     if partitioned is not None:
         if connector != "filesystem":
             raise UnsupportedError(f"PARTITIONED BY applies to filesystem tables, not "
@@ -158,6 +167,16 @@ def _with_options(node: exp.Create, spans: SpanMap
         options[key] = value.name
         where[key] = spans(prop)
     return options, where, partitioned
+
+
+def _is_proctime(col: exp.ColumnDef) -> bool:
+    """``name AS PROCTIME()``: a computed column holding the processing time."""
+    for c in col.args.get("constraints") or []:
+        k = c.args.get("kind")
+        if isinstance(k, exp.ComputedColumnConstraint) and isinstance(k.this, exp.Anonymous) \
+                and str(k.this.this).lower() == "proctime" and not k.this.expressions:
+            return True
+    return False
 
 
 def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],

@@ -449,8 +449,12 @@ class QueryTranslator:
             raise FlowNameError(f"unknown table '{name}'", span,
                                 hint=did_you_mean(name, self.catalog.names()) or (
                                     "define it with CREATE TABLE (or a .flow source)"))
-        return Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias, span,
-                     updating=self.catalog.updating_of(name))
+        piece = Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias, span,
+                      updating=self.catalog.updating_of(name))
+        table = self.catalog.table(name)
+        if table is not None and table.proctime is not None:
+            add_proctime(piece, *table.proctime)
+        return piece
 
     def tvf(self, node: exp.Table) -> Piece:
         call = node.this
@@ -527,7 +531,10 @@ class QueryTranslator:
         if not isinstance(tcol, exp.Column):
             raise FlowSyntaxError("the time attribute must be a column", tspan)
         rowtime = self.catalog.rowtime_of(stream) if stream else None
-        if rowtime is not None and tcol.name != rowtime:
+        table = self.catalog.table(stream) if stream else None
+        processing = table is not None and table.proctime is not None and \
+            tcol.name == table.proctime[0]
+        if rowtime is not None and tcol.name != rowtime and not processing:
             raise UnsupportedError(f"windows use the event time of '{stream}', its WATERMARK "
                                    f"column '{rowtime}', not '{tcol.name}'", tspan,
                                    hint=f"write DESCRIPTOR({rowtime})")
@@ -543,10 +550,11 @@ class QueryTranslator:
             raise FlowSyntaxError(f"{fn.upper()} takes {want[0]}{'' if want[0] == want[1] else f' or {want[1]}'} "
                                   f"interval{'s' if want[1] > 1 else ''}", span)
         if kind == "tumbling":
-            return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span)
+            return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span, processing)
         if kind == "sliding":  # Flink's HOP takes the slide first, then the size
-            return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span)
-        return A.WindowSpec(kind, ms[0], 0, 0, span)
+            return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span,
+                                processing)
+        return A.WindowSpec(kind, ms[0], 0, 0, span, processing)
 
     # ------------------------------------------------------------------ aggregation
 
@@ -555,6 +563,21 @@ class QueryTranslator:
         from flowc.sql.aggregate import translate_aggregate
 
         return translate_aggregate(self, node, piece, ex, resolve)
+
+
+def add_proctime(piece: Piece, column: str, position: int) -> None:
+    """A table's ``column AS PROCTIME()``: a map adds it at its declared position (Flink's
+    ``Calc(select=[..., PROCTIME() AS pt])`` after the source): the processing time when
+    the row passes it (docs/sql.md, "Processing time")."""
+    span = piece.span
+    assert piece.names is not None
+    names = list(piece.names)
+    items = [A.SelectItem(A.FieldRef(n, None, span), None, span) for n in names]
+    now = A.Call("_proctime", (), span, span, internal=True)
+    items.insert(position, A.SelectItem(now, column, span))
+    piece.steps.append(A.MapStep(tuple(items), span))
+    names.insert(position, column)
+    piece.names = names
 
 
 def _is_star(node: exp.Expression, _q: str | None) -> bool:
