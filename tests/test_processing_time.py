@@ -398,3 +398,30 @@ def test_batch_rule_on_spark_equals_the_reference(spark: Any, executor: str) -> 
             assert sorted(ref) == [1, 1, 2]
         else:
             assert [o[2] for o in ref if o[0] == "timer"] == [1100, 1160, 1220, 1280]
+
+
+def test_keyed_broadcast_process_function_processing_time_timers() -> None:
+    from flowc.common import Types
+    from flowc.datastream import MapStateDescriptor
+    from flowc.datastream.functions import KeyedBroadcastProcessFunction
+
+    rules = MapStateDescriptor("rules", Types.STRING(), Types.INT())
+
+    class Later(KeyedBroadcastProcessFunction):
+        def process_element(self, value: Any, ctx: Any) -> Any:
+            ctx.timer_service().register_processing_time_timer(
+                ctx.timer_service().current_processing_time() + 10)
+            return []
+
+        def process_broadcast_element(self, value: Any, ctx: Any) -> None:
+            return None
+
+        def on_timer(self, timestamp: int, ctx: Any) -> Any:
+            yield ctx.get_current_key(), timestamp, ctx.time_domain().name
+
+    env = _env(BATCH)
+    main = env.from_collection(["a", "b"]).key_by(lambda v: v)
+    main.connect(env.from_collection([("r", 1)]).broadcast(rules)).process(Later()) \
+        .sink_to(CollectSink("out"))
+    assert sorted(_collect(env, ManualClock(500))) == [("a", 510, "PROCESSING_TIME"),
+                                                        ("b", 510, "PROCESSING_TIME")]

@@ -19,6 +19,7 @@ from flowc.errors import did_you_mean as _dym
 from flowc.parser import ast as A
 from flowc.sql import partitions
 from flowc.sql.exprs import ExprTranslator, SpanMap, sql_type
+from flowc.sql.proctime import is_proctime
 from flowc.sql.source import Rewrites, SqlChunk, parse_statement
 from flowc.types import INT, Field, Schema
 
@@ -85,7 +86,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                                    spans(col))
         cspan = spans(col)
         kind = col.args.get("kind")
-        if kind is None and _is_proctime(col):
+        if kind is None and is_proctime(col):
             if proctime is not None:
                 raise FlowSyntaxError("a table has at most one PROCTIME() column", cspan)
             proctime = (col.name, len(fields))
@@ -167,16 +168,6 @@ def _with_options(node: exp.Create, spans: SpanMap
         options[key] = value.name
         where[key] = spans(prop)
     return options, where, partitioned
-
-
-def _is_proctime(col: exp.ColumnDef) -> bool:
-    """``name AS PROCTIME()``: a computed column holding the processing time."""
-    for c in col.args.get("constraints") or []:
-        k = c.args.get("kind")
-        if isinstance(k, exp.ComputedColumnConstraint) and isinstance(k.this, exp.Anonymous) \
-                and str(k.this.this).lower() == "proctime" and not k.this.expressions:
-            return True
-    return False
 
 
 def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],

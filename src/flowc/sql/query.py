@@ -41,6 +41,7 @@ from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
 from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.over import over_windows, translate_over
+from flowc.sql.proctime import add_proctime, is_proctime_column
 from flowc.sql.source import Rewrites
 from flowc.sql.window_join import window_join
 from flowc.sql.window_rank import window_rank
@@ -449,12 +450,9 @@ class QueryTranslator:
             raise FlowNameError(f"unknown table '{name}'", span,
                                 hint=did_you_mean(name, self.catalog.names()) or (
                                     "define it with CREATE TABLE (or a .flow source)"))
-        piece = Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias, span,
-                      updating=self.catalog.updating_of(name))
-        table = self.catalog.table(name)
-        if table is not None and table.proctime is not None:
-            add_proctime(piece, *table.proctime)
-        return piece
+        return add_proctime(Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias,
+                                  span, updating=self.catalog.updating_of(name)),
+                            self.catalog.table(name))
 
     def tvf(self, node: exp.Table) -> Piece:
         call = node.this
@@ -531,9 +529,7 @@ class QueryTranslator:
         if not isinstance(tcol, exp.Column):
             raise FlowSyntaxError("the time attribute must be a column", tspan)
         rowtime = self.catalog.rowtime_of(stream) if stream else None
-        table = self.catalog.table(stream) if stream else None
-        processing = table is not None and table.proctime is not None and \
-            tcol.name == table.proctime[0]
+        processing = is_proctime_column(self.catalog.table(stream) if stream else None, tcol.name)
         if rowtime is not None and tcol.name != rowtime and not processing:
             raise UnsupportedError(f"windows use the event time of '{stream}', its WATERMARK "
                                    f"column '{rowtime}', not '{tcol.name}'", tspan,
@@ -552,8 +548,7 @@ class QueryTranslator:
         if kind == "tumbling":
             return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span, processing)
         if kind == "sliding":  # Flink's HOP takes the slide first, then the size
-            return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span,
-                                processing)
+            return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span, processing)
         return A.WindowSpec(kind, ms[0], 0, 0, span, processing)
 
     # ------------------------------------------------------------------ aggregation
@@ -563,21 +558,6 @@ class QueryTranslator:
         from flowc.sql.aggregate import translate_aggregate
 
         return translate_aggregate(self, node, piece, ex, resolve)
-
-
-def add_proctime(piece: Piece, column: str, position: int) -> None:
-    """A table's ``column AS PROCTIME()``: a map adds it at its declared position (Flink's
-    ``Calc(select=[..., PROCTIME() AS pt])`` after the source): the processing time when
-    the row passes it (docs/sql.md, "Processing time")."""
-    span = piece.span
-    assert piece.names is not None
-    names = list(piece.names)
-    items = [A.SelectItem(A.FieldRef(n, None, span), None, span) for n in names]
-    now = A.Call("_proctime", (), span, span, internal=True)
-    items.insert(position, A.SelectItem(now, column, span))
-    piece.steps.append(A.MapStep(tuple(items), span))
-    names.insert(position, column)
-    piece.names = names
 
 
 def _is_star(node: exp.Expression, _q: str | None) -> bool:

@@ -199,14 +199,14 @@ class KeyedProcessOperator(KeyedOperator):
         fire_user_timer(self, ts, key, TimeDomain.PROCESSING_TIME)
 
 
-def fire_user_timer(op: Any, ts: int, key: Any, domain: TimeDomain) -> None:
-    """The user's ``on_timer(ts, ctx)`` with ``ctx.time_domain()`` set. Its results carry
-    the timer's timestamp for event time; none for processing time (Flink's
-    ``collector.eraseTimestamp()``)."""
+def fire_user_timer(op: Any, ts: int, key: Any, domain: TimeDomain, ctx: Any = None) -> None:
+    """The user's ``on_timer(ts, ctx)`` (``ctx``: the operator's own by default) with
+    ``ctx.time_domain()`` set. Its results carry the timer's timestamp for event time; none
+    for processing time (Flink's ``collector.eraseTimestamp()``)."""
     if op.timer_fn is None:
         return
     op.backend.current_key = key
-    ctx = op.ctx
+    ctx = op.ctx if ctx is None else ctx
     ctx._ts, ctx._domain = ts, domain
     try:
         emit_results(op, op.timer_fn(ts, ctx),
