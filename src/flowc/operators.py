@@ -153,7 +153,8 @@ class TimestampsAndWatermarksOp(OperatorSpec):
 
 @dataclass(frozen=True, eq=False)
 class WindowOp(OperatorSpec):
-    """A keyed event-time window. Exactly one of ``reduce_fn``/``aggregate_fn`` may be set;
+    """A keyed time window (the assigner's default trigger: event or processing time).
+    Exactly one of ``reduce_fn``/``aggregate_fn`` may be set;
     ``window_fn`` (a ProcessWindowFunction: ``process(key, context, elements)``) then receives
     the pre-aggregated value, or all elements when neither is set."""
 
@@ -175,7 +176,8 @@ class WindowOp(OperatorSpec):
         """Flink's ``generateOperatorDescription``: the assigner, the trigger, then the
         pre-aggregating function and the window function (PassThroughWindowFunction when the
         user gave none)."""
-        parts = [self.assigner.describe(), "EventTimeTrigger"]
+        trigger = "EventTimeTrigger" if self.assigner.is_event_time else "ProcessingTimeTrigger"
+        parts = [self.assigner.describe(), trigger]
         pre = self.reduce_fn if self.reduce_fn is not None else self.aggregate_fn
         if pre is not None:
             parts.append(function_name(pre))

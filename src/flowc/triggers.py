@@ -1,10 +1,9 @@
 """Window triggers with PyFlink's names and semantics (``pyflink.datastream.window``):
 ``TriggerResult``, the ``Trigger`` base class for user triggers, and the built-in event-time
-ones. A trigger keeps its own per-(key, window) state through
+and processing-time ones. A trigger keeps its own per-(key, window) state through
 ``ctx.get_partitioned_state(descriptor)``; the runtime is
-flowc.executor.runtime.trigger_windows. Processing time does not exist in flowc, so
-ProcessingTimeTrigger and ContinuousProcessingTimeTrigger are absent and
-``register_processing_time_timer`` fails."""
+flowc.executor.runtime.trigger_windows. Processing time is the executor's clock
+(executor/runtime/clock.py; docs/executor.md, "Processing time")."""
 
 from __future__ import annotations
 
@@ -184,5 +183,77 @@ class ContinuousEventTimeTrigger(Trigger):
             state.clear()
 
 
-__all__ = ["ContinuousEventTimeTrigger", "CountTrigger", "EventTimeTrigger", "NeverTrigger",
+class ProcessingTimeTrigger(Trigger):
+    """Fires once the processing time passes the end of the window (the default trigger
+    of the processing-time assigners)."""
+
+    def on_element(self, element: Any, timestamp: int, window: Any, ctx: Any) -> TriggerResult:
+        ctx.register_processing_time_timer(window.max_timestamp())
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any, ctx: Any) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: Any, ctx: Any) -> TriggerResult:
+        return TriggerResult.FIRE
+
+    def can_merge(self) -> bool:
+        return True
+
+    def on_merge(self, window: Any, ctx: Any) -> None:
+        if window.max_timestamp() > ctx.get_current_processing_time():
+            ctx.register_processing_time_timer(window.max_timestamp())
+
+    def clear(self, window: Any, ctx: Any) -> None:
+        ctx.delete_processing_time_timer(window.max_timestamp())
+
+    @staticmethod
+    def create() -> ProcessingTimeTrigger:
+        return ProcessingTimeTrigger()
+
+
+class ContinuousProcessingTimeTrigger(Trigger):
+    """Fires every ``interval`` of processing time (aligned to multiples of it) while the
+    window receives elements, up to its end."""
+
+    def __init__(self, interval: int) -> None:
+        self.interval = int(interval)
+        self.desc = ReducingStateDescriptor("fire-time", _min)
+
+    @staticmethod
+    def of(interval: Duration | int) -> ContinuousProcessingTimeTrigger:
+        return ContinuousProcessingTimeTrigger(to_millis(interval))
+
+    def _register_next(self, time: int, window: Any, ctx: Any, state: Any) -> None:
+        nxt = min(time + self.interval, window.max_timestamp())
+        state.add(nxt)
+        ctx.register_processing_time_timer(nxt)
+
+    def on_element(self, element: Any, timestamp: int, window: Any, ctx: Any) -> TriggerResult:
+        state = ctx.get_partitioned_state(self.desc)
+        now = ctx.get_current_processing_time()
+        if state.get() is None:
+            self._register_next(now - (now % self.interval), window, ctx, state)
+        return TriggerResult.CONTINUE
+
+    def on_event_time(self, time: int, window: Any, ctx: Any) -> TriggerResult:
+        return TriggerResult.CONTINUE
+
+    def on_processing_time(self, time: int, window: Any, ctx: Any) -> TriggerResult:
+        state = ctx.get_partitioned_state(self.desc)
+        if state.get() == time:
+            state.clear()
+            self._register_next(time, window, ctx, state)
+            return TriggerResult.FIRE
+        return TriggerResult.CONTINUE
+
+    def clear(self, window: Any, ctx: Any) -> None:
+        state = ctx.get_partitioned_state(self.desc)
+        if state.get() is not None:
+            ctx.delete_processing_time_timer(state.get())
+            state.clear()
+
+
+__all__ = ["ContinuousEventTimeTrigger", "ContinuousProcessingTimeTrigger",
+           "ProcessingTimeTrigger", "CountTrigger", "EventTimeTrigger", "NeverTrigger",
            "PurgingTrigger", "Trigger", "TriggerResult"]

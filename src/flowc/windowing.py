@@ -8,10 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, NamedTuple
 
 LONG_MIN = -(2**63)
 LONG_MAX = 2**63 - 1
+
+
+class TimeDomain(Enum):
+    """PyFlink's ``TimeDomain``: which clock fired a timer (``ctx.time_domain()``)."""
+
+    EVENT_TIME = 0
+    PROCESSING_TIME = 1
 
 
 @dataclass(frozen=True, order=True)
@@ -95,12 +103,16 @@ def _java_mod(a: int, b: int) -> int:
 
 
 class WindowAssigner:
-    """Base for event-time assigners."""
+    """Base of window assigners. ``is_event_time`` is Flink's ``isEventTime()``: the
+    window operator then assigns by the element's timestamp and fires on the watermark;
+    otherwise (processing time) by the operator's clock, firing on processing-time
+    timers."""
 
     def __class_getitem__(cls, params: Any) -> type:
         return cls  # Generic in PyFlink (``Trigger[T, W]``): type parameters document only
 
     is_merging = False
+    is_event_time = True
 
     def assign_windows(self, timestamp: int) -> list[TimeWindow]:
         raise NotImplementedError
@@ -152,14 +164,7 @@ class SlidingEventTimeWindows(WindowAssigner):
         return SlidingEventTimeWindows(to_millis(size), to_millis(slide), to_millis(offset))
 
     def assign_windows(self, timestamp: int) -> list[TimeWindow]:
-        # Same order as Flink: latest window first.
-        windows = []
-        last_start = window_start_with_offset(timestamp, self.offset, self.slide)
-        start = last_start
-        while start > timestamp - self.size:
-            windows.append(TimeWindow(start, start + self.size))
-            start -= self.slide
-        return windows
+        return sliding_windows(timestamp, self.size, self.slide, self.offset)
 
     def describe(self) -> str:
         return f"SlidingEventTimeWindows({self.size}, {self.slide})"
@@ -235,6 +240,8 @@ class GlobalWindows(WindowAssigner):
     def create() -> GlobalWindows:
         return GlobalWindows()
 
+    is_event_time = False
+
     def assign_windows(self, timestamp: int) -> list[Any]:
         return [GlobalWindow()]
 
@@ -257,6 +264,7 @@ class CountWindowAssigner(WindowAssigner):
     that is not full at the end of input never fires, as in PyFlink)."""
 
     size: int
+    is_event_time = False
 
     def window_ids(self, count: int) -> list[int]:
         """The ids of the windows the key's ``count``-th element (0-based) belongs to."""
@@ -312,6 +320,105 @@ class CountSlidingWindowAssigner(CountWindowAssigner):
 
     def describe(self) -> str:
         return f"CountSlidingWindowAssigner({self.size}, {self.slide})"
+
+
+def sliding_windows(timestamp: int, size: int, slide: int, offset: int) -> list[TimeWindow]:
+    """The sliding windows holding ``timestamp``, latest first (Flink's order)."""
+    windows = []
+    start = window_start_with_offset(timestamp, offset, slide)
+    while start > timestamp - size:
+        windows.append(TimeWindow(start, start + size))
+        start -= slide
+    return windows
+
+
+# -- processing time: the same windows, assigned by the operator's clock -------------------
+# (``assign`` gets the processing time from the window operator, not the element's
+# timestamp; Flink's assigners read ``context.getCurrentProcessingTime()``).
+
+
+@dataclass(frozen=True)
+class TumblingProcessingTimeWindows(WindowAssigner):
+    size: int
+    offset: int = 0
+    is_event_time = False
+
+    def __post_init__(self) -> None:
+        if abs(self.offset) >= self.size or self.size <= 0:
+            raise ValueError(
+                "TumblingProcessingTimeWindows parameters must satisfy abs(offset) < size")
+
+    @staticmethod
+    def of(size: Duration | int,
+           offset: Duration | int = 0) -> TumblingProcessingTimeWindows:
+        return TumblingProcessingTimeWindows(to_millis(size), to_millis(offset))
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        start = window_start_with_offset(timestamp, self.offset, self.size)
+        return [TimeWindow(start, start + self.size)]
+
+    def describe(self) -> str:
+        return f"TumblingProcessingTimeWindows({self.size})"
+
+
+@dataclass(frozen=True)
+class SlidingProcessingTimeWindows(WindowAssigner):
+    size: int
+    slide: int
+    offset: int = 0
+    is_event_time = False
+
+    def __post_init__(self) -> None:
+        if abs(self.offset) >= self.slide or self.size <= 0 or self.slide <= 0:
+            raise ValueError("SlidingProcessingTimeWindows parameters must satisfy "
+                             "abs(offset) < slide and size > 0")
+
+    @staticmethod
+    def of(size: Duration | int, slide: Duration | int,
+           offset: Duration | int = 0) -> SlidingProcessingTimeWindows:
+        return SlidingProcessingTimeWindows(to_millis(size), to_millis(slide),
+                                            to_millis(offset))
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        return sliding_windows(timestamp, self.size, self.slide, self.offset)
+
+    def describe(self) -> str:
+        return f"SlidingProcessingTimeWindows({self.size}, {self.slide})"
+
+
+@dataclass(frozen=True)
+class ProcessingTimeSessionWindows(WindowAssigner):
+    gap: int
+    is_merging = True
+    is_event_time = False
+
+    def __post_init__(self) -> None:
+        if self.gap <= 0:
+            raise ValueError("ProcessingTimeSessionWindows parameters must satisfy 0 < size")
+
+    @staticmethod
+    def with_gap(gap: Duration | int) -> ProcessingTimeSessionWindows:
+        return ProcessingTimeSessionWindows(to_millis(gap))
+
+    @staticmethod
+    def with_dynamic_gap(extractor: Any) -> DynamicProcessingTimeSessionWindows:
+        return DynamicProcessingTimeSessionWindows(extractor)
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        return [TimeWindow(timestamp, timestamp + self.gap)]
+
+    def describe(self) -> str:
+        return f"ProcessingTimeSessionWindows({self.gap})"
+
+
+@dataclass(frozen=True)
+class DynamicProcessingTimeSessionWindows(DynamicEventTimeSessionWindows):
+    """Session windows whose gap each element gives, on processing time."""
+
+    is_event_time = False
+
+    def describe(self) -> str:
+        return "DynamicProcessingTimeSessionWindows()"
 
 
 def merge_windows(windows: list[TimeWindow]) -> list[tuple[TimeWindow, list[TimeWindow]]]:

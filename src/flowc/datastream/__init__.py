@@ -47,11 +47,15 @@ from flowc.windowing import (
     Duration,
     EventTimeSessionWindows,
     GlobalWindow,
+    ProcessingTimeSessionWindows,
     SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
     Time,
+    TimeDomain,
     TimestampAssigner,
     TimeWindow,
     TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
     WatermarkStrategy,
     WindowAssigner,
 )
@@ -70,5 +74,6 @@ __all__ = [
     "ProcessJoinFunction", "ProcessWindowFunction", "ReduceFunction", "RuntimeExecutionMode",
     "SlidingEventTimeWindows", "StreamExecutionEnvironment", "Time", "TimeWindow",
     "TimestampAssigner", "TumblingEventTimeWindows", "WatermarkStrategy", "WindowAssigner",
-    "WindowedStream",
+    "WindowedStream", "ProcessingTimeSessionWindows", "SlidingProcessingTimeWindows",
+    "TimeDomain", "TumblingProcessingTimeWindows",
 ]

@@ -223,13 +223,15 @@ class KeyByStep:
 
 @dataclass(frozen=True)
 class WindowSpec:
-    """``tumbling SIZE [offset O]``, ``sliding SIZE every SLIDE [offset O]``, ``session gap G``."""
+    """``tumbling SIZE [offset O]``, ``sliding SIZE every SLIDE [offset O]``, ``session gap G``;
+    ``processing``: ``on processing time`` (windows by the operator's clock)."""
 
     kind: str
     size: int
     slide: int
     offset: int
     span: Span
+    processing: bool = False
 
 
 @dataclass(frozen=True)

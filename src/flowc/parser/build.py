@@ -11,6 +11,7 @@ import datetime as _dt
 import decimal
 import math
 import re
+from dataclasses import replace
 from typing import Any
 
 from lark import Token, v_args
@@ -268,7 +269,13 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
     @v_args(meta=True)
     def window_op(self, meta: Any, children: list[Any]) -> A.WindowStep:
         spec: A.WindowSpec = children[0]
-        lateness, late, late_span = self._window_opts(children[1:])
+        opts = [o for o in children[1:] if o[0] != "processing"]
+        if len(opts) < len(children) - 2:
+            span = [o for o in children[1:] if o[0] == "processing"][1][2]
+            raise FlowSyntaxError("'on processing time' is given twice", span)
+        if len(opts) < len(children) - 1:
+            spec = replace(spec, processing=True)
+        lateness, late, late_span = self._window_opts(opts)
         return A.WindowStep(spec, lateness, late, self.meta(meta), late_span)
 
     def _window_opts(self, opts: list[Any]) -> tuple[int | None, str | None, Span | None]:
@@ -276,6 +283,10 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
         late: str | None = None
         late_span: Span | None = None
         for kind, value, span in opts:
+            if kind == "processing":
+                raise FlowSyntaxError("a window join runs on event time", span,
+                                      hint="'on processing time' works on "
+                                           "'window ... | aggregate'")
             if kind == "lateness":
                 if lateness is not None:
                     raise FlowSyntaxError("'allowed lateness' is given twice", span)
@@ -302,6 +313,10 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
 
     def _dur(self, t: Token) -> int:
         return duration_millis(str(t), self.tok(t))
+
+    @v_args(meta=True)
+    def processing_time(self, meta: Any, _children: list[Any]) -> tuple[str, object, Span]:
+        return "processing", True, self.meta(meta)
 
     @v_args(meta=True, inline=True)
     def lateness(self, meta: Any, d: Token) -> tuple[str, object, Span]:

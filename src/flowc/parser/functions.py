@@ -250,6 +250,9 @@ _FUNCTIONS = [
     Function("_sql_mod", 2, 2, _sql_arith("%"),
              "int % int is the remainder with the sign of the dividend; with a double, double",
              helper="sql_mod", internal=True),
+    # SQL's ``pt AS PROCTIME()`` column: the processing time (executor/runtime/clock.py)
+    Function("_proctime", 0, 0, lambda args: TIMESTAMP, "PROCTIME() -> timestamp",
+             helper="proctime", internal=True),
     Function("random_int", 2, 2, _random_int, "random_int(low int, high int) -> int",
              helper="random_int", datagen_only=True),
     Function("random_double", 0, 0, lambda args: DOUBLE, "random_double() -> double",

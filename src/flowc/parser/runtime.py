@@ -576,6 +576,13 @@ def random_choice(index: int, salt: int, *options: Any) -> Any:
     return options[int(rand_unit(index, salt) * len(options))]
 
 
+def proctime() -> int:
+    """Processing time now (epoch ms): the running executor's clock."""
+    from flowc.executor.runtime.clock import processing_clock  # parser loads before executor
+
+    return processing_clock().now_ms()
+
+
 HELPERS: dict[str, Callable[..., Any]] = {
     "div": div, "mod": mod, "sql_div": sql_div, "sql_mod": sql_mod, "position": position,
     "nullif": nullif, "date_format": date_format, "from_unixtime": from_unixtime,
@@ -589,4 +596,5 @@ HELPERS: dict[str, Callable[..., Any]] = {
     "cast_string": cast_string, "cast_ts_string": cast_ts_string, "cast_int": cast_int,
     "cast_double": cast_double, "cast_bool": cast_bool, "cast_timestamp": cast_timestamp,
     "random_int": random_int, "random_double": random_double, "random_choice": random_choice,
+    "proctime": proctime,
 }

@@ -41,8 +41,11 @@ from flowc.types import TIMESTAMP, Field, Schema, Type
 from flowc.vector import VCol, VJoinRows
 from flowc.windowing import (
     EventTimeSessionWindows,
+    ProcessingTimeSessionWindows,
     SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
     TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
     WindowAssigner,
 )
 
@@ -112,14 +115,17 @@ def assigner_of(spec: A.WindowSpec) -> WindowAssigner:
         if abs(spec.offset) >= spec.size:
             raise FlowTypeError("the window offset must be smaller than the window size",
                                 spec.span)
-        return TumblingEventTimeWindows.of(spec.size, spec.offset)
+        return (TumblingProcessingTimeWindows if spec.processing
+                else TumblingEventTimeWindows).of(spec.size, spec.offset)
     if spec.kind == "sliding":
         if abs(spec.offset) >= spec.slide:
             raise FlowTypeError("the window offset must be smaller than the slide", spec.span)
-        return SlidingEventTimeWindows.of(spec.size, spec.slide, spec.offset)
+        return (SlidingProcessingTimeWindows if spec.processing
+                else SlidingEventTimeWindows).of(spec.size, spec.slide, spec.offset)
     if spec.size <= 0:
         raise FlowTypeError("the session gap must be positive", spec.span)
-    return EventTimeSessionWindows.with_gap(spec.size)
+    return (ProcessingTimeSessionWindows if spec.processing
+            else EventTimeSessionWindows).with_gap(spec.size)
 
 
 class PipelineBuilder(ChangelogSteps):
@@ -336,7 +342,12 @@ class PipelineBuilder(ChangelogSteps):
             raise FlowTypeError("a window over an updating stream is not supported: a window "
                                 "aggregates insert-only rows", step.span,
                                 hint="window the stream before the rolling 'aggregate'")
-        self.need_event_time(flow, step.span, "a window")
+        if not step.spec.processing:
+            self.need_event_time(flow, step.span, "a window")
+        elif step.lateness is not None or step.late_into is not None:
+            raise FlowTypeError("a window on processing time has no late data: 'allowed "
+                                "lateness' and 'late into' apply to event-time windows",
+                                step.late_span or step.span)
         assigner_of(step.spec)  # validate now, so the error points at the window
         if step.late_into is not None:
             self.ctx.check_new_name(step.late_into, step.late_span or step.span)
@@ -390,7 +401,10 @@ class PipelineBuilder(ChangelogSteps):
                 late = stream.get_side_output(tag)
             self.ctx.define(window.late_into, late, flow.schema, window.late_span or window.span,
                             event_time=flow.event_time)
-        return self._next(flow, stream, schema, event_time=True)
+        # Results carry the window's max timestamp; on processing time that is no event
+        # time a later window could wait for.
+        return self._next(flow, stream, schema,
+                          event_time=flow.event_time or not window.spec.processing)
 
     # ------------------------------------------------------------------ multi-input
 

@@ -19,6 +19,7 @@ from flowc.errors import did_you_mean as _dym
 from flowc.parser import ast as A
 from flowc.sql import partitions
 from flowc.sql.exprs import ExprTranslator, SpanMap, sql_type
+from flowc.sql.proctime import is_proctime
 from flowc.sql.source import Rewrites, SqlChunk, parse_statement
 from flowc.types import INT, Field, Schema
 
@@ -52,6 +53,9 @@ class TableDef:
     span: Span
     name_span: Span
     rowtime: str | None = None
+    # ``pt AS PROCTIME()``: the column's name and its position among the columns (the
+    # source reads the others; a query adds it, as Flink's Calc does)
+    proctime: tuple[str, int] | None = None
     source: A.SourceStmt | None = None
     option_spans: dict[str, Span] = field(default_factory=dict)
     partition_by: tuple[str, ...] = ()  # PARTITIONED BY (filesystem sinks)
@@ -73,6 +77,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
         raise UnsupportedError("CREATE TABLE ... AS SELECT is not supported", spans(node),
                                hint="create the table, then INSERT INTO it")
     fields: list[A.FieldDecl] = []
+    proctime: tuple[str, int] | None = None
     for col in schema_node.expressions:
         if isinstance(col, exp.PrimaryKey):
             continue  # metadata only in Flink (NOT ENFORCED); nothing to do for a stream
@@ -81,6 +86,11 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                                    spans(col))
         cspan = spans(col)
         kind = col.args.get("kind")
+        if kind is None and is_proctime(col):
+            if proctime is not None:
+                raise FlowSyntaxError("a table has at most one PROCTIME() column", cspan)
+            proctime = (col.name, len(fields))
+            continue
         if kind is None:
             raise UnsupportedError(f"computed column '{col.name}' is not supported", cspan,
                                    hint="compute it in a query (or a view) instead")
@@ -114,7 +124,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                                    hint=_dym(key, sorted(_COMMON | set(_CSV_OPTIONS) | own)))
     schema = Schema(tuple(Field(f.name, f.type) for f in fields))
     tdef = TableDef(name, schema, connector, options, span, name_span,
-                    option_spans=option_spans)
+                    option_spans=option_spans, proctime=proctime)
     if partitioned is not None:
         if connector != "filesystem":
             raise UnsupportedError(f"PARTITIONED BY applies to filesystem tables, not "

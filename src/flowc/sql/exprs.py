@@ -51,7 +51,8 @@ UNSUPPORTED_FUNCTIONS = {
                         "results depend only on the data",
     "currentdate": "CURRENT_DATE is not supported: flowc results depend only on the data",
     "now": "NOW() is not supported: flowc results depend only on the data",
-    "proctime": "PROCTIME() (processing time) is not supported: windows use event time",
+    "proctime": "PROCTIME() is supported as a table's computed column only: "
+                "CREATE TABLE t (..., pt AS PROCTIME()) WITH (...)",
     "localtimestamp": "LOCALTIMESTAMP is not supported: flowc results depend only on the data",
 }
 # SQL names of library functions, offered by did-you-mean (FUNCTION_NAMES also holds

@@ -41,6 +41,7 @@ from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
 from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.over import over_windows, translate_over
+from flowc.sql.proctime import add_proctime, is_proctime_column
 from flowc.sql.source import Rewrites
 from flowc.sql.window_join import window_join
 from flowc.sql.window_rank import window_rank
@@ -449,8 +450,9 @@ class QueryTranslator:
             raise FlowNameError(f"unknown table '{name}'", span,
                                 hint=did_you_mean(name, self.catalog.names()) or (
                                     "define it with CREATE TABLE (or a .flow source)"))
-        return Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias, span,
-                     updating=self.catalog.updating_of(name))
+        return add_proctime(Piece((A.FieldRef(name, None, span),), [], list(schema.names), alias,
+                                  span, updating=self.catalog.updating_of(name)),
+                            self.catalog.table(name))
 
     def tvf(self, node: exp.Table) -> Piece:
         call = node.this
@@ -527,7 +529,8 @@ class QueryTranslator:
         if not isinstance(tcol, exp.Column):
             raise FlowSyntaxError("the time attribute must be a column", tspan)
         rowtime = self.catalog.rowtime_of(stream) if stream else None
-        if rowtime is not None and tcol.name != rowtime:
+        processing = is_proctime_column(self.catalog.table(stream) if stream else None, tcol.name)
+        if rowtime is not None and tcol.name != rowtime and not processing:
             raise UnsupportedError(f"windows use the event time of '{stream}', its WATERMARK "
                                    f"column '{rowtime}', not '{tcol.name}'", tspan,
                                    hint=f"write DESCRIPTOR({rowtime})")
@@ -543,10 +546,10 @@ class QueryTranslator:
             raise FlowSyntaxError(f"{fn.upper()} takes {want[0]}{'' if want[0] == want[1] else f' or {want[1]}'} "
                                   f"interval{'s' if want[1] > 1 else ''}", span)
         if kind == "tumbling":
-            return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span)
+            return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span, processing)
         if kind == "sliding":  # Flink's HOP takes the slide first, then the size
-            return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span)
-        return A.WindowSpec(kind, ms[0], 0, 0, span)
+            return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span, processing)
+        return A.WindowSpec(kind, ms[0], 0, 0, span, processing)
 
     # ------------------------------------------------------------------ aggregation
 

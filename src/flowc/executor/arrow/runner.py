@@ -21,6 +21,7 @@ from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.runtime import files
+from flowc.executor.runtime.clock import processing_clock, using_clock
 from flowc.executor.runtime.sources import source_values
 from flowc.executor.sinks import Staged, print_text, sink_path
 from flowc.executor.spark import io, tasks
@@ -177,7 +178,13 @@ class _ColumnarJob(_SparkJob):
             out_schemas[s.node] if s.schema is None else s.schema)
             for s in slots if s.edge is not None}
 
+        clock = processing_clock()  # the driver's (an injected one in tests) reaches the tasks
+
         def run_chain(idx: int, chunks: Any) -> Any:
+            with using_clock(clock):
+                yield from chain_task(idx, chunks)
+
+        def chain_task(idx: int, chunks: Any) -> Any:
             on_end = tasks.timed(lambda counts: stats.add({vid: counts}))
             if report is not None:
                 chunks = tasks.reporting(chunks, report[0], report[1], idx,

@@ -10,8 +10,14 @@ from typing import Any
 from flowc.api.functions import BroadcastProcessFunction, KeyedBroadcastProcessFunction
 from flowc.errors import ExecutionError
 from flowc.executor.runtime.core import method_of
-from flowc.executor.runtime.operators import KeyedOperator, ProcessContext, emit_results
+from flowc.executor.runtime.operators import (
+    KeyedOperator,
+    ProcessContext,
+    emit_results,
+    fire_user_timer,
+)
 from flowc.executor.runtime.state import BroadcastState, ReadOnlyBroadcastState
+from flowc.windowing import TimeDomain
 
 
 class BroadcastContext(ProcessContext):
@@ -51,21 +57,24 @@ class BroadcastProcessOperator(KeyedOperator):
         self.open_function(fn)
 
     def process1(self, value: Any, ts: int | None) -> None:
+        if self.timers._pt_heap:
+            self.poll_processing_time()
         if self.keyed:
             self.backend.current_key = self.key_fn(value)  # type: ignore[union-attr]
         self.read_ctx._ts = ts
         emit_results(self, self.f1(value, self.read_ctx), ts)
 
     def process2(self, value: Any, ts: int | None) -> None:
+        if self.timers._pt_heap:
+            self.poll_processing_time()
         self.write_ctx._ts = ts
         emit_results(self, self.f2(value, self.write_ctx), ts)
 
     def on_timer(self, ts: int, key: Any, namespace: Any) -> None:
-        if self.timer_fn is None:
-            return
-        self.backend.current_key = key  # type: ignore[union-attr]
-        self.read_ctx._ts = ts
-        emit_results(self, self.timer_fn(ts, self.read_ctx), ts)
+        fire_user_timer(self, ts, key, TimeDomain.EVENT_TIME, self.read_ctx)
+
+    def on_processing_time(self, ts: int, key: Any, namespace: Any) -> None:
+        fire_user_timer(self, ts, key, TimeDomain.PROCESSING_TIME, self.read_ctx)
 
 
 class KeyedBroadcastProcessOperator(BroadcastProcessOperator):

@@ -1,12 +1,13 @@
-"""The runtime's one processing-time clock: what state TTL and PyFlink's FileSink (date-time
-buckets, time-based rolling) read as "now".
+"""The runtime's one processing-time clock: what processing-time timers and windows, state
+TTL and PyFlink's FileSink (date-time buckets, time-based rolling) read as "now".
 
-Flink's processing time is the TaskManager's wall clock. flowc runs bounded jobs, and its
-processing time is the wall clock too (epoch milliseconds) - there are no processing-time
-timers or windows yet (docs/executor.md, "Processing time"). Tests inject a
-deterministic clock (``using_clock(ManualClock(...))``); the Spark executor carries the
-driver's clock to its tasks (spark/codegen.py), so an injected clock reaches both
-executors. A clock is picklable and each task works on its own copy.
+Flink's processing time is the TaskManager's wall clock. flowc's bounded jobs use the wall
+clock too (epoch milliseconds); an unbounded job on Spark Structured Streaming uses the
+micro-batch's timestamp (``FixedClock``: Spark's ``batchTimestampMs`` from the offsets
+log, so a replayed batch sees the same time; docs/executor.md, "Processing time"). Tests
+inject a deterministic clock (``using_clock(ManualClock(...))``); the Spark executor
+carries the driver's clock to its tasks (spark/codegen.py), so an injected clock reaches
+both executors. A clock is picklable and each task works on its own copy.
 """
 
 from __future__ import annotations
@@ -51,6 +52,19 @@ class ManualClock:
 
     def __repr__(self) -> str:
         return f"ManualClock(now={self.now}, step={self.step})"
+
+
+class FixedClock:
+    """Processing time that stands still: one streaming micro-batch's timestamp."""
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def now_ms(self) -> int:
+        return self.now
+
+    def __repr__(self) -> str:
+        return f"FixedClock({self.now})"
 
 
 SYSTEM_CLOCK = SystemClock()

@@ -16,6 +16,7 @@ from typing import Any
 
 from flowc.api.functions import Function
 from flowc.errors import ExecutionError, UnsupportedError
+from flowc.executor.runtime.clock import processing_clock
 from flowc.executor.runtime.state import KeyedStateBackend, RuntimeContext
 from flowc.windowing import LONG_MAX, LONG_MIN
 
@@ -81,15 +82,25 @@ def results(r: Any) -> Iterable[Any]:
 
 
 class TimerService:
-    """Event-time timers of one operator subtask: deduplicated per (timestamp, key,
-    namespace), fired in timestamp order; ties fire in registration order (Flink's heap
-    leaves tie order unspecified; both flowc executors share this rule)."""
+    """Timers of one operator subtask, deduplicated per (timestamp, key, namespace) and fired
+    in timestamp order (ties in registration order: Flink's heap leaves tie order
+    unspecified; both flowc executors share this rule). Event-time timers fire as the
+    watermark passes them (``advance``); processing-time timers as the executor's clock
+    does (``advance_processing``: clock.py says what "now" is per executor)."""
 
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, Any, Any]] = []
         self._live: set[tuple[int, Any, Any]] = set()
         self._seq = 0
         self.current_watermark = LONG_MIN
+        self._pt_heap: list[tuple[int, int, Any, Any]] = []
+        self._pt_live: set[tuple[int, Any, Any]] = set()
+        # Flink quiesces the timer service at the end: registrations are then ignored.
+        self.quiesced = False
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # A snapshot written before processing-time timers existed has none.
+        self.__dict__.update({"_pt_heap": [], "_pt_live": set(), "quiesced": False}, **state)
 
     def register(self, ts: int, key: Any, namespace: Any) -> None:
         ident = (ts, key, namespace)
@@ -106,17 +117,61 @@ class TimerService:
         # Flink sets the watermark before firing, so timers see the new value; a timer
         # registered while firing at or below ``wm`` fires in the same advance.
         self.current_watermark = wm
-        heap = self._heap
-        while heap and heap[0][0] <= wm:
-            ts, _, key, ns = heapq.heappop(heap)
-            ident = (ts, key, ns)
-            if ident not in self._live:
-                continue
-            self._live.remove(ident)
-            fire(ts, key, ns)
+        _fire_due(self._heap, self._live, wm, fire)
+
+    # -- processing time ------------------------------------------------------------
+
+    def register_processing(self, ts: int, key: Any, namespace: Any) -> None:
+        ident = (ts, key, namespace)
+        if self.quiesced or ident in self._pt_live:
+            return
+        self._pt_live.add(ident)
+        self._seq += 1
+        heapq.heappush(self._pt_heap, (ts, self._seq, key, namespace))
+
+    def delete_processing(self, ts: int, key: Any, namespace: Any) -> None:
+        self._pt_live.discard((ts, key, namespace))
+
+    def processing_due(self, now: int) -> bool:
+        """Whether a processing-time timer may be due at ``now`` (cheap: the heap's top)."""
+        heap = self._pt_heap
+        return bool(heap) and heap[0][0] <= now
+
+    def advance_processing(self, now: int, fire: Callable[[int, Any, Any], None]) -> None:
+        """Fire the processing-time timers due at ``now``; one registered while firing,
+        also due, fires in the same call (Flink fires a timer in the past at once)."""
+        _fire_due(self._pt_heap, self._pt_live, now, fire)
+
+    def fire_all_processing(self, fire: Callable[[int, Any, Any], None]) -> None:
+        """BATCH end of input (Flink's BatchExecutionInternalTimeService): quiesce, then
+        fire every processing-time timer in timestamp order; registrations meanwhile are
+        ignored."""
+        self.quiesced = True
+        _fire_due(self._pt_heap, self._pt_live, LONG_MAX, fire)
+
+    def quiesce_processing(self) -> None:
+        """STREAMING end of input: Flink quiesces the processing-time service, so timers
+        not yet due never fire."""
+        self.quiesced = True
+        self._pt_heap.clear()
+        self._pt_live.clear()
+
+    def processing_count(self) -> int:
+        return len(self._pt_live)
 
     def __len__(self) -> int:
         return len(self._live)
+
+
+def _fire_due(heap: list[tuple[int, int, Any, Any]], live: set[tuple[int, Any, Any]],
+              upto: int, fire: Callable[[int, Any, Any], None]) -> None:
+    while heap and heap[0][0] <= upto:
+        ts, _, key, ns = heapq.heappop(heap)
+        ident = (ts, key, ns)
+        if ident not in live:
+            continue
+        live.remove(ident)
+        fire(ts, key, ns)
 
 
 class Operator:
@@ -184,12 +239,43 @@ class Operator:
     def on_timer(self, ts: int, key: Any, namespace: Any) -> None:
         pass
 
+    # -- processing time ---------------------------------------------------------
+
+    def processing_time(self) -> int:
+        """Processing time now: the executor's clock (clock.py)."""
+        return processing_clock().now_ms()
+
+    def poll_processing_time(self) -> None:
+        """STREAMING: fire the processing-time timers the clock has reached (Flink fires them
+        asynchronously from the mailbox; flowc between elements: the operators that can hold
+        them call this before each element, the streaming executor at each micro-batch's
+        start). BATCH never fires them before the end of input."""
+        timers = self.timers
+        if timers._pt_heap and not self.info.batch:
+            now = processing_clock().now_ms()
+            if timers.processing_due(now):
+                timers.advance_processing(now, self.on_processing_time)
+
+    def on_processing_time(self, ts: int, key: Any, namespace: Any) -> None:
+        pass
+
     def finish(self) -> None:
-        """End of input. BATCH: this is the one final watermark (fire everything); STREAMING:
-        the sources' final ``LONG_MAX`` watermark has already done that."""
+        """End of input. BATCH: this is the one final watermark (fire everything), then every
+        processing-time timer (Flink's BatchExecutionInternalTimeService fires a key's
+        event-time timers, then its processing-time ones); STREAMING: the sources' final
+        ``LONG_MAX`` watermark has fired the event-time timers, and Flink quiesces the
+        processing-time service - timers due by now fire, later ones never."""
         if self.info.batch:
             self.watermark = LONG_MAX
+            pending = self.timers.processing_count()
+            # Flink ignores processing-time timers registered from the end-of-input firing.
+            self.timers.quiesced = True
             self.timers.advance(LONG_MAX, self.on_timer)
+            if pending:
+                self.timers.fire_all_processing(self.on_processing_time)
+        elif self.timers.processing_count():
+            self.poll_processing_time()
+            self.timers.quiesce_processing()
 
     def set_key(self, key: Any) -> None:
         assert self.backend is not None

@@ -33,6 +33,7 @@ from flowc.executor.runtime.core import (
 )
 from flowc.executor.runtime.ordering import sort_rows
 from flowc.transformations import OutputTag
+from flowc.windowing import TimeDomain
 
 _MISSING = object()
 TIMER_NS = "user-timer"
@@ -42,7 +43,7 @@ TIMER_NS = "user-timer"
 
 
 class _TimerServiceView:
-    """``ctx.timer_service()``: event time only; processing time is not supported."""
+    """``ctx.timer_service()``: event-time and processing-time timers of the current key."""
 
     def __init__(self, op: Operator, keyed: bool) -> None:
         self._op = op
@@ -52,7 +53,7 @@ class _TimerServiceView:
         return self._op.timers.current_watermark
 
     def current_processing_time(self) -> int:
-        raise UnsupportedError("processing time is not supported by flowc executors")
+        return self._op.processing_time()
 
     def _key(self) -> Any:
         if not self._keyed:
@@ -67,9 +68,10 @@ class _TimerServiceView:
         self._op.timers.delete(int(ts), self._key(), TIMER_NS)
 
     def register_processing_time_timer(self, ts: int) -> None:
-        raise UnsupportedError("processing-time timers are not supported by flowc executors")
+        self._op.timers.register_processing(int(ts), self._key(), TIMER_NS)
 
-    delete_processing_time_timer = register_processing_time_timer
+    def delete_processing_time_timer(self, ts: int) -> None:
+        self._op.timers.delete_processing(int(ts), self._key(), TIMER_NS)
 
 
 class ProcessContext:
@@ -80,6 +82,7 @@ class ProcessContext:
         self._ts: int | None = None
         self._timer_service = _TimerServiceView(op, keyed)
         self._keyed = keyed
+        self._domain = TimeDomain.EVENT_TIME
 
     def timestamp(self) -> int | None:
         return self._ts
@@ -93,8 +96,9 @@ class ProcessContext:
         assert self._op.backend is not None
         return self._op.backend.current_key
 
-    def time_domain(self) -> str:
-        return "EVENT_TIME"
+    def time_domain(self) -> TimeDomain:
+        """The firing timer's domain (``on_timer``'s OnTimerContext)."""
+        return self._domain
 
     def output(self, tag: Any, value: Any) -> None:
         if tag is None:
@@ -147,6 +151,8 @@ class FlatMapOperator(Operator):
 
 
 class ProcessOperator(Operator):
+    # A non-keyed ProcessFunction reads processing time but cannot set timers (Flink:
+    # "Setting timers is only supported on a keyed streams.").
     def open(self) -> None:
         self.fn = method_of(self.spec.fn, ProcessFunction, "process_element")
         self.ctx = ProcessContext(self, keyed=False)
@@ -180,16 +186,33 @@ class KeyedProcessOperator(KeyedOperator):
         self.open_function(fn_obj)
 
     def process(self, value: Any, ts: int | None) -> None:
+        if self.timers._pt_heap:
+            self.poll_processing_time()
         self.backend.current_key = self.key_fn(value)  # type: ignore[union-attr]
         self.ctx._ts = ts
         emit_results(self, self.fn(value, self.ctx), ts)
 
     def on_timer(self, ts: int, key: Any, namespace: Any) -> None:
-        if self.timer_fn is None:
-            return
-        self.backend.current_key = key  # type: ignore[union-attr]
-        self.ctx._ts = ts
-        emit_results(self, self.timer_fn(ts, self.ctx), ts)
+        fire_user_timer(self, ts, key, TimeDomain.EVENT_TIME)
+
+    def on_processing_time(self, ts: int, key: Any, namespace: Any) -> None:
+        fire_user_timer(self, ts, key, TimeDomain.PROCESSING_TIME)
+
+
+def fire_user_timer(op: Any, ts: int, key: Any, domain: TimeDomain, ctx: Any = None) -> None:
+    """The user's ``on_timer(ts, ctx)`` (``ctx``: the operator's own by default) with
+    ``ctx.time_domain()`` set. Its results carry the timer's timestamp for event time; none
+    for processing time (Flink's ``collector.eraseTimestamp()``)."""
+    if op.timer_fn is None:
+        return
+    op.backend.current_key = key
+    ctx = op.ctx if ctx is None else ctx
+    ctx._ts, ctx._domain = ts, domain
+    try:
+        emit_results(op, op.timer_fn(ts, ctx),
+                     ts if domain is TimeDomain.EVENT_TIME else None)
+    finally:
+        ctx._domain = TimeDomain.EVENT_TIME
 
 
 class ReduceOperator(KeyedOperator):
@@ -436,19 +459,22 @@ class KeyedCoProcessOperator(CoProcessOperator):
     keyed = True
 
     def process1(self, value: Any, ts: int | None) -> None:
+        if self.timers._pt_heap:
+            self.poll_processing_time()
         self.backend.current_key = self.keys[0](value)  # type: ignore[union-attr]
         self._run(self.f1, value, ts)
 
     def process2(self, value: Any, ts: int | None) -> None:
+        if self.timers._pt_heap:
+            self.poll_processing_time()
         self.backend.current_key = self.keys[1](value)  # type: ignore[union-attr]
         self._run(self.f2, value, ts)
 
     def on_timer(self, ts: int, key: Any, namespace: Any) -> None:
-        if self.timer_fn is None:
-            return
-        self.backend.current_key = key  # type: ignore[union-attr]
-        self.ctx._ts = ts
-        emit_results(self, self.timer_fn(ts, self.ctx), ts)
+        fire_user_timer(self, ts, key, TimeDomain.EVENT_TIME)
+
+    def on_processing_time(self, ts: int, key: Any, namespace: Any) -> None:
+        fire_user_timer(self, ts, key, TimeDomain.PROCESSING_TIME)
 
 
 def make_task_info(name: str, subtask: int, parallelism: int, max_parallelism: int,

@@ -1,6 +1,9 @@
 """Flink's WindowOperator driven by a trigger (``window(...).trigger(t)``, GlobalWindows):
 non-merging assigners only.
 
+Processing-time assigners (and user triggers' processing-time timers) run on the
+operator's clock (core.py: when processing-time timers fire per executor).
+
 Per element: for each of its windows that is not late (event-time assigners:
 ``max_timestamp + lateness <= watermark``), add the element to the window's contents, ask
 ``trigger.on_element``; FIRE emits the contents (if any), PURGE drops them; event-time
@@ -50,13 +53,13 @@ class TriggerContext:
         return self._op.timers.current_watermark
 
     def get_current_processing_time(self) -> int:
-        raise UnsupportedError("processing time is not supported by flowc executors")
+        return self._op.processing_time()
 
     def register_processing_time_timer(self, time: int) -> None:
-        raise UnsupportedError("processing time is not supported by flowc executors")
+        self._op.timers.register_processing(int(time), self.key, self.window)
 
     def delete_processing_time_timer(self, time: int) -> None:
-        raise UnsupportedError("processing time is not supported by flowc executors")
+        self._op.timers.delete_processing(int(time), self.key, self.window)
 
     def register_event_time_timer(self, time: int) -> None:
         op = self._op
@@ -97,7 +100,10 @@ class TriggerWindowOperator(KeyedOperator):
         if self.assigner.is_merging:
             raise UnsupportedError("a trigger() on merging (session) windows is not supported")
         self.trigger = spec.trigger
-        self.event_time = not isinstance(self.assigner, GlobalWindows)
+        # Flink's assigner.isEventTime(): processing-time assigners (and GlobalWindows)
+        # take no element timestamps, have no late elements and clean up at max_timestamp.
+        self.event_time = bool(self.assigner.is_event_time)
+        self.timed = not isinstance(self.assigner, GlobalWindows)
         self.lateness = int(spec.allowed_lateness)
         self.late_tag = spec.late_tag
         self.reduce = (method_of(spec.reduce_fn, ReduceFunction, "reduce")
@@ -116,6 +122,8 @@ class TriggerWindowOperator(KeyedOperator):
                 self.open_function(fn)
 
     def _cleanup_time(self, w: Any) -> int:
+        if not self.event_time:
+            return w.max_timestamp()  # type: ignore[no-any-return]
         t = w.max_timestamp() + self.lateness
         return t if t < LONG_MAX else LONG_MAX
 
@@ -147,7 +155,11 @@ class TriggerWindowOperator(KeyedOperator):
         emit_results(self, self.window_fn(key, self.ctx, elements), ts)
 
     def process(self, value: Any, ts: Any) -> None:
-        t = require_timestamp(ts, "an event-time window") if self.event_time else ts
+        if self.event_time:
+            t = require_timestamp(ts, "an event-time window")
+        else:
+            self.poll_processing_time()
+            t = self.processing_time() if self.timed else ts
         key = self.key_fn(value)
         self.backend.current_key = key  # type: ignore[union-attr]
         wm = self.timers.current_watermark
@@ -164,8 +176,11 @@ class TriggerWindowOperator(KeyedOperator):
             self._add(key, w, value)
             tctx.key, tctx.window = key, w
             self._result(key, w, self.trigger.on_element(value, ts, w, tctx))
-            if self.event_time and self._cleanup_time(w) != LONG_MAX:
-                self.timers.register(self._cleanup_time(w), key, w)
+            if self.timed and self._cleanup_time(w) != LONG_MAX:
+                if self.event_time:
+                    self.timers.register(self._cleanup_time(w), key, w)
+                else:
+                    self.timers.register_processing(self._cleanup_time(w), key, w)
         if skipped and self.event_time and t + self.lateness <= wm:
             if self.late_tag is not None:
                 self.side(self.late_tag, value, ts)
@@ -173,11 +188,20 @@ class TriggerWindowOperator(KeyedOperator):
                 self.late_records_dropped += 1
 
     def on_timer(self, ts: int, key: Any, w: Any) -> None:
+        self._on_any_timer(ts, key, w, self.event_time, self.trigger.on_event_time)
+
+    def on_processing_time(self, ts: int, key: Any, w: Any) -> None:
+        self._on_any_timer(ts, key, w, self.timed and not self.event_time,
+                           self.trigger.on_processing_time)
+
+    def _on_any_timer(self, ts: int, key: Any, w: Any, cleans: bool, ask: Any) -> None:
+        """Flink's onEventTime / onProcessingTime: ask the trigger, act on its result; at
+        the cleanup time in the assigner's own domain, drop the window's state."""
         self.backend.current_key = key  # type: ignore[union-attr]
         tctx = self.tctx
         tctx.key, tctx.window = key, w
-        self._result(key, w, self.trigger.on_event_time(ts, w, tctx))
-        if self.event_time and ts == self._cleanup_time(w):
+        self._result(key, w, ask(ts, w, tctx))
+        if cleans and ts == self._cleanup_time(w):
             self.state.pop((key, w), None)
             self.trigger.clear(w, tctx)
             self.trigger_state.current_key = (key, w)

@@ -1,5 +1,8 @@
-"""Flink's WindowOperator with the EventTimeTrigger, for tumbling, sliding and session
-(merging) event-time windows, allowed lateness and the late-data side output.
+"""Flink's WindowOperator with its assigner's default trigger: EventTimeTrigger for
+tumbling, sliding and session (merging) event-time windows, allowed lateness and the
+late-data side output; ProcessingTimeTrigger for the processing-time assigners (windows by
+the operator's clock, fired by processing-time timers, never late; cleanup at
+``max_timestamp``, as Flink's ``cleanupTime``).
 
 State per (key, state window): the element list, the reduced value or the accumulator.
 Merging follows Flink's MergingWindowSet (the merged window keeps the state of one of the
@@ -59,9 +62,7 @@ class WindowContext:
         return self._op.timers.current_watermark
 
     def current_processing_time(self) -> int:
-        from flowc.errors import UnsupportedError
-
-        raise UnsupportedError("processing time is not supported by flowc executors")
+        return self._op.processing_time()
 
     def output(self, tag: Any, value: Any) -> None:
         assert self._window is not None
@@ -76,6 +77,7 @@ class WindowOperator(KeyedOperator):
         self.lateness = int(spec.allowed_lateness)
         self.late_tag = spec.late_tag
         self.merging = bool(self.assigner.is_merging)
+        self.event_time = bool(self.assigner.is_event_time)
         self.reduce = (method_of(spec.reduce_fn, ReduceFunction, "reduce")
                        if spec.reduce_fn is not None else None)
         agg = spec.aggregate_fn
@@ -89,7 +91,7 @@ class WindowOperator(KeyedOperator):
         self.mapping: dict[Any, dict[TimeWindow, TimeWindow]] = {}
         # BATCH, non-merging: no timers at all; every window fires once at end of input, in
         # (end, first-seen) order, which is exactly the order the timer heap would give.
-        self.fast_batch = self.info.batch and not self.merging
+        self.fast_batch = self.info.batch and not self.merging and self.event_time
         self.batch_state: dict[tuple[Any, int, int], Any] = {}
         for fn in (spec.reduce_fn, agg, spec.window_fn):
             if fn is not None:
@@ -98,12 +100,27 @@ class WindowOperator(KeyedOperator):
     # -- helpers ------------------------------------------------------------------
 
     def _cleanup_time(self, w: TimeWindow) -> int:
-        # Flink: maxTimestamp + lateness, Long.MAX_VALUE when the Java sum overflows.
+        # Flink: maxTimestamp + lateness, Long.MAX_VALUE when the Java sum overflows;
+        # processing time: maxTimestamp.
+        if not self.event_time:
+            return w.end - 1
         t = w.end - 1 + self.lateness
         return t if t < LONG_MAX else LONG_MAX
 
     def _window_late(self, w: TimeWindow) -> bool:
-        return self._cleanup_time(w) <= self.timers.current_watermark
+        return self.event_time and self._cleanup_time(w) <= self.timers.current_watermark
+
+    def _timer(self, t: int, key: Any, w: TimeWindow) -> None:
+        if self.event_time:
+            self.timers.register(t, key, w)
+        else:
+            self.timers.register_processing(t, key, w)
+
+    def _delete_timer(self, t: int, key: Any, w: TimeWindow) -> None:
+        if self.event_time:
+            self.timers.delete(t, key, w)
+        else:
+            self.timers.delete_processing(t, key, w)
 
     def _add(self, key: Any, sw: TimeWindow, value: Any) -> None:
         add_to_window(self.state, (key, sw), value, self.reduce, self.agg)
@@ -129,7 +146,7 @@ class WindowOperator(KeyedOperator):
     def _register_cleanup(self, key: Any, w: TimeWindow) -> None:
         t = self._cleanup_time(w)
         if t != LONG_MAX:
-            self.timers.register(t, key, w)
+            self._timer(t, key, w)
 
     def _emit(self, key: Any, w: TimeWindow, contents: Any) -> None:
         ts = w.end - 1
@@ -196,7 +213,11 @@ class WindowOperator(KeyedOperator):
         if ts is Partial:
             self.process_partial(value)
             return
-        t = require_timestamp(ts, "an event-time window")
+        if self.event_time:
+            t = require_timestamp(ts, "an event-time window")
+        else:
+            self.poll_processing_time()
+            t = self.processing_time()
         key = self.key_fn(value)
         if self.fast_batch:
             for w in self.assigner.assign_windows(t):
@@ -225,7 +246,7 @@ class WindowOperator(KeyedOperator):
                 skipped = False
                 self._add(key, w, value)
                 self._on_element(key, w, w)
-        if skipped and t + self.lateness <= wm:
+        if skipped and self.event_time and t + self.lateness <= wm:
             if self.late_tag is not None:
                 self.side(self.late_tag, value, ts)
             else:
@@ -237,6 +258,11 @@ class WindowOperator(KeyedOperator):
         # the cleanup timer (``_register_cleanup``, inlined: this runs per element).
         timers = self.timers
         end_ts = w.end - 1
+        if not self.event_time:
+            # ProcessingTimeTrigger.onElement: a timer at the window's end (its cleanup
+            # time too: one timer), never an immediate fire.
+            timers.register_processing(end_ts, key, w)
+            return
         if end_ts <= timers.current_watermark:
             self._emit(key, w, self.state[(key, state_window)])
         else:
@@ -270,18 +296,20 @@ class WindowOperator(KeyedOperator):
 
     def _merge(self, key: Any, result: TimeWindow, merged: list[TimeWindow],
                state_window: TimeWindow, merged_state: list[TimeWindow]) -> None:
-        wm = self.timers.current_watermark
-        if result.max_timestamp() + self.lateness <= wm:
+        now = self.timers.current_watermark if self.event_time else self.processing_time()
+        if self.event_time and result.max_timestamp() + self.lateness <= now:
             raise ExecutionError("The end timestamp of an event-time window cannot become "
                                  "earlier than the current watermark by merging.")
-        # EventTimeTrigger.onMerge, then clear the absorbed windows' triggers and cleanup.
-        if result.max_timestamp() > wm:
-            self.timers.register(result.max_timestamp(), key, result)
+        # The trigger's onMerge (EventTimeTrigger / ProcessingTimeTrigger: a timer at the
+        # merged window's end if still ahead), then clear the absorbed windows' triggers
+        # and cleanup timers.
+        if result.max_timestamp() > now:
+            self._timer(result.max_timestamp(), key, result)
         for m in merged:
-            self.timers.delete(m.max_timestamp(), key, m)
+            self._delete_timer(m.max_timestamp(), key, m)
             ct = self._cleanup_time(m)
             if ct != LONG_MAX:
-                self.timers.delete(ct, key, m)
+                self._delete_timer(ct, key, m)
         self._merge_state(key, state_window, merged_state)
 
     # -- timers -------------------------------------------------------------------
@@ -301,11 +329,14 @@ class WindowOperator(KeyedOperator):
             self._emit(key, w, contents)
         if ts == self._cleanup_time(w):
             self.state.pop((key, state_window), None)
-            self.timers.delete(end_ts, key, w)
+            self._delete_timer(end_ts, key, w)
             if self.merging:
                 self.mapping[key].pop(w, None)
                 if not self.mapping[key]:
                     del self.mapping[key]
+
+    # ProcessingTimeTrigger.onProcessingTime fires; the same timer is the cleanup.
+    on_processing_time = on_timer
 
 
 class CountWindowOperator(KeyedOperator):

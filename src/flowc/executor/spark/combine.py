@@ -23,6 +23,8 @@ from flowc.windowing import TumblingEventTimeWindows
 def combinable(spec: Any, batch: bool) -> bool:
     if not batch or not isinstance(spec, WindowOp) or spec.assigner.is_merging:
         return False
+    if not spec.assigner.is_event_time:
+        return False  # windows by the operator's clock, not by the records' timestamps
     if spec.reduce_fn is not None:
         return True
     agg = spec.aggregate_fn

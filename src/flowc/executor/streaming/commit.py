@@ -20,6 +20,8 @@ import os
 import shutil
 from collections.abc import Callable
 
+from flowc.errors import ExecutionError
+
 KEEP_SINK_MARKERS = 100  # batches of sink markers kept (a replay is of the last batch only)
 RESTORED_BATCH = -1  # the batch a savepoint's state is restored as (Spark's first is 0)
 SOURCE_FILES = "_SOURCE.json"
@@ -91,6 +93,18 @@ class Checkpoint:
             for n in os.listdir(nd):
                 if n.isdigit() and int(n) < batch - KEEP_SINK_MARKERS:
                     os.remove(os.path.join(nd, n))
+
+    def batch_timestamp_ms(self, batch: int) -> int:
+        """Spark's ``batchTimestampMs`` of ``batch``, from the query's offsets log (written
+        before the batch runs, reused when it is replayed): the batch's processing time."""
+        path = os.path.join(self.spark, "offsets", str(batch))
+        try:
+            with open(path, encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+            return int(json.loads(lines[1])["batchTimestampMs"])
+        except (OSError, IndexError, KeyError, ValueError) as e:
+            raise ExecutionError(f"cannot read the timestamp of micro-batch {batch} from "
+                                 f"Spark's offsets log {path}: {e}") from None
 
     # -- sinks -----------------------------------------------------------------------
 

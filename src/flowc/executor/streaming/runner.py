@@ -15,7 +15,6 @@ files, same snapshots, same outputs, sinks that committed it skip it.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import shutil
 import signal
@@ -190,7 +189,7 @@ class _StreamJob:
         prev = self.ckpt.previous(batch_id)
         taken = self._shares(df, prev)
         ctx = BatchContext(batch_id, prev, self.ckpt.state,
-                           batch_timestamp_ms(self.ckpt.spark, batch_id))
+                           self.ckpt.batch_timestamp_ms(batch_id))
         rdds: dict[str, Any] = {}
         outputs = []
         from pyspark import StorageLevel
@@ -387,20 +386,6 @@ def _when(wm: int | None) -> str:
         return "end"
     return datetime.datetime.fromtimestamp(wm / 1000, datetime.UTC) \
         .strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-
-
-def batch_timestamp_ms(spark_checkpoint: str, batch: int) -> int:
-    """The micro-batch's ``batchTimestampMs`` from Spark's offsets log (written before the
-    batch runs and reused when it is replayed after a crash: deterministic)."""
-    path = os.path.join(spark_checkpoint, "offsets", str(batch))
-    try:
-        with open(path, encoding="utf-8") as fh:
-            fh.readline()  # the log's version line
-            meta = json.loads(fh.readline())
-        return int(meta["batchTimestampMs"])
-    except (OSError, ValueError, KeyError) as e:
-        raise ExecutionError(f"cannot read micro-batch {batch}'s timestamp from Spark's "
-                             f"offsets log {path}: {e}") from None
 
 
 def _place(tmp: str, final: str, batch: int) -> None:

@@ -27,6 +27,7 @@ from flowc.errors import FlowcError
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import files
 from flowc.executor.runtime.channels import WatermarkStatus, WatermarkValve, merge_with_valve
+from flowc.executor.runtime.clock import FixedClock, using_clock
 from flowc.executor.runtime.core import (
     LONG_MAX,
     LONG_MIN,
@@ -56,6 +57,7 @@ class BatchContext:
     prev: int | None
     state_dir: str
     batch_timestamp_ms: int
+
 
 # Operator attributes that are wiring, configuration or per-run metrics, never state.
 _NOT_STATE = frozenset({"spec", "info", "keys", "out", "side", "out_wm", "_functions",
@@ -285,6 +287,18 @@ class SubtaskRun:
             # a snapshot of before watermark statuses: the channels' watermarks only
             self.valve.wms, self.valve.last = list(channels), min(channels, default=LONG_MIN)
 
+    def fire_processing_timers(self) -> None:
+        """Fire the processing-time timers due at the batch's timestamp, before its input
+        (Flink fires them asynchronously as the wall clock passes them; here at the start
+        of the first micro-batch at or after their time), head to tail."""
+        for nid in reversed(self.plan.open_order):
+            op = self.ops.get(nid)
+            if op is not None and op.timers.processing_count():
+                try:
+                    op.poll_processing_time()
+                except Exception as e:
+                    raise _at(e, nid) from None
+
     def snapshot(self) -> dict[str, Any]:
         out: dict[str, Any] = {f"op_{self.members[nid].operator_id}": operator_state(op)
                                for nid, op in self.ops.items()}
@@ -385,9 +399,9 @@ def run_subtask(plan: VertexPlan, idx: int, ctx: BatchContext,
                 source: tuple[Any, Any] | None,
                 items: Iterable[Any] | None) -> Iterator[tuple[int, Any]]:
     """Run subtask ``idx`` of ``plan`` for micro-batch ``ctx.batch`` (state from batch
-    ``ctx.prev``, None: the first) and write its snapshot; failures leave as
-    ``FlowcTaskError``s naming the operator (``spark.tasks``' protocol, so the driver
-    reports them the same way)."""
+    ``ctx.prev``) at processing time ``ctx.batch_timestamp_ms`` and write its snapshot;
+    failures leave as ``FlowcTaskError``s naming the operator (``spark.tasks``' protocol,
+    so the driver reports them the same way)."""
     from flowc.executor.spark.tasks import FlowcTaskError
 
     try:
@@ -395,14 +409,16 @@ def run_subtask(plan: VertexPlan, idx: int, ctx: BatchContext,
         if ctx.prev is not None:
             with open(snapshot_path(ctx.state_dir, ctx.prev, plan.id, idx), "rb") as fh:
                 state = pickle.load(fh)  # noqa: S301 - written by this job's own tasks
-        run = SubtaskRun(plan, idx)
-        run.open(state)
-        bad = run.run_source(*source) if source is not None else None
-        if items is not None:
-            run.run_input(items)
-        run.end_batch(ctx.batch_timestamp_ms)
-        snap = run.snapshot()
-        run.close()
+        with using_clock(FixedClock(ctx.batch_timestamp_ms)):
+            run = SubtaskRun(plan, idx)
+            run.open(state)
+            run.fire_processing_timers()
+            bad = run.run_source(*source) if source is not None else None
+            if items is not None:
+                run.run_input(items)
+            run.end_batch(ctx.batch_timestamp_ms)
+            snap = run.snapshot()
+            run.close()
         state_bytes = _write_snapshot(snapshot_path(ctx.state_dir, ctx.batch, plan.id, idx),
                                       snap)
     except Exception as e:  # noqa: BLE001 - every failure is reported with its operator
