@@ -5,7 +5,7 @@ Supported today (``plan_streaming`` names the first thing that is not): one unbo
 source (monitored csv / json lines / parquet / text-line files on local paths, a socket,
 datagen without a row limit, Kafka: ``streaming.sources``) and no other source; one-input operators
 of the runtime (map / filter / flat_map / process, keyed process, rolling aggregates,
-windows, ...); print, blackhole, csv / json / parquet file sinks; every partitioner. Not yet:
+windows, ...); print, blackhole, Kafka, csv / json / parquet file sinks; every partitioner. Not yet:
 two-input operators and unions, collect sinks, several sources.
 """
 
@@ -23,7 +23,14 @@ from flowc.executor.runtime.sources import source_watermarks
 from flowc.executor.sinks import check_sink, declared_columns
 from flowc.executor.streaming.sources import UNBOUNDED_KINDS
 from flowc.executor.wiring import Wiring
-from flowc.operators import DiscardingSink, FileSink, FileSource, PrintSink, TextLineFileSource
+from flowc.operators import (
+    DiscardingSink,
+    FileSink,
+    FileSource,
+    KafkaSink,
+    PrintSink,
+    TextLineFileSource,
+)
 from flowc.planner.stream_graph import NodeKind, StreamGraph
 
 
@@ -177,8 +184,8 @@ def _unsupported(sg: StreamGraph, n: Any, n_sources: int) -> str | None:
     if len(sg.inputs(n.id)) > 1 or getattr(n, "two_input", False):
         return "two-input operators and unions are not streamed yet"
     if n.kind is NodeKind.SINK and not isinstance(n.operator, (PrintSink, FileSink,
-                                                               DiscardingSink)):
-        return "streaming sinks are print, blackhole and csv / json / parquet files"
+                                                               DiscardingSink, KafkaSink)):
+        return "streaming sinks are print, blackhole, Kafka and csv / json / parquet files"
     if isinstance(n.operator, FileSink) and declared_columns(n.operator, n.output_type) is None:
         return "a streamed file sink needs a declared schema"
     return None

@@ -46,7 +46,7 @@ from flowc.executor.streaming.sources import (
     source_failure,
 )
 from flowc.executor.streaming.task import DEAD, SINK, STATS, run_subtask
-from flowc.operators import FileSink, PrintSink
+from flowc.operators import FileSink, KafkaSink, PrintSink
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
 
@@ -102,6 +102,11 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     ckpt = Checkpoint(root)
     stop = stop or threading.Event()
     spark = get_spark(master, verbose, spark_options(sg.config.options))
+    for nid, spec in plan.sinks.items():
+        if isinstance(spec, KafkaSink):  # before any batch, not at the first write
+            from flowc.executor.streaming.kafka_sink import check_connector
+
+            check_connector(spark, sg.nodes[nid].span)
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
     interval = default_interval(plan.source) if trigger_ms is None else trigger_ms
     try:
@@ -237,6 +242,12 @@ class _StreamJob:
             elif isinstance(spec, FileSink):
                 self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
                                       self._write_part(s, n, batch, [x for _, x in r]))
+            elif isinstance(spec, KafkaSink):  # at least once: Spark's writer is
+                from flowc.executor.streaming.kafka_sink import write_kafka
+
+                self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
+                                      write_kafka(self.spark, s, [x for _, x in r],
+                                                  self.sg.nodes[n].span))
         spec = self.plan.source
         if getattr(spec, "dead_letter", None) is not None and dead:
             self.ckpt.commit_once(self.plan.source_node, batch,
