@@ -5,8 +5,9 @@ Supported today (``plan_streaming`` names the first thing that is not): one unbo
 source (monitored csv / json lines / parquet / text-line files on local paths, a socket,
 datagen without a row limit, Kafka: ``streaming.sources``) and no other source; one-input operators
 of the runtime (map / filter / flat_map / process, keyed process, rolling aggregates,
-windows, ...); print, blackhole, Kafka, csv / json / parquet file sinks; every partitioner. Not yet:
-two-input operators and unions, collect sinks, several sources.
+windows, ...); print, blackhole, Kafka, csv / json / parquet file sinks, collect sinks (read per
+micro-batch by a callback: the REPL); every partitioner. Not yet: two-input operators and
+unions, several sources.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from flowc.executor.sinks import check_sink, declared_columns
 from flowc.executor.streaming.sources import UNBOUNDED_KINDS
 from flowc.executor.wiring import Wiring
 from flowc.operators import (
+    CollectSink,
     DiscardingSink,
     FileSink,
     FileSource,
@@ -184,7 +186,8 @@ def _unsupported(sg: StreamGraph, n: Any, n_sources: int) -> str | None:
     if len(sg.inputs(n.id)) > 1 or getattr(n, "two_input", False):
         return "two-input operators and unions are not streamed yet"
     if n.kind is NodeKind.SINK and not isinstance(n.operator, (PrintSink, FileSink,
-                                                               DiscardingSink, KafkaSink)):
+                                                               DiscardingSink, KafkaSink,
+                                                               CollectSink)):
         return "streaming sinks are print, blackhole, Kafka and csv / json / parquet files"
     if isinstance(n.operator, FileSink) and declared_columns(n.operator, n.output_type) is None:
         return "a streamed file sink needs a declared schema"

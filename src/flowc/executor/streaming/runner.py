@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
-from flowc.errors import ConfigError, ExecutionError, FlowcError
+from flowc.errors import ConfigError, ExecutionError, FlowcError, UnsupportedError
 from flowc.executor.runtime import files
 from flowc.executor.sinks import (
     abort,
@@ -46,7 +46,7 @@ from flowc.executor.streaming.sources import (
     source_failure,
 )
 from flowc.executor.streaming.task import DEAD, SINK, STATS, run_subtask
-from flowc.operators import FileSink, KafkaSink, PrintSink
+from flowc.operators import CollectSink, FileSink, KafkaSink, PrintSink
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
 
@@ -86,9 +86,13 @@ def parse_trigger(text: str) -> int:
 def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
                   trigger_ms: int | None = None, master: str | None = None,
                   verbose: bool = False, progress: bool = False, job_name: str | None = None,
-                  stop: threading.Event | None = None) -> StreamStats:
+                  stop: threading.Event | None = None,
+                  collect: Callable[[int, dict[str, list[Any]]], None] | None = None
+                  ) -> StreamStats:
     """Run until ``stop`` is set (the CLI sets it on SIGINT / SIGTERM), then end after the
-    running micro-batch. Without ``checkpoint`` a temporary one is used and removed."""
+    running micro-batch. Without ``checkpoint`` a temporary one is used and removed.
+    ``collect(batch, {name: records})`` receives each micro-batch's records of the job's
+    collect sinks (the REPL's continuous queries); without it a collect sink is refused."""
     from flowc.executor.spark.runner import spark_options
     from flowc.executor.spark.session import get_spark
 
@@ -96,6 +100,12 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     name = job_name or sg.config.job_name
     plan = plan_streaming(job_graph)  # unsupported jobs fail before Spark starts
     check_source(plan.source, sg.nodes[plan.source_node].span)
+    collects = [n for n, spec in plan.sinks.items() if isinstance(spec, CollectSink)]
+    if collects and collect is None:
+        raise UnsupportedError(f"the streaming executor cannot run '{sg.nodes[collects[0]].name}'"
+                               " yet: an unbounded job's collect sink has no reader (the "
+                               "REPL's continuous queries read theirs)",
+                               sg.nodes[collects[0]].span)
     temporary = checkpoint is None
     root = tempfile.mkdtemp(prefix="flowc-checkpoint-") if temporary else checkpoint
     assert root is not None
@@ -108,6 +118,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
 
             check_connector(spark, sg.nodes[nid].span)
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
+    job.collect = collect
     interval = default_interval(plan.source) if trigger_ms is None else trigger_ms
     try:
         job.run(interval, stop)
@@ -130,6 +141,9 @@ class _StreamJob:
         self.stats = StreamStats(name=name)
         self.failure: BaseException | None = None
         self.stopping = False
+        self.display: Any = None  # spark.progress.StreamProgress on a terminal
+        self.units_read = 0  # files (lines, rows, records) of the committed batches
+        self.collect: Callable[[int, dict[str, list[Any]]], None] | None = None
 
     def run(self, interval_ms: int, stop: threading.Event) -> None:
         df = source_dataframe(self.spark, self.plan.source, interval_ms,
@@ -140,6 +154,7 @@ class _StreamJob:
         if interval_ms > 0:
             writer = writer.trigger(processingTime=f"{interval_ms} milliseconds")
         query = writer.start()
+        self._start_display()
         try:
             while query.isActive and not stop.is_set():
                 query.awaitTermination(0.2)
@@ -156,6 +171,9 @@ class _StreamJob:
             if self.failure is None:
                 print(f"flowc: Spark stopped: {type(e).__name__}", file=sys.stderr)
                 return
+        finally:
+            if self.display is not None:
+                self.display.stop()
         if self.failure is not None:
             raise self.failure
         exc = query.exception()
@@ -199,6 +217,7 @@ class _StreamJob:
         self._commit(batch_id, collected)
         hold_for_test("after-sinks", batch_id)
         self.ckpt.finish_batch(batch_id, before + taken.units)
+        self.units_read = before + taken.units
         hold_for_test("after-state", batch_id)
         self._report(batch_id, collected, taken.label, time.perf_counter() - began)
 
@@ -248,6 +267,13 @@ class _StreamJob:
                 self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
                                       write_kafka(self.spark, s, [x for _, x in r],
                                                   self.sg.nodes[n].span))
+        # every batch, also without rows: the reader sees the batch end
+        collected = {self.plan.sinks[n].name: [x for _, x in sorted(records[n],
+                                                                   key=lambda t: t[0])]
+                     for n in sorted(self.plan.sinks)
+                     if isinstance(self.plan.sinks[n], CollectSink)}
+        if self.collect is not None:
+            self.collect(batch, collected)
         spec = self.plan.source
         if getattr(spec, "dead_letter", None) is not None and dead:
             self.ckpt.commit_once(self.plan.source_node, batch,
@@ -312,11 +338,37 @@ class _StreamJob:
                 + (f", {st.late_records_dropped:,} late records dropped"
                    if st.late_records_dropped else "")
                 + f"; {st.batches} batches, {st.rows:,} rows in all")
-        if self.progress:
-            sys.stderr.write("\r\x1b[2K" + line)
-        else:
-            sys.stderr.write(line + "\n")
+        if self.display is not None:
+            from flowc.executor.spark.progress import BatchProgress, SourceLag
+
+            src = self.sg.nodes[self.plan.source_node].name
+            self.display.update(BatchProgress(
+                self.name, batch, st.batches, rows, seconds, st.rows,
+                (SourceLag(src, st.watermark, self._waiting().get(src)),), state,
+                st.late_records_dropped))
+            return
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+    def _start_display(self) -> None:
+        """The live line (spark/progress.py) when asked for and stderr is a terminal."""
+        from flowc.executor.spark.progress import StreamProgress, is_tty
+
+        if self.progress and is_tty(sys.stderr):
+            self.display = StreamProgress(sys.stderr, waiting=self._waiting).start()
+
+    def _waiting(self) -> dict[str, int]:
+        """Per monitored source (by name): its files not read yet."""
+        from flowc.executor.spark.progress import files_waiting
+        from flowc.operators import FileSource, TextLineFileSource
+
+        spec = self.plan.source
+        if not isinstance(spec, (FileSource, TextLineFileSource)):
+            return {}
+        given = spec.paths[0] if isinstance(spec, TextLineFileSource) else spec.path
+        return {self.sg.nodes[self.plan.source_node].name: files_waiting(
+            files.local_path(given) or given, self.units_read,
+            isinstance(spec, TextLineFileSource))}
 
     def _translate(self, e: BaseException) -> BaseException:
         from flowc.executor.spark import io
