@@ -209,8 +209,9 @@ class _StreamJob:
             rdds[v.id] = rdd
             outputs.append(rdd)
         try:
-            collected = [x for rdd in outputs for x in
-                         rdd.filter(lambda x: x[0] < 0).collect()]
+            # one Spark job for the whole batch (a job per vertex cost ~0.1 s each)
+            collected = self.sc.union([rdd.filter(lambda x: x[0] < 0)
+                                       for rdd in outputs]).collect()
         finally:
             for rdd in outputs:
                 rdd.unpersist()
