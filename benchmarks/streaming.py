@@ -17,7 +17,9 @@ parallelism), each warmed up once, at trigger 0 s and 1 s, in two phases:
   ``--gap`` seconds; for every window, latency = its row committed (the part file's
   modification time) - the landing of the file that closes it (the first file whose
   largest timestamp reaches window end + the 2 s watermark delay: both engines' rule);
-  p50 / p90.
+  p50 / p90; and whether each window was committed by the end of the micro-batch that
+  read its closing file (micro-batches from Spark's StreamingQueryListener, both being
+  Spark queries).
 
 The window counts of both are compared (a mismatch is printed loudly and the exit status
 is 1). Targets (issue 10): flowc's throughput >= Spark's; flowc's p50 latency within one
@@ -222,6 +224,53 @@ def run_spark(job_dir: Path, src: Path, out: Path, trigger_ms: int,
         raise SystemExit(f"benchmark: the Spark query failed: {query.exception()}")
 
 
+# -- micro-batches, from Spark's query listener (both contenders are Spark queries) --------
+
+
+class Batches:
+    """Every micro-batch of every query: (start, seconds, input rows), wall-clock epoch
+    seconds (StreamingQueryProgress.timestamp is the trigger's start)."""
+
+    def __init__(self, spark: Any) -> None:
+        from pyspark.sql.streaming import StreamingQueryListener
+
+        self.seen: list[tuple[float, float, int]] = []
+        log = self.seen
+
+        class Listener(StreamingQueryListener):
+            def onQueryStarted(self, event: Any) -> None:
+                pass
+
+            def onQueryProgress(self, event: Any) -> None:
+                p = event.progress
+                start = dt.datetime.fromisoformat(p.timestamp.replace("Z", "+00:00"))
+                log.append((start.timestamp(), p.batchDuration / 1000, p.numInputRows))
+
+            def onQueryIdle(self, event: Any) -> None:
+                pass
+
+            def onQueryTerminated(self, event: Any) -> None:
+                pass
+        spark.streams.addListener(Listener())
+
+    def between(self, lo: float, hi: float) -> list[tuple[float, float, int]]:
+        return sorted(b for b in self.seen if lo <= b[0] <= hi)
+
+
+def in_closing_batch(run: Run, files: list[tuple[Path, int]],
+                     batches: list[tuple[float, float, int]]) -> tuple[int, int]:
+    """(windows committed by the end of the micro-batch that read their closing file, all
+    windows): that batch is the first with input to start after the file landed."""
+    hits = 0
+    done = run.output.committed
+    for end, committed in done.items():
+        landed = run.landed[closing_file(files, end)]
+        first = next((b for b in batches if b[2] > 0 and b[0] >= landed), None)
+        if first is not None and committed <= first[0] + first[1] + 0.05:
+            hits += 1
+    return hits, len(done)
+
+
 # -- one measured run ----------------------------------------------------------------------
 
 
@@ -241,6 +290,7 @@ class Run:
         self.wall = 0.0
         self.cpu: float | None = None
         self.output = Output(self.out)
+        self.began = self.ended = 0.0
 
     def go(self, files: list[tuple[Path, int]], gap: float, expected: set[Window],
            timeout: float = 600.0) -> None:
@@ -270,10 +320,13 @@ class Run:
                 stop.set()
 
         t = threading.Thread(target=feed)
+        self.began = time.time()
         with Sampler() as s:
             t.start()
             self.runner(self.dir, self.src, self.out, self.trigger_ms, stop)
             t.join()
+        time.sleep(0.5)  # the listener's last events arrive asynchronously
+        self.ended = time.time()
         if errors:
             raise errors[0]
         self.cpu = s.cpu
@@ -348,6 +401,7 @@ def main() -> None:
     spark = get_spark("local[2]")
     spark.conf.set("spark.sql.shuffle.partitions", "2")
     spark.sparkContext.setLogLevel("ERROR")
+    batches = Batches(spark)
     work = Path(tempfile.mkdtemp(prefix="flowc-streaming-bench-"))
     load = os.getloadavg()
     print(f"machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} "
@@ -378,10 +432,15 @@ def main() -> None:
                 results[name] = (thr, lat, lat_files)
                 ls = latencies(lat, lat_files)
                 cpu = "" if thr.cpu is None else f", {thr.cpu:.1f} s CPU"
+                seen = batches.between(lat.began, lat.ended)
+                busy = sorted(b[1] for b in seen if b[2] > 0)
+                hits, n = in_closing_batch(lat, lat_files, seen)
                 print(f"  {name:<6} throughput {args.rows / thr.wall:>9,.0f} events/s "
                       f"({args.rows:,} events, {thr.wall:.2f} s wall{cpu}); latency p50 "
                       f"{_pct(ls, 50):.2f} s, p90 {_pct(ls, 90):.2f} s "
-                      f"({len(ls)} windows, files every {args.gap:g} s)")
+                      f"({len(ls)} windows, files every {args.gap:g} s); micro-batch with "
+                      f"input: median {_pct(busy, 50) if busy else 0:.2f} s; windows "
+                      f"committed in the batch that read their closing file: {hits}/{n}")
             if len(results) < 2:
                 continue
             (ft, fl, _), (st, sl, _) = results["flowc"], results["spark"]
