@@ -138,3 +138,28 @@ def test_a_windowed_flow_query_shows_windows_as_they_close(spark: Any,
     assert [r.split()[0] + " " + r.split()[-1] for r in closed] == ["u1 2", "u2 1"]
     assert "micro-batch 1: new 2 rows" in text
     assert "stopped after 2 micro-batches (4 rows read; 2 result rows)" in text
+
+
+@pytest.mark.spark
+def test_a_pipeline_ending_in_print_shows_its_lines_per_batch(spark: Any,
+                                                              tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    out = io.StringIO()
+    s = Session(out=out, width=160)
+    s.execute("set parallelism = 1;")
+    s.execute(f"source clicks (user_id string, action string, ts timestamp) from csv "
+              f"'{src}' monitor every 100ms;")
+
+    def steps() -> None:
+        _land(src, 0, ["u1,buy,1000", "u2,view,2000"])
+        _until(out, "+I[u1, buy")
+        _land(src, 1, ["u3,buy,3000"])
+        _until(out, "+I[u3, buy")
+
+    text, _ = _stream(s, out, "clicks | filter action = 'buy' | map user_id, action "
+                              "| print;", steps)
+    body = text.split("Ctrl-C stops")[1]
+    assert [x for x in body.splitlines() if x.startswith("+I")] == ["+I[u1, buy]",
+                                                                   "+I[u3, buy]"]
+    assert "stopped after 2 micro-batches (3 rows read)" in text
