@@ -63,9 +63,11 @@ def run_continuous(session: Session, job_graph: Any, columns: Iterable[str] | No
                    kinds: list[str] | None, updating: Updating | None) -> None:
     """Run the query's job until Ctrl-C (a second Ctrl-C stops at once); print sinks' lines
     (a pipeline ending in ``| print``) are shown as each batch prints them."""
+    from flowc.executor.streaming.plan import plan_streaming
     from flowc.executor.streaming.runner import install_stop_signals, run_streaming
     from flowc.repl_terminal import cancel_on_interrupt
 
+    plan_streaming(job_graph)  # what it cannot run yet is an error before the banner
     with cancel_on_interrupt() as interrupted:
         session._wait_for_spark(interrupted)
     view = _View(session, list(columns), kinds, updating) if columns is not None else None
