@@ -116,3 +116,128 @@ def test_udf_module_reaches_cluster_workers(cluster: tuple[str, Path], tmp_path:
     out = _run("job.flow", "--master", cluster[0], cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert sorted(x for x in out.stdout.splitlines() if x.strip()) == ["+I[2]", "+I[4]", "+I[6]"]
+
+
+STREAM_JOB = """set parallelism = 2;
+source clicks (user_id string, action string, ts timestamp)
+  from csv 'in/'{monitor}
+  watermark ts - 2s
+  with (parallelism = 1);
+clicks
+  | filter action = 'click'
+  | key by user_id
+  | window tumbling 5s
+  | aggregate count(*) as n
+  | write csv '{out}';
+"""
+
+
+def _stream_file(d: Path, k: int) -> None:
+    """File k: 30 rows in [k*3000, k*3000+3000) ms, nothing late (disorder < 2 s)."""
+    rows = ["user_id,action,ts"] + [
+        f"u{(i * 7 + k) % 5},{('click', 'view', 'click')[i % 3]},{k * 3000 + (i * 97) % 3000}"
+        for i in range(30)]
+    (d / f".f{k:03d}.csv").write_text("\n".join(rows) + "\n")
+    (d / f".f{k:03d}.csv").rename(d / f"f{k:03d}.csv")  # appears whole
+
+
+def _part_rows(d: Path) -> list[tuple[str, ...]]:
+    import csv
+
+    out: list[tuple[str, ...]] = []
+    for f in sorted(d.glob("part-*.csv")):
+        with open(f, newline="") as fh:
+            out.extend(tuple(r) for r in list(csv.reader(fh))[1:])
+    return out
+
+
+class _StreamingRun:
+    """``flowc run job.flow --master <cluster> --checkpoint ck`` in its own session."""
+
+    def __init__(self, work: Path, master: str) -> None:
+        self.err = work / f"err-{time.monotonic_ns()}.txt"
+        self.proc = subprocess.Popen(  # noqa: S603
+            [sys.executable, "-m", "flowc.cli", "run", "job.flow", "--no-progress",
+             "--master", master, "--checkpoint", str(work / "ck"), "--trigger", "200ms"],
+            cwd=work, stdout=subprocess.DEVNULL, stderr=open(self.err, "w"),  # noqa: SIM115
+            env={**os.environ, "PYSPARK_PYTHON": sys.executable}, start_new_session=True)
+
+    def files_read(self, work: Path) -> int:
+        from flowc.executor.streaming.commit import Checkpoint
+
+        ck = Checkpoint(str(work / "ck"))
+        done = ck.done_batches()
+        return ck.files_read(done[-1] if done else None)
+
+    def wait_files(self, work: Path, n: int, timeout: float = 240) -> None:
+        deadline = time.monotonic() + timeout
+        while self.files_read(work) < n:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"{n} files not read (exit {self.proc.poll()}):\n"
+                                     f"{self.err.read_text()[-3000:]}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """SIGTERM: the run ends after its micro-batch, exit 0."""
+        import signal
+
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(90) == 0, self.err.read_text()[-3000:]
+
+    def cleanup(self) -> None:
+        import signal
+
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait(30)
+
+
+# Two driver start-ups against the cluster plus their micro-batches: well over a minute.
+@pytest.mark.heavy
+@pytest.mark.slow
+def test_streaming_job_on_the_cluster_stops_and_resumes_exactly_once(
+        cluster: tuple[str, Path], tmp_path: Path) -> None:
+    """An unbounded job on the standalone cluster (its tasks write the checkpoint's
+    snapshots from the worker's executors), stopped with SIGTERM and restarted on the same
+    checkpoint: the windows equal the BATCH run over all files, none twice, none missing."""
+    from collections import Counter
+
+    from flowc.executor import run_reference
+    from flowc.parser import compile_file
+
+    url, master_log = cluster
+    (tmp_path / "in").mkdir()
+    (tmp_path / "job.flow").write_text(STREAM_JOB.format(monitor=" monitor every 200ms",
+                                                         out="out/"))
+    runs = [_StreamingRun(tmp_path, url)]
+    try:
+        for k in range(3):
+            _stream_file(tmp_path / "in", k)
+            runs[0].wait_files(tmp_path, k + 1)
+        runs[0].stop()
+        first = _part_rows(tmp_path / "out")
+        assert first, "no window closed in the first run"
+        _stream_file(tmp_path / "in", 3)  # lands while the job is down
+        runs.append(_StreamingRun(tmp_path, url))
+        runs[1].wait_files(tmp_path, 4)
+        for k in range(4, 6):
+            _stream_file(tmp_path / "in", k)
+            runs[1].wait_files(tmp_path, k + 1)
+        (tmp_path / "in" / ".zz.csv").write_text("user_id,action,ts\nnobody,flush,"
+                                                 "1000000000000\n")
+        (tmp_path / "in" / ".zz.csv").rename(tmp_path / "in" / "zz.csv")
+        runs[1].wait_files(tmp_path, 7)
+        runs[1].stop()
+    finally:
+        for r in runs:
+            r.cleanup()
+    assert master_log.read_text(errors="replace").count("Registering app flowc") >= 2
+    got = _part_rows(tmp_path / "out")
+    (tmp_path / "ref.flow").write_text(STREAM_JOB.format(monitor="", out="expected/"))
+    run_reference(compile_file(str(tmp_path / "ref.flow")).env.get_job_graph())
+    expected = _part_rows(tmp_path / "expected")
+    assert len(got) == len(set(got))  # no window written twice
+    assert Counter(got) == Counter(expected)

@@ -492,6 +492,26 @@ class SinkSpec:
 
 
 @dataclass(frozen=True, eq=False)
+class KafkaSink(SinkSpec):
+    """Flink's Kafka sink (SQL ``'connector' = 'kafka'`` tables written to, PyFlink's
+    ``KafkaSink``): each record one message of ``topic``, its value in ``format`` (``csv`` /
+    ``json`` of ``columns`` typed ``types``; ``raw``: the record's string), its key the
+    ``key_fields`` in ``key_format`` (none: no key). Written per micro-batch by Spark's Kafka
+    writer, at least once (``executor/streaming/kafka_sink.py``)."""
+
+    bootstrap_servers: str
+    topic: str
+    format: str = "raw"
+    columns: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    key_fields: tuple[str, ...] = ()
+    key_format: str | None = None
+    value_fields: tuple[str, ...] = ()  # 'value.fields-include' = 'EXCEPT_KEY': not the key
+    delivery_guarantee: str = "at-least-once"
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
 class PrintSink(SinkSpec):
     """Flink's print: ``<subtask+1>> record`` when parallelism > 1, else ``record``."""
 

@@ -415,10 +415,16 @@ class Session:
     def run(self, script: Any, columns: Iterable[str] | None,
             kinds: list[str] | None = None, updating: Updating | None = None) -> None:
         from flowc.executor import run_job_graph
+        from flowc.executor.streaming import unbounded_sources
 
         start = time.perf_counter()
         with plan_help(script.env):  # planner errors get script-level help, as in `flowc run`
             job_graph = script.env.get_job_graph()
+        if unbounded_sources(job_graph):  # results until Ctrl-C (repl_stream.py)
+            from flowc.repl_stream import run_continuous
+
+            run_continuous(self, job_graph, columns, kinds, updating)
+            return
         printed = io.StringIO()
         with cancel_on_interrupt() as interrupted:
             try:
@@ -439,9 +445,23 @@ class Session:
         if columns is None:
             self.console.print(f"done in {self.last_time:.2f} s", markup=False)
             return
-        names = list(columns)
-        rows = [r if isinstance(r, tuple) else tuple(r)
-                for r in result.collected.get("result", [])]
+        names, cells, note = self.shape(list(columns), result.collected.get("result", []),
+                                        kinds, updating)
+        rows = cells
+        paged = self._paged_table(tuple(names), cells)
+        if not paged:
+            self._table(tuple(names), cells[: self.max_rows])
+        more = f" (showing {self.max_rows}; set max_rows = N for more)" \
+            if len(rows) > self.max_rows and not paged else ""
+        self.console.print(f"{len(rows)} row{'s' if len(rows) != 1 else ''}{note}{more} in "
+                           f"{self.last_time:.2f} s", markup=False)
+
+    def shape(self, names: list[str], records: list[Any], kinds: list[str] | None,
+              updating: Updating | None) -> tuple[list[str], list[tuple[Any, ...]], str]:
+        """A result's column names, display cells and note, in the result mode: an
+        updating result as its changelog (an op column) or, in mode 'table', the changelog
+        applied."""
+        rows = [r if isinstance(r, tuple) else tuple(r) for r in records]
         kinds = list(kinds or []) + [""] * len(names)
         note = ""
         if updating is not None or any(isinstance(r, RowKind) for r in rows):
@@ -457,14 +477,7 @@ class Session:
                 kinds = [""] + [kinds[i] for i in shown]
                 rows = [(kind_of(r),) + tuple(r[i] for i in shown) for r in rows]
                 note = " of changelog (+I insert, -U/+U before/after an update, -D delete)"
-        cells = [tuple(_show(v, k) for v, k in zip(r, kinds)) for r in rows]
-        paged = self._paged_table(tuple(names), cells)
-        if not paged:
-            self._table(tuple(names), cells[: self.max_rows])
-        more = f" (showing {self.max_rows}; set max_rows = N for more)" \
-            if len(rows) > self.max_rows and not paged else ""
-        self.console.print(f"{len(rows)} row{'s' if len(rows) != 1 else ''}{note}{more} in "
-                           f"{self.last_time:.2f} s", markup=False)
+        return names, [tuple(_show(v, k) for v, k in zip(r, kinds)) for r in rows], note
 
     def _wait_for_spark(self, interrupted: threading.Event) -> None:
         """The first query waits for the background start (Ctrl-C stops waiting)."""

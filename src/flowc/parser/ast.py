@@ -407,6 +407,25 @@ class BlackholeSink:
     hints: tuple[Setting, ...] = ()
 
 
+@dataclass(frozen=True)
+class KafkaSinkStep:
+    """INSERT INTO a SQL ``'connector' = 'kafka'`` table (checked in sql/ddl.py): one topic,
+    the value format (csv / json), the key fields and their format, Flink's
+    'value.fields-include' (True: the key fields are in the value too) and delivery
+    guarantee."""
+
+    bootstrap_servers: str
+    topic: str
+    format: str
+    key_fields: tuple[str, ...]
+    key_format: str | None
+    value_includes_key: bool
+    delivery_guarantee: str
+    properties: tuple[tuple[str, str], ...]
+    span: Span
+    hints: tuple[Setting, ...] = ()
+
+
 Step = (
     MapStep
     | FilterStep
@@ -426,8 +445,9 @@ Step = (
     | PrintSink
     | FileSinkStep
     | BlackholeSink
+    | KafkaSinkStep
 )
-SINK_STEPS = (PrintSink, FileSinkStep, BlackholeSink)
+SINK_STEPS = (PrintSink, FileSinkStep, BlackholeSink, KafkaSinkStep)
 
 
 @dataclass(frozen=True)

@@ -589,6 +589,25 @@ class PipelineBuilder(ChangelogSteps):
         self.ctx.add_sink("blackhole", sink, flow.schema, step.span, None)
         return flow
 
+    def _KafkaSinkStep(self, flow: Flow, step: A.KafkaSinkStep) -> Flow:
+        from flowc.operators import KafkaSink
+
+        if flow.updating:  # Flink's Kafka sink is insert-only (upsert-kafka is another one)
+            raise FlowTypeError("a Kafka sink takes an insert-only stream, but this stream "
+                                "is updating (a rolling 'aggregate' emits -U/+U changes)",
+                                step.span, hint="write a windowed aggregate (it emits final "
+                                                "rows), or print the changelog")
+        names = tuple(flow.schema.names)
+        spec = KafkaSink(step.bootstrap_servers, step.topic, step.format, names,
+                         tuple(str(t) for t in flow.schema.types), step.key_fields,
+                         step.key_format, names if step.value_includes_key else tuple(
+                             n for n in names if n not in step.key_fields),
+                         step.delivery_guarantee, step.properties)
+        sink = self.materialized(flow).sink_to(spec).name(f"kafka {step.topic}")
+        apply_hints(sink, step.hints, sink=True)
+        self.ctx.add_sink("kafka", sink, flow.schema, step.span, None)
+        return flow
+
 
 def _concat(a: Any, b: Any) -> Any:
     return a + b

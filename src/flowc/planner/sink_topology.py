@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flowc.operators import FileSink, OperatorSpec, RowFormatFileSink, SinkSpec
+from flowc.operators import FileSink, KafkaSink, OperatorSpec, RowFormatFileSink, SinkSpec
 from flowc.transformations import Config
 
 SINK_COMMITTERS_OPTION = "flowc.sink_committers"
@@ -38,8 +38,9 @@ class SinkCommitterOp(OperatorSpec):
 
 def has_committer(sink: SinkSpec) -> bool:
     """Whether Flink's counterpart of ``sink`` implements ``SupportsCommitter``: FileSink
-    (flowc's and PyFlink's row format) does; print, discarding and collect sinks do not."""
-    return isinstance(sink, (FileSink, RowFormatFileSink))
+    (flowc's and PyFlink's row format) and KafkaSink do; print, discarding and collect
+    sinks do not."""
+    return isinstance(sink, (FileSink, RowFormatFileSink, KafkaSink))
 
 
 def committers_enabled(config: Config) -> bool:

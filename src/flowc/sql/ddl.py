@@ -2,8 +2,8 @@
 .flow ``source`` statement that reads it.
 
 Connectors: ``filesystem`` (read and write; ``format`` csv/json/parquet), ``datagen`` (read;
-unbounded without ``number-of-rows``), ``socket`` and ``kafka`` (read, unbounded), ``print``
-and ``blackhole`` (write). ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`` becomes
+unbounded without ``number-of-rows``), ``socket`` (read, unbounded), ``kafka`` (read, unbounded; and
+write), ``print`` and ``blackhole`` (write). ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`` becomes
 ``watermark ts - 2s``: the column is the table's event-time attribute.
 """
 
@@ -36,8 +36,11 @@ _COMMON = {"connector", "path", "format", "scan.parallelism", "sink.parallelism"
 _CONNECTOR_OPTIONS = {
     "socket": {"hostname", "port", "byte-delimiter"},
     "kafka": {"topic", "topic-pattern", "value.format", "scan.startup.mode",
-              "scan.startup.timestamp-millis", "scan.startup.specific-offsets"},
+              "scan.startup.timestamp-millis", "scan.startup.specific-offsets",
+              "key.format", "key.fields", "value.fields-include", "sink.delivery-guarantee",
+              "sink.transactional-id-prefix", "sink.partitioner"},
 }
+KAFKA_GUARANTEES = ("at-least-once", "none", "exactly-once")
 KAFKA_STARTUP = ("earliest-offset", "latest-offset", "group-offsets", "timestamp",
                  "specific-offsets")
 
@@ -375,6 +378,58 @@ def kafka_body(t: TableDef) -> A.KafkaBody:
     return A.KafkaBody(servers, topics, pattern, o.get("properties.group.id"), mode,
                        millis, offsets, fmt, csv_settings(t, fmt), properties,  # type: ignore[arg-type]
                        t.span)
+
+
+def kafka_sink_step(t: TableDef, span: Span) -> A.KafkaSinkStep:
+    """INSERT INTO a Kafka table: Flink's sink options (KafkaDynamicTableFactory's checks
+    and texts); Spark's Kafka writer is at least once, so 'exactly-once' is refused."""
+    o, where = t.options, t.option_spans
+    kafka_body(t)  # the options a Kafka table always needs, checked as for reading
+    topic = o.get("topic")
+    if topic is None or ";" in topic:
+        raise UnsupportedError(f"writing to kafka table '{t.name}' needs one 'topic'",
+                               where.get("topic", where.get("topic-pattern", t.name_span)),
+                               hint="a sink writes one topic; 'topic-pattern' and topic "
+                                    "lists are for reading")
+    fmt, _ = _format(t, "value.format" if "value.format" in o else "format")
+    key_format, kspan = _format(t, "key.format")
+    fields_text = o.get("key.fields")
+    if key_format is not None and not fields_text:
+        raise FlowSyntaxError("A key format 'key.format' requires the declaration of one or "
+                              "more of key fields using 'key.fields'.", kspan)
+    if fields_text is not None and key_format is None:
+        raise FlowSyntaxError("The option 'key.fields' can only be declared if a key format "
+                              "is defined using 'key.format'.", where["key.fields"])
+    keys = tuple(k.strip() for k in (fields_text or "").split(";") if k.strip())
+    for k in keys:
+        if k not in t.schema.names:
+            raise FlowNameError(f"Could not find the field '{k}' in the table schema for usage "
+                                "in the key format", where["key.fields"],
+                                hint=_dym(k, t.schema.names) or
+                                f"the columns are {', '.join(t.schema.names)}")
+    include = o.get("value.fields-include", "ALL").upper()
+    if include not in ("ALL", "EXCEPT_KEY"):
+        raise UnsupportedError(f"'value.fields-include' '{o['value.fields-include']}' is not "
+                               "ALL or EXCEPT_KEY", where["value.fields-include"])
+    guarantee = o.get("sink.delivery-guarantee", "at-least-once").lower()
+    gspan = where.get("sink.delivery-guarantee", t.span)
+    if guarantee not in KAFKA_GUARANTEES:
+        raise UnsupportedError(f"'sink.delivery-guarantee' '{guarantee}' is not one of "
+                               f"{', '.join(KAFKA_GUARANTEES)}", gspan,
+                               hint=_dym(guarantee, KAFKA_GUARANTEES))
+    if guarantee == "exactly-once":
+        raise UnsupportedError("'sink.delivery-guarantee' = 'exactly-once' is not supported: "
+                               "Spark's Kafka writer is at least once", gspan,
+                               hint="use 'at-least-once' (docs/flink-differences.md, Kafka)")
+    partitioner = o.get("sink.partitioner", "default")
+    if partitioner != "default":
+        raise UnsupportedError(f"'sink.partitioner' '{partitioner}' is not supported (Kafka's "
+                               "own partitioner is used, Flink's 'default')",
+                               where["sink.partitioner"])
+    properties = tuple(sorted((k[len("properties."):], v) for k, v in o.items()
+                              if k.startswith("properties.")))
+    return A.KafkaSinkStep(o["properties.bootstrap.servers"], topic, fmt or "csv", keys,
+                           key_format, include == "ALL", guarantee, properties, span)
 
 
 def _specific_offsets(t: TableDef, topic: str | None) -> tuple[tuple[str, int, int], ...]:

@@ -29,7 +29,7 @@ from flowc.errors import (
 from flowc.parser import ast as A
 from flowc.parser.lower import BrokenName, CompiledScript, Lowerer
 from flowc.sql.changelog import Updating, consumer_error
-from flowc.sql.ddl import TableDef, create_table, file_body
+from flowc.sql.ddl import TableDef, create_table, file_body, kafka_sink_step
 from flowc.sql.exprs import SpanMap
 from flowc.sql.function_ddl import create_function
 from flowc.sql.insert import check_form, check_own_input
@@ -377,7 +377,7 @@ class Unit:
                                 hint=hint or did_you_mean(name, self.tables))
         check_form(tree, spans, tdef, self.scratch.env.config.mode)
         lets, piece = QueryTranslator(self, spans, rw).translate(tree.expression)  # type: ignore[arg-type]
-        if piece.updating is not None and tdef.connector == "filesystem":
+        if piece.updating is not None and tdef.connector in ("filesystem", "kafka"):
             consumer_error(f"Table sink 'default_catalog.default_database.{name}'",
                            piece.updating, spans(target),
                            hint="write updates to a 'print' or 'blackhole' table, or "
@@ -464,6 +464,8 @@ def _sink_step(t: TableDef, span: Span) -> A.Step:
         return A.FileSinkStep(body.format, body.path, body.options + extra, span,
                               body.format_span, _sink_hints(t), partition_by=tuple(
                                   A.FieldRef(c, None, t.name_span) for c in t.partition_by))
+    if t.connector == "kafka":
+        return replace(kafka_sink_step(t, span), hints=_sink_hints(t))
     raise UnsupportedError(f"table '{t.name}' ({t.connector}) cannot be written", span)
 
 

@@ -1,4 +1,4 @@
-"""``pyflink.datastream.connectors.kafka``: the Kafka source.
+"""``pyflink.datastream.connectors.kafka``: the Kafka source and sink.
 
 ``KafkaSource.builder().set_bootstrap_servers(...).set_topics(...)
 .set_group_id(...).set_starting_offsets(KafkaOffsetsInitializer.earliest())
@@ -7,7 +7,15 @@ the message values as strings; ``env.from_source(source, strategy, name)`` reads
 streaming executor through Spark's Kafka connector (the jar comes with ``--packages``; the
 option mapping: ``flowc.executor.streaming.sources.kafka_options``). Records carry their
 Kafka timestamps, as in Flink. Absent: bounded reading (``set_bounded``), deserializers
-other than ``SimpleStringSchema``, the Kafka sink.
+other than ``SimpleStringSchema``.
+
+``KafkaSink.builder().set_bootstrap_servers(...).set_record_serializer(
+KafkaRecordSerializationSchema.builder().set_topic(...).set_value_serialization_schema(
+SimpleStringSchema()).build()).build()`` with ``ds.sink_to(sink)`` writes each string record
+as one message (its key, with ``set_key_serialization_schema(SimpleStringSchema())``, the
+same string), per micro-batch through Spark's Kafka writer: at least once
+(``set_delivery_guarantee(DeliveryGuarantee.EXACTLY_ONCE)`` is refused, Spark's writer has
+no transactions; ``flowc.executor.streaming.kafka_sink``).
 """
 
 from __future__ import annotations
@@ -15,7 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.common.serialization import SimpleStringSchema
+from flowc.datastream.connectors.base import DeliveryGuarantee
 from flowc.errors import ApiError
+from flowc.operators import KafkaSink as KafkaSinkSpec
 from flowc.operators import KafkaSource as KafkaSourceSpec
 
 
@@ -166,5 +176,121 @@ class KafkaSource:
         return KafkaSourceBuilder()
 
 
-__all__ = ["KafkaOffsetResetStrategy", "KafkaOffsetsInitializer", "KafkaSource",
-           "KafkaSourceBuilder", "KafkaTopicPartition"]
+class KafkaRecordSerializationSchema:
+    """What a record becomes: the topic and the value's (and key's) serialization schema."""
+
+    def __init__(self, topic: str, key: bool) -> None:
+        self.topic = topic
+        self.key = key
+
+    @staticmethod
+    def builder() -> KafkaRecordSerializationSchemaBuilder:
+        return KafkaRecordSerializationSchemaBuilder()
+
+
+class KafkaRecordSerializationSchemaBuilder:
+    def __init__(self) -> None:
+        self._topic: str | None = None
+        self._value: Any = None
+        self._key: Any = None
+
+    def set_topic(self, topic: str) -> KafkaRecordSerializationSchemaBuilder:
+        self._topic = topic
+        return self
+
+    def set_topic_selector(self, topic_selector: Any) -> KafkaRecordSerializationSchemaBuilder:
+        raise _error("a topic selector is not supported: flowc's Kafka sink writes one "
+                     "topic (set_topic)")
+
+    def _string_schema(self, schema: Any, what: str) -> Any:
+        if not isinstance(schema, SimpleStringSchema):
+            raise _error(f"flowc's Kafka sink writes {what}s with SimpleStringSchema only, "
+                         f"got {schema!r}")
+        return schema
+
+    def set_value_serialization_schema(self, value_serialization_schema: Any
+                                       ) -> KafkaRecordSerializationSchemaBuilder:
+        self._value = self._string_schema(value_serialization_schema, "value")
+        return self
+
+    def set_key_serialization_schema(self, key_serialization_schema: Any
+                                     ) -> KafkaRecordSerializationSchemaBuilder:
+        self._key = self._string_schema(key_serialization_schema, "key")
+        return self
+
+    def build(self) -> KafkaRecordSerializationSchema:
+        # KafkaRecordSerializationSchemaBuilder.build's checks, in its order and words
+        if self._value is None:
+            raise _error("No value serializer is configured.")
+        if self._topic is None:
+            raise _error("No topic selector is configured.")
+        return KafkaRecordSerializationSchema(self._topic, self._key is not None)
+
+
+class KafkaSinkBuilder:
+    def __init__(self) -> None:
+        self._servers: str | None = None
+        self._serializer: KafkaRecordSerializationSchema | None = None
+        self._guarantee = DeliveryGuarantee.NONE  # Flink's KafkaSinkBuilder default
+        self._prefix: str | None = None
+        self._properties: dict[str, str] = {}
+
+    def set_bootstrap_servers(self, bootstrap_servers: str) -> KafkaSinkBuilder:
+        self._servers = bootstrap_servers
+        return self
+
+    def set_record_serializer(self, record_serializer: KafkaRecordSerializationSchema
+                              ) -> KafkaSinkBuilder:
+        if not isinstance(record_serializer, KafkaRecordSerializationSchema):
+            raise _error("set_record_serializer needs a KafkaRecordSerializationSchema, got "
+                         f"{record_serializer!r}")
+        self._serializer = record_serializer
+        return self
+
+    def set_delivery_guarantee(self, delivery_guarantee: DeliveryGuarantee
+                               ) -> KafkaSinkBuilder:
+        if not isinstance(delivery_guarantee, DeliveryGuarantee):
+            raise _error(f"set_delivery_guarantee needs a DeliveryGuarantee, got "
+                         f"{delivery_guarantee!r}")
+        self._guarantee = delivery_guarantee
+        return self
+
+    def set_transactional_id_prefix(self, transactional_id_prefix: str) -> KafkaSinkBuilder:
+        self._prefix = transactional_id_prefix
+        return self
+
+    def set_property(self, key: str, value: str) -> KafkaSinkBuilder:
+        self._properties[str(key)] = str(value)
+        return self
+
+    def build(self) -> KafkaSinkSpec:
+        # Flink's KafkaSinkBuilder.sanityCheck, in its order and words
+        servers = self._servers or self._properties.get("bootstrap.servers")
+        if servers is None:
+            raise _error("bootstrapServers")
+        if self._guarantee is DeliveryGuarantee.EXACTLY_ONCE:
+            if self._prefix is None:
+                raise _error("EXACTLY_ONCE delivery guarantee requires a transactionalIdPrefix "
+                             "to be set to provide unique transaction names across multiple "
+                             "KafkaSinks writing to the same Kafka cluster.")
+            raise _error("DeliveryGuarantee.EXACTLY_ONCE is not supported: Spark's Kafka "
+                         "writer is at least once; use DeliveryGuarantee.AT_LEAST_ONCE")
+        if self._serializer is None:
+            raise _error("recordSerializer")
+        props = tuple(sorted((k, v) for k, v in self._properties.items()
+                             if k != "bootstrap.servers"))
+        return KafkaSinkSpec(servers, self._serializer.topic, "raw",
+                             key_format="raw" if self._serializer.key else None,
+                             delivery_guarantee=self._guarantee.value, properties=props)
+
+
+class KafkaSink:
+    @staticmethod
+    def builder() -> KafkaSinkBuilder:
+        return KafkaSinkBuilder()
+
+
+__all__ = ["DeliveryGuarantee", "KafkaOffsetResetStrategy", "KafkaOffsetsInitializer",
+           "KafkaRecordSerializationSchema", "KafkaRecordSerializationSchemaBuilder",
+           "KafkaSink", "KafkaSinkBuilder", "KafkaSource", "KafkaSourceBuilder",
+           "KafkaTopicPartition"]

@@ -9,6 +9,11 @@ their row counts to the driver (``RowFeed``: UDP datagrams, a few per second per
 lost ones only make the display lag). The line is erased when the job ends (transient),
 before flowc prints the job's output, so print-sink lines (stdout) and the summary never mix
 with it. Nothing is shown when the stream is not a terminal.
+
+An unbounded job (``executor/streaming``) has its own line, ``StreamProgress``: set after
+every micro-batch (batches, rows and rows/s, per source its watermark, the lag now -
+watermark and, for a monitored directory, the files waiting; the state's size) and redrawn
+twice a second in between.
 """
 
 from __future__ import annotations
@@ -260,3 +265,155 @@ def start_progress(sc: Any, stream: _Stream, job_name: str,
             feed = None
     return ProgressLine(sc.statusTracker(), stream, job_name, feed=feed,
                         sources=sources).start()
+
+
+# -- unbounded jobs: one live line per streaming query ------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceLag:
+    """A source's watermark (ms; None: none yet) and, for a monitored directory, how many
+    of its files are not read yet (None: not a file source)."""
+
+    name: str
+    watermark: int | None
+    waiting: int | None = None
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """What the last completed micro-batch left: the display's content."""
+
+    job: str
+    batch: int
+    batches: int
+    rows: int
+    seconds: float
+    total_rows: int
+    sources: tuple[SourceLag, ...]
+    state_bytes: int
+    late: int = 0
+
+
+def size(n: float) -> str:
+    """Bytes as 12.5 KiB / 3.2 MiB."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} GiB"
+
+
+def _lag(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def describe_stream(p: BatchProgress, now_ms: int, width: int = 0) -> str:
+    """``<job>: batch 7 (8 done), 80 rows at 40 rows/s, 640 in all | Source: clicks
+    watermark 10:00:03.999 lag 2.1 s, 3 files waiting | state 12.5 KiB | 3 late dropped``;
+    lag = now - watermark; cut to ``width`` characters when given."""
+    import datetime as dt
+
+    rate = p.rows / p.seconds if p.seconds > 0 else 0.0
+    parts = [f"{p.job}: batch {p.batch} ({p.batches} done), {count(p.rows)} rows at "
+             f"{count(rate)} rows/s, {count(p.total_rows)} in all"]
+    for s in p.sources:
+        if s.watermark is None or s.watermark < -(1 << 62):
+            text = f"{s.name} watermark -"
+        else:
+            stamp = dt.datetime.fromtimestamp(s.watermark / 1000, dt.UTC)
+            text = (f"{s.name} watermark {stamp.strftime('%Y-%m-%d %H:%M:%S.%f')[:-3]} "
+                    f"lag {_lag(max(0, now_ms - s.watermark) / 1000)}")
+        if s.waiting is not None:
+            text += f", {s.waiting:,} file{'s' if s.waiting != 1 else ''} waiting"
+        parts.append(text)
+    parts.append(f"state {size(p.state_bytes)}")
+    if p.late:
+        parts.append(f"{p.late:,} late dropped")
+    line = " | ".join(parts)
+    if width and len(line) > width:
+        line = line[:max(width - 1, 0)] + "…" if width > 1 else line[:width]
+    return line
+
+
+class StreamProgress:
+    """The live line of an unbounded job on a terminal: set after every micro-batch
+    (``update``) and redrawn every ``interval`` seconds in between, so the lag keeps
+    counting and ``waiting()`` (files not read yet, per source name) stays current while
+    a long batch runs. ``clock``: epoch milliseconds, ``width``: the line's (0: uncut;
+    default: the terminal's) - tests fix them."""
+
+    def __init__(self, stream: _Stream, interval: float = 0.5,
+                 waiting: Any = None, clock: Any = None, width: int | None = None) -> None:
+        self.stream = stream
+        self.width = width
+        self.interval = interval
+        self.waiting = waiting
+        self.clock = clock or (lambda: int(time.time() * 1000))
+        self.last: BatchProgress | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._shown = False
+
+    def update(self, p: BatchProgress) -> None:
+        self.last = p
+        self.render()
+
+    def render(self) -> None:
+        p = self.last
+        if p is None:
+            return
+        if self.waiting is not None:
+            try:
+                now_waiting = self.waiting()
+            except OSError:  # the directory went away: keep the last count
+                now_waiting = {}
+            p = BatchProgress(**{**vars(p), "sources": tuple(
+                SourceLag(s.name, s.watermark, now_waiting.get(s.name, s.waiting))
+                for s in p.sources)})
+        width = shutil.get_terminal_size((100, 20)).columns - 1 if self.width is None \
+            else self.width
+        with self._lock:
+            self.stream.write(CLEAR + describe_stream(p, self.clock(), width))
+            self.stream.flush()
+            self._shown = True
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.render()
+
+    def start(self) -> StreamProgress:
+        self._thread = threading.Thread(target=self._run, name="flowc-stream-progress",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._shown:
+            with self._lock:
+                self.stream.write(CLEAR)
+                self.stream.flush()
+
+
+def files_waiting(directory: str, read: int, recursive: bool = False) -> int:
+    """Files in a monitored directory not read yet: those Spark's file source would list
+    (not starting with '.' or '_') minus the ``read`` ones."""
+    import os
+
+    n = 0
+    if recursive:
+        for _, dirs, names in os.walk(directory):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+            n += sum(1 for f in names if not f.startswith((".", "_")))
+    else:
+        with os.scandir(directory) as it:
+            n = sum(1 for e in it if e.is_file() and not e.name.startswith((".", "_")))
+    return max(0, n - read)

@@ -16,7 +16,18 @@ def unbounded_sources(job_graph: JobGraph) -> list[StreamNode]:
 
 
 def refuse_unbounded(job_graph: JobGraph, executor: str) -> None:
-    """An executor that reads its sources to their end cannot run an unbounded source."""
+    """An executor that reads its sources to their end cannot run an unbounded source, nor
+    write Kafka (only the streaming executor does)."""
+    from flowc.operators import KafkaSink
+
+    sg = job_graph.stream_graph
+    for _, n in sorted(sg.nodes.items()):
+        if n.kind is NodeKind.SINK and isinstance(n.operator, KafkaSink):
+            raise UnsupportedError(
+                f"'{n.name}' writes to Kafka; flowc writes Kafka from unbounded jobs only, "
+                f"the {executor} cannot", n.span,
+                hint="read an unbounded source (a monitored directory, Kafka, datagen "
+                     "without a row limit) and run it with `flowc run`")
     nodes = unbounded_sources(job_graph)
     if nodes:
         n = nodes[0]

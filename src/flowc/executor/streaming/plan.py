@@ -8,8 +8,8 @@ bounded sources (files on local paths, collections, sequences, datagen with a ro
 read in the first micro-batch, then finished); the runtime's one- and two-input operators
 (map / filter / flat_map / process, keyed process, rolling aggregates, windows, unions,
 connect + co-map / co-flat-map / co-process, keyed co-process, interval joins, broadcast
-state, ...); print, blackhole, csv / json / parquet file sinks; every partitioner. Not yet:
-collect sinks.
+state, ...); print, blackhole, Kafka, csv / json / parquet file sinks, collect sinks (read
+per micro-batch by a callback: the REPL); every partitioner.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ from flowc.executor.streaming.sources import UNBOUNDED_KINDS
 from flowc.executor.wiring import Wiring
 from flowc.operators import (
     CollectionSource,
+    CollectSink,
     DatagenSource,
     DiscardingSink,
     FileSink,
     FileSource,
+    KafkaSink,
     PrintSink,
     SequenceSource,
     TextLineFileSource,
@@ -221,8 +223,9 @@ def _unsupported(sg: StreamGraph, n: Any) -> str | None:
             return "it reads local paths only"
         return None
     if n.kind is NodeKind.SINK and not isinstance(n.operator, (PrintSink, FileSink,
-                                                               DiscardingSink)):
-        return "streaming sinks are print, blackhole and csv / json / parquet files"
+                                                               DiscardingSink, KafkaSink,
+                                                               CollectSink)):
+        return "streaming sinks are print, blackhole, Kafka and csv / json / parquet files"
     if isinstance(n.operator, FileSink) and declared_columns(n.operator, n.output_type) is None:
         return "a streamed file sink needs a declared schema"
     return None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
-from flowc.errors import ConfigError, ExecutionError, FlowcError
+from flowc.errors import ConfigError, ExecutionError, FlowcError, UnsupportedError
 from flowc.executor.runtime import files
 from flowc.executor.runtime.core import LONG_MAX
 from flowc.executor.sinks import (
@@ -51,7 +51,7 @@ from flowc.executor.streaming.sources import (
     source_of,
 )
 from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext, run_subtask
-from flowc.operators import FileSink, KafkaSource, PrintSink, SocketSource
+from flowc.operators import CollectSink, FileSink, KafkaSink, KafkaSource, PrintSink, SocketSource
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
 
@@ -92,9 +92,13 @@ def parse_trigger(text: str) -> int:
 def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
                   trigger_ms: int | None = None, master: str | None = None,
                   verbose: bool = False, progress: bool = False, job_name: str | None = None,
-                  stop: threading.Event | None = None) -> StreamStats:
+                  stop: threading.Event | None = None,
+                  collect: Callable[[int, dict[str, list[Any]]], None] | None = None
+                  ) -> StreamStats:
     """Run until ``stop`` is set (the CLI sets it on SIGINT / SIGTERM), then end after the
-    running micro-batch. Without ``checkpoint`` a temporary one is used and removed."""
+    running micro-batch. Without ``checkpoint`` a temporary one is used and removed.
+    ``collect(batch, {name: records})`` receives each micro-batch's records of the job's
+    collect sinks (the REPL's continuous queries); without it a collect sink is refused."""
     from flowc.executor.spark.runner import spark_options
     from flowc.executor.spark.session import get_spark
 
@@ -104,13 +108,25 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     unbounded = [s for s in plan.sources if not s.bounded]
     for s in unbounded:
         check_source(s.spec, sg.nodes[s.node].span)
+    collects = [n for n, spec in plan.sinks.items() if isinstance(spec, CollectSink)]
+    if collects and collect is None:
+        raise UnsupportedError(f"the streaming executor cannot run '{sg.nodes[collects[0]].name}'"
+                               " yet: an unbounded job's collect sink has no reader (the "
+                               "REPL's continuous queries read theirs)",
+                               sg.nodes[collects[0]].span)
     temporary = checkpoint is None
     root = tempfile.mkdtemp(prefix="flowc-checkpoint-") if temporary else checkpoint
     assert root is not None
     ckpt = Checkpoint(root)
     stop = stop or threading.Event()
     spark = get_spark(master, verbose, spark_options(sg.config.options))
+    for nid, spec in plan.sinks.items():
+        if isinstance(spec, KafkaSink):  # before any batch, not at the first write
+            from flowc.executor.streaming.kafka_sink import check_connector
+
+            check_connector(spark, sg.nodes[nid].span)
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
+    job.collect = collect
     interval = min(default_interval(s.spec) for s in unbounded) \
         if trigger_ms is None else trigger_ms
     try:
@@ -134,6 +150,10 @@ class _StreamJob:
         self.stats = StreamStats(name=name)
         self.failure: BaseException | None = None
         self.stopping = False
+        self.display: Any = None  # spark.progress.StreamProgress on a terminal
+        # per unbounded source: files (lines, rows, records) of the committed batches
+        self.units_read: list[int] = []
+        self.collect: Callable[[int, dict[str, list[Any]]], None] | None = None
 
     @property
     def unbounded(self) -> list[SourcePlan]:
@@ -148,6 +168,7 @@ class _StreamJob:
         if interval_ms > 0:
             writer = writer.trigger(processingTime=f"{interval_ms} milliseconds")
         query = writer.start()
+        self._start_display()
         try:
             while query.isActive and not stop.is_set():
                 query.awaitTermination(0.2)
@@ -165,6 +186,9 @@ class _StreamJob:
             if self.failure is None:
                 print(f"flowc: Spark stopped: {type(e).__name__}", file=sys.stderr)
                 return
+        finally:
+            if self.display is not None:
+                self.display.stop()
         if self.failure is not None:
             raise self.failure
         exc = query.exception()
@@ -200,16 +224,18 @@ class _StreamJob:
             rdds[v.id] = rdd
             outputs.append(rdd)
         try:
-            collected = [x for rdd in outputs for x in
-                         rdd.filter(lambda x: x[0] < 0).collect()]
+            # one Spark job for the whole batch (a job per vertex cost ~0.1 s each)
+            collected = self.sc.union([rdd.filter(lambda x: x[0] < 0)
+                                       for rdd in outputs]).collect()
         finally:
             for rdd in outputs:
                 rdd.unpersist()
         self._commit(batch_id, collected)
         hold_for_test("after-sinks", batch_id)
         before = self.ckpt.units_read(prev) or [0] * len(self.unbounded)
-        self.ckpt.finish_batch(batch_id, [n + taken[s.index].units
-                                          for n, s in zip(before, self.unbounded)])
+        read = [n + taken[s.index].units for n, s in zip(before, self.unbounded)]
+        self.ckpt.finish_batch(batch_id, read)
+        self.units_read = read
         hold_for_test("after-state", batch_id)
         label = ", ".join(taken[s.index].label for s in self.unbounded)
         self._report(batch_id, collected, label, time.perf_counter() - began)
@@ -283,6 +309,19 @@ class _StreamJob:
             elif isinstance(spec, FileSink):
                 self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
                                       self._write_part(s, n, batch, [x for _, x in r]))
+            elif isinstance(spec, KafkaSink):  # at least once: Spark's writer is
+                from flowc.executor.streaming.kafka_sink import write_kafka
+
+                self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
+                                      write_kafka(self.spark, s, [x for _, x in r],
+                                                  self.sg.nodes[n].span))
+        # every batch, also without rows: the reader sees the batch end
+        collected = {self.plan.sinks[n].name: [x for _, x in sorted(records[n],
+                                                                   key=lambda t: t[0])]
+                     for n in sorted(self.plan.sinks)
+                     if isinstance(self.plan.sinks[n], CollectSink)}
+        if self.collect is not None:
+            self.collect(batch, collected)
         for s in self.plan.sources:
             lines = dead.get(s.node)
             if getattr(s.spec, "dead_letter", None) is not None and lines:
@@ -349,11 +388,43 @@ class _StreamJob:
                 + (f", {st.late_records_dropped:,} late records dropped"
                    if st.late_records_dropped else "")
                 + f"; {st.batches} batches, {st.rows:,} rows in all")
-        if self.progress:
-            sys.stderr.write("\r\x1b[2K" + line)
-        else:
-            sys.stderr.write(line + "\n")
+        if self.display is not None:
+            from flowc.executor.spark.progress import BatchProgress, SourceLag
+
+            waiting = self._waiting()
+            lags = tuple(SourceLag(self.sg.nodes[x.node].name, st.watermarks.get(x.node),
+                                   waiting.get(self.sg.nodes[x.node].name))
+                         for x in self.plan.sources)
+            self.display.update(BatchProgress(
+                self.name, batch, st.batches, rows, seconds, st.rows, lags, state,
+                st.late_records_dropped))
+            return
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+    def _start_display(self) -> None:
+        """The live line (spark/progress.py) when asked for and stderr is a terminal."""
+        from flowc.executor.spark.progress import StreamProgress, is_tty
+
+        if self.progress and is_tty(sys.stderr):
+            self.display = StreamProgress(sys.stderr, waiting=self._waiting).start()
+
+    def _waiting(self) -> dict[str, int]:
+        """Per monitored source (by name): its files not read yet."""
+        from flowc.executor.spark.progress import files_waiting
+        from flowc.operators import FileSource, TextLineFileSource
+
+        out: dict[str, int] = {}
+        for k, x in enumerate(self.unbounded):
+            spec = x.spec
+            if not isinstance(spec, (FileSource, TextLineFileSource)):
+                continue
+            given = spec.paths[0] if isinstance(spec, TextLineFileSource) else spec.path
+            out[self.sg.nodes[x.node].name] = files_waiting(
+                files.local_path(given) or given,
+                self.units_read[k] if k < len(self.units_read) else 0,
+                isinstance(spec, TextLineFileSource))
+        return out
 
     def _translate(self, e: BaseException) -> BaseException:
         from flowc.executor.spark import io

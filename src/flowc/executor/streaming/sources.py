@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from flowc.errors import ConfigError, ExecutionError, Span
+from flowc.errors import ExecutionError, Span
 from flowc.executor.runtime import files
 from flowc.executor.runtime.sources import read_lines, source_values, split_range
 from flowc.operators import (
@@ -183,14 +183,11 @@ def kafka_dataframe(spark: Any, spec: KafkaSource, span: Span | None = None) -> 
     try:
         df = reader.load()
     except Exception as e:  # noqa: BLE001 - Spark's AnalysisException, without the jar
-        if "Failed to find data source: kafka" not in str(e):
+        from flowc.executor.streaming.kafka_sink import MISSING, missing_connector
+
+        if MISSING not in str(e):
             raise
-        raise ConfigError(
-            "the Kafka connector is not on Spark's class path (Spark's 'kafka' data source "
-            "is missing)", span,
-            hint=f"run with `flowc run --packages {kafka_packages()} ...` (the same as "
-                 f"--conf spark.jars.packages={kafka_packages()}), or give the jar and its "
-                 "kafka-clients dependency with --jars / spark.jars") from None
+        raise missing_connector(span) from None
     return df.selectExpr("CAST(value AS STRING) AS value", "topic", "partition", "offset",
                          "CAST(timestamp AS LONG) * 1000 AS ts")
 
