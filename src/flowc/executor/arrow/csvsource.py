@@ -176,7 +176,7 @@ def row_chunks(records: Iterator[tuple[Any, ...]], schema: pa.Schema,
 def local_reader(spec: FileSource, p: int, schema: pa.Schema,
                  rows: int) -> Callable[[int, files.BadRows], Iterator[Chunk]] | None:
     """``read(subtask, bad rows)`` for a source on the local file system (csv here,
-    json lines in ``jsonsource``), or None (a URI: the row executor's Spark listing reads
+    json lines in ``jsonsource``, parquet in ``parquetsource``), or None (a URI: the row executor's Spark listing reads
     it)."""
     import os
 
@@ -193,6 +193,10 @@ def local_reader(spec: FileSource, p: int, schema: pa.Schema,
         from flowc.executor.arrow import jsonsource  # it builds on this module
 
         read_one = jsonsource.read_split
+    elif spec.format == "parquet":
+        from flowc.executor.arrow import parquetsource
+
+        read_one = parquetsource.read_split
 
     def read(idx: int, bad: files.BadRows) -> Iterator[Chunk]:
         for s in mine[idx]:
