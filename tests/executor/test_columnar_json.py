@@ -24,7 +24,7 @@ values = {
     "s": ['"a"', '""', '"\\u00fc"', '"x\\ty"', "null", "1", "true", '{"k":1}'],
     "i": ["1", "-42", "0", "9223372036854775807", "99999999999999999999", '"7"', "1.0",
           "1e2", "null", "true", "NaN"],
-    "d": ["0.5", "-1e3", "1", "12345678901234567890", "1e400", "NaN", "-Infinity", '"2.5"',
+    "d": ["0.5", "-1e3", "1", "-0", "-0.0", "-0e1", "12345678901234567890", "1e400", "NaN", "-Infinity", '"2.5"',
           "null", "false"],
     "b": ["true", "false", '"true"', "1", "null"],
     "t": ['"2024-05-01T10:00:00Z"', '"2024-05-01 10:00:00.5"', '"2024-02-30T00:00:00Z"',
@@ -154,3 +154,14 @@ def test_json_job_on_spark_equals_reference(spark: Any, tmp_path: Path) -> None:
     got, want = run("columnar"), run("row")
     assert got == want
     assert len(got[1]) == 1 and '"row": 701' in got[1][0]
+
+
+def test_the_integer_minus_zero_is_a_positive_zero_double(tmp_path: Path) -> None:
+    """Python reads the json integer -0 as 0 (0.0 as a double); pyarrow would say -0.0."""
+    path = tmp_path / "z.json"
+    path.write_text('{"d":-0}\n{"d":-0.0}\n')
+    spec = FileSource(str(path), "json", SCHEMA.as_pairs(), ())
+    split = files.plan_splits("json", files.list_files(str(path)), 1)[0]
+    rows = [r for c in _read(spec, split, files.BadRows(spec), convert.arrow_schema(SCHEMA))
+            for r in c.rows()]
+    assert repr([r[2] for r in rows]) == "[0.0, -0.0]"
