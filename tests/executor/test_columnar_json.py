@@ -3,6 +3,7 @@ records, bad rows (file, line, text, error) and dead letters, on random files an
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ values = {
     "s": ['"a"', '""', '"\\u00fc"', '"x\\ty"', "null", "1", "true", '{"k":1}'],
     "i": ["1", "-42", "0", "9223372036854775807", "99999999999999999999", '"7"', "1.0",
           "1e2", "null", "true", "NaN"],
-    "d": ["0.5", "-1e3", "1", "-0", "-0.0", "-0e1", "12345678901234567890", "1e400", "NaN", "-Infinity", '"2.5"',
+    "d": ["0.5", "-1e3", "1", "-0", "-0.0", "-0e1", "-NaN", "Inf", "-Inf", "+NaN", "12345678901234567890", "1e400", "NaN", "-Infinity", '"2.5"',
           "null", "false"],
     "b": ["true", "false", '"true"', "1", "null"],
     "t": ['"2024-05-01T10:00:00Z"', '"2024-05-01 10:00:00.5"', '"2024-02-30T00:00:00Z"',
@@ -156,12 +157,14 @@ def test_json_job_on_spark_equals_reference(spark: Any, tmp_path: Path) -> None:
     assert len(got[1]) == 1 and '"row": 701' in got[1][0]
 
 
-def test_the_integer_minus_zero_is_a_positive_zero_double(tmp_path: Path) -> None:
-    """Python reads the json integer -0 as 0 (0.0 as a double); pyarrow would say -0.0."""
+def test_numbers_pyarrow_reads_otherwise_are_the_row_readers(tmp_path: Path) -> None:
+    """Python reads the json integer -0 as 0 (0.0 as a double), and rejects -NaN and Inf;
+    pyarrow would say -0.0, nan and inf."""
     path = tmp_path / "z.json"
-    path.write_text('{"d":-0}\n{"d":-0.0}\n')
-    spec = FileSource(str(path), "json", SCHEMA.as_pairs(), ())
+    path.write_text('{"d":-0}\n{"d":-0.0}\n{"d":-NaN}\n{"d":Inf}\n{"d":-Infinity}\n')
+    spec = FileSource(str(path), "json", SCHEMA.as_pairs(), (), dead_letter=str(tmp_path / "d"))
     split = files.plan_splits("json", files.list_files(str(path)), 1)[0]
-    rows = [r for c in _read(spec, split, files.BadRows(spec), convert.arrow_schema(SCHEMA))
-            for r in c.rows()]
-    assert repr([r[2] for r in rows]) == "[0.0, -0.0]"
+    bad = files.BadRows(spec)
+    rows = [r for c in _read(spec, split, bad, convert.arrow_schema(SCHEMA)) for r in c.rows()]
+    assert repr([r[2] for r in rows]) == "[0.0, -0.0, -inf]"
+    assert [json.loads(x)["row"] for x in bad.lines] == [3, 4]

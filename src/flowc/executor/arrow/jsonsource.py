@@ -4,8 +4,8 @@ A split is read in the blocks of whole lines ``csvread.line_blocks`` gives (the 
 and line ownership of ``runtime.files``), as ``csvsource`` reads csv. pyarrow's json reader
 parses a block against the declared types only where its result is known to equal the
 row reader's (``files._read_json``; the property test compares them): no carriage return except before a line end, no byte
-order mark, no ``\\u`` surrogate escapes, no integer ``-0`` (0 to Python, -0.0 to
-pyarrow as a double), valid UTF-8, one object per non-blank line, no
+order mark, no ``\\u`` surrogate escapes, no ``-0``, ``-NaN`` or ``Inf`` (numbers
+pyarrow reads otherwise than Python), valid UTF-8, one object per non-blank line, no
 row with every declared field null (the row reader rejects an object with none of the
 fields; an explicit null is fine there but is left to it too) and each value already of the
 declared JSON kind (pyarrow refuses a string for an int, a number for a string, a fraction
@@ -37,7 +37,9 @@ JSON_FORMATS = ("json", "jsonl", "json-lines")
 _SCALARS = {"string": pa.string(), "int": pa.int64(), "double": pa.float64(),
             "bool": pa.bool_()}
 _TS_SHAPE = f"({csvsource._TS})|({csvsource._INT})"
-_MINUS_ZERO = re.compile(rb"-0(?![0-9.eE])")
+# Number literals pyarrow reads otherwise than Python: the integer -0 (0 to Python, -0.0
+# to pyarrow as a double), -NaN and Inf (errors to Python, numbers to pyarrow).
+_ODD_NUMBERS = re.compile(rb"-0(?![0-9.eE])|-NaN|Inf(?!inity)")
 
 
 def read_split(spec: FileSource, split: files.Split, fh: IO[bytes], bad: files.BadRows,
@@ -86,7 +88,7 @@ def _plain(block: bytes) -> bool:
     """Bytes whose json parse by pyarrow and by Python's ``json`` module agree."""
     if b"\xef\xbb\xbf" in block or b"\\ud" in block or b"\\uD" in block:
         return False
-    if _MINUS_ZERO.search(block):  # the integer -0 is 0 to Python, -0.0 to pyarrow
+    if _ODD_NUMBERS.search(block):
         return False
     if b"\r" in block and b"\r" in block.replace(b"\r\n", b""):
         return False
