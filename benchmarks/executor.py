@@ -21,6 +21,7 @@ the ratios flowc/RDD and flowc/DataFrame, and how the wall time grows with the r
 
     python benchmarks/executor.py [--rows 1000000,5000000] [--parallelism P]
         [--mode batch,streaming] [--job clicks,clicks-udf,join] [--repeat N]
+        [--format csv|json|parquet]   (the clicks jobs' input; join reads csv)
 """
 
 from __future__ import annotations
@@ -61,7 +62,34 @@ def generate(path: str, rows: int, seed: int = 7) -> None:
                      f"{stamp.strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z\n")
 
 
-def flowc_job(path: str, parallelism: int, mode: str, udf: bool = False) -> Any:
+def convert_input(csv_path: str, fmt: str) -> str:
+    """The generated csv as json lines (ISO timestamps as text) or parquet (timestamps as
+    TIMESTAMP(MILLIS, UTC)), written with pyarrow; returns its path."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    if fmt == "csv":
+        return csv_path
+    strings = {n: pa.string() for n in ("user_id", "article_id", "action", "ts")}
+    table = pacsv.read_csv(csv_path, convert_options=pacsv.ConvertOptions(
+        column_types=strings, strings_can_be_null=True, null_values=[""]))
+    out = csv_path[:-len(".csv")] + (".json" if fmt == "json" else ".parquet")
+    if fmt == "parquet":
+        table = table.set_column(3, "ts", pc.cast(table["ts"], pa.timestamp("ms", tz="UTC")))
+        pq.write_table(table, out)
+        return out
+    import json
+
+    with open(out, "w") as fh:
+        for row in table.to_pylist():
+            fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+    return out
+
+
+def flowc_job(path: str, parallelism: int, mode: str, udf: bool = False,
+              fmt: str = "csv") -> Any:
     """examples/clicks.flow with its data path pointed at ``path`` and its print sink
     replaced by a collect sink (so every contender brings its result to the driver);
     ``udf``: ``lower(action)`` is a Python UDF (bench_udfs.lower_action) instead."""
@@ -71,7 +99,7 @@ def flowc_job(path: str, parallelism: int, mode: str, udf: bool = False) -> Any:
         text = "import udf bench_udfs.lower_action(string) -> string;\n" + text
         if n_udf != 1:
             sys.exit(f"benchmark: {EXAMPLE} no longer has the expected shape")
-    text, n_path = re.subn(r"'data/clicks\.csv'", repr(path), text)
+    text, n_path = re.subn(r"from csv 'data/clicks\.csv'", f"from {fmt} {path!r}", text)
     text, n_let = re.subn(r"^clicks\n", "let result = clicks\n", text, flags=re.M)
     text, n_sink = re.subn(r"\n\s*\|\s*print;\s*$", ";\n", text)
     if (n_path, n_let, n_sink) != (1, 1, 1):
@@ -85,7 +113,7 @@ def flowc_job(path: str, parallelism: int, mode: str, udf: bool = False) -> Any:
 def rdd_job(spark: Any, path: str, parallelism: int) -> list[tuple[Any, ...]]:
     from pyspark.sql import functions as F
 
-    df = spark.read.schema(_schema()).option("header", True).csv(path)
+    df = _read(spark, path)
     rows = df.select("user_id", "article_id", "action", F.unix_millis("ts")).rdd
 
     def per_partition(it: Any) -> Any:
@@ -107,7 +135,7 @@ def rdd_job(spark: Any, path: str, parallelism: int) -> list[tuple[Any, ...]]:
 def dataframe_job(spark: Any, path: str) -> list[tuple[Any, ...]]:
     from pyspark.sql import functions as F
 
-    df = spark.read.schema(_schema()).option("header", True).csv(path)
+    df = _read(spark, path)
     out = (df.select("user_id", "article_id", F.lower("action").alias("action"), "ts")
            .where("user_id is not null and article_id is not null and action = 'appclick'")
            .groupBy("user_id", F.window("ts", "5 seconds"))
@@ -116,6 +144,16 @@ def dataframe_job(spark: Any, path: str) -> list[tuple[Any, ...]]:
            .select("user_id", F.unix_millis("window.start"), F.unix_millis("window.end"),
                    "clicks", "articles"))
     return [tuple(r) for r in out.collect()]
+
+
+def _read(spark: Any, path: str) -> Any:
+    """The input in the format its name says, with the job's schema."""
+    reader = spark.read.schema(_schema())
+    if path.endswith(".json"):
+        return reader.json(path)
+    if path.endswith(".parquet"):
+        return reader.parquet(path)
+    return reader.option("header", True).csv(path)
 
 
 def _schema() -> Any:
@@ -243,14 +281,14 @@ def _ratios(what: str, a: tuple[float, Sampler], b: tuple[float, Sampler]) -> st
 
 
 def run_one(spark: Any, path: str, rows: int, parallelism: int, mode: str, job: str,
-            repeat: int) -> None:
-    jg = flowc_job(path, parallelism, mode, udf=job == "clicks-udf")
+            repeat: int, fmt: str = "csv") -> None:
+    jg = flowc_job(path, parallelism, mode, udf=job == "clicks-udf", fmt=fmt)
     # Warm up once, every contender (Python workers and their imports, the JVM's JIT,
     # the DataFrame's generated code): the runs below measure steady state alike.
     run_job_graph(jg)
     rdd_job(spark, path, parallelism)
     dataframe_job(spark, path)
-    print(f"job={job} rows={rows} parallelism={parallelism} mode={mode}")
+    print(f"job={job} rows={rows} parallelism={parallelism} mode={mode} input={fmt}")
     for _ in range(repeat):
         t_flowc, s_flowc, res = timed(lambda: run_job_graph(jg))
         t_rdd, s_rdd, rdd_rows = timed(lambda: rdd_job(spark, path, parallelism))
@@ -310,6 +348,9 @@ def main() -> None:
                     help="clicks (declarative), clicks-udf (a Python UDF in the chain), "
                          "join (a window join and a sliding window, BATCH only)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--format", default="csv", choices=("csv", "json", "parquet"),
+                    help="the clicks input: csv (as generated), json lines or parquet "
+                         "(converted from it with pyarrow)")
     args = ap.parse_args()
     spark = get_spark()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -319,11 +360,13 @@ def main() -> None:
             path = os.path.join(d, f"clicks-{rows}.csv")
             if set(args.job.split(",")) - {"join"}:
                 generate(path, rows)
+                path = convert_input(path, args.format)
             for mode in args.mode.split(","):
                 for job in args.job.split(","):
                     t = time.perf_counter()
                     if job != "join":
-                        run_one(spark, path, rows, args.parallelism, mode, job, args.repeat)
+                        run_one(spark, path, rows, args.parallelism, mode, job, args.repeat,
+                                args.format)
                     elif mode == "batch":
                         run_join(spark, d, rows, args.parallelism, args.repeat)
                     else:

@@ -175,8 +175,9 @@ def row_chunks(records: Iterator[tuple[Any, ...]], schema: pa.Schema,
 
 def local_reader(spec: FileSource, p: int, schema: pa.Schema,
                  rows: int) -> Callable[[int, files.BadRows], Iterator[Chunk]] | None:
-    """``read(subtask, bad rows)`` for a source on the local file system, or None (a URI:
-    the row executor's Spark listing reads it)."""
+    """``read(subtask, bad rows)`` for a source on the local file system (csv here,
+    json lines in ``jsonsource``, parquet in ``parquetsource``), or None (a URI: the row executor's Spark listing reads
+    it)."""
     import os
 
     from flowc.errors import ExecutionError
@@ -187,6 +188,15 @@ def local_reader(spec: FileSource, p: int, schema: pa.Schema,
     mine = [[files.Split(os.path.abspath(s.path), s.start, s.end) for s in
              files.subtask_splits(splits, i, p)] for i in range(p)]
     shown = {os.path.abspath(s.path): s.path for s in splits}
+    read_one = read_split
+    if spec.format in ("json", "jsonl", "json-lines"):
+        from flowc.executor.arrow import jsonsource  # it builds on this module
+
+        read_one = jsonsource.read_split
+    elif spec.format == "parquet":
+        from flowc.executor.arrow import parquetsource
+
+        read_one = parquetsource.read_split
 
     def read(idx: int, bad: files.BadRows) -> Iterator[Chunk]:
         for s in mine[idx]:
@@ -196,5 +206,5 @@ def local_reader(spec: FileSource, p: int, schema: pa.Schema,
                 raise ExecutionError(f"cannot read {shown[s.path]}: {e.strerror or e}") \
                     from None
             with fh:
-                yield from read_split(spec, s, fh, bad, shown[s.path], schema, rows)
+                yield from read_one(spec, s, fh, bad, shown[s.path], schema, rows)
     return read

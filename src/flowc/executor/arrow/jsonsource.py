@@ -1,0 +1,135 @@
+"""json-lines splits read natively into Arrow batches, with exactly the row reader's results.
+
+A split is read in the blocks of whole lines ``csvread.line_blocks`` gives (the split rule
+and line ownership of ``runtime.files``), as ``csvsource`` reads csv. pyarrow's json reader
+parses a block against the declared types only where its result is known to equal the
+row reader's (``files._read_json``; the property test compares them): no carriage return except before a line end, no byte
+order mark, no ``\\u`` surrogate escapes, no ``-0``, ``-NaN`` or ``Inf`` (numbers
+pyarrow reads otherwise than Python), valid UTF-8, one object per non-blank line, no
+row with every declared field null (the row reader rejects an object with none of the
+fields; an explicit null is fine there but is left to it too) and each value already of the
+declared JSON kind (pyarrow refuses a string for an int, a number for a string, a fraction
+for an int, duplicate keys). A timestamp column is taken as integer epoch milliseconds or as
+text in ``csvsource``'s vectorised subset of ``files.parse_timestamp``. Schemas with arrays
+are read by the row reader. Any block outside that shape, and everything after it in the
+split, goes through the row reader, so records, bad rows, their line numbers and dead
+letters are the row reader's own.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import re
+from collections.abc import Iterator
+from typing import IO
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pajson
+
+from flowc.executor.arrow import convert, csvsource
+from flowc.executor.arrow.convert import Chunk
+from flowc.executor.runtime import csvread, files
+from flowc.operators import FileSource
+
+JSON_FORMATS = ("json", "jsonl", "json-lines")
+_SCALARS = {"string": pa.string(), "int": pa.int64(), "double": pa.float64(),
+            "bool": pa.bool_()}
+_TS_SHAPE = f"({csvsource._TS})|({csvsource._INT})"
+# Number literals pyarrow reads otherwise than Python: the integer -0 (0 to Python, -0.0
+# to pyarrow as a double), -NaN and Inf (errors to Python, numbers to pyarrow).
+_ODD_NUMBERS = re.compile(rb"-0(?![0-9.eE])|-NaN|Inf(?!inity)")
+
+
+def read_split(spec: FileSource, split: files.Split, fh: IO[bytes], bad: files.BadRows,
+               display: str | None, schema: pa.Schema, rows: int) -> Iterator[Chunk]:
+    """The records of one json-lines split as chunks (no timestamps yet)."""
+    path = display or split.path
+    types = [t for _, t in spec.schema]
+    if not types or any(t not in _SCALARS and t != "timestamp" for t in types):
+        yield from csvsource.row_chunks(files.read_split(spec, split, fh, bad, display),
+                                        schema, rows)
+        return
+    begin = files._aligned(fh, split.start)
+    base: list[int] = []
+
+    def first_line() -> int:
+        if not base:
+            base.append(files._newlines_before(fh, begin) + 1)
+        return base[0]
+
+    names = [n for n, _ in spec.schema]
+    # Timestamps as numbers first; a block of text timestamps makes text the first try.
+    attempts = [pa.int64(), pa.string()]
+    blocks = csvread.line_blocks(fh, begin, split.end)
+    lines = 0
+    for block in blocks:
+        batch = None
+        if _plain(block):
+            for k, ts_type in enumerate(attempts):
+                batch = _fast(block, names, types, ts_type, schema)
+                if batch is not None:
+                    if k:
+                        attempts.reverse()
+                    break
+        if batch is None:  # the row reader takes this block and the rest of the split
+            done = lines
+            rest = files._read_text(spec, itertools.chain([block], blocks), False, path,
+                                    lambda done=done: first_line() + done, bad)
+            yield from csvsource.row_chunks(rest, schema, rows)
+            return
+        lines += block.count(b"\n") + (not block.endswith(b"\n"))
+        if batch.num_rows:
+            yield Chunk(batch, pa.nulls(batch.num_rows, convert.TS))
+
+
+def _plain(block: bytes) -> bool:
+    """Bytes whose json parse by pyarrow and by Python's ``json`` module agree."""
+    if b"\xef\xbb\xbf" in block or b"\\ud" in block or b"\\uD" in block:
+        return False
+    if _ODD_NUMBERS.search(block):
+        return False
+    if b"\r" in block and b"\r" in block.replace(b"\r\n", b""):
+        return False
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _fast(block: bytes, names: list[str], types: list[str], ts_type: pa.DataType,
+          schema: pa.Schema) -> pa.RecordBatch | None:
+    read_types = [ts_type if t == "timestamp" else _SCALARS[t] for t in types]
+    want = pa.schema([pa.field(n, t) for n, t in zip(names, read_types)])
+    try:
+        table = pajson.read_json(
+            io.BytesIO(block),
+            read_options=pajson.ReadOptions(use_threads=False, block_size=len(block) + 1),
+            parse_options=pajson.ParseOptions(explicit_schema=want,
+                                              unexpected_field_behavior="ignore",
+                                              newlines_in_values=False))
+    except (pa.ArrowException, ValueError):
+        return None
+    # One record per non-blank line: ``{..}{..}`` on one line is one bad row to Python.
+    if table.num_rows != sum(1 for line in block.split(b"\n") if line.strip()):
+        return None
+    cols = [table.column(i).combine_chunks() for i in range(len(names))]
+    if cols and table.num_rows:
+        some = pc.is_valid(cols[0])
+        for c in cols[1:]:
+            some = pc.or_(some, pc.is_valid(c))
+        if not pc.all(some).as_py():
+            return None
+    arrays = []
+    for col, t, field in zip(cols, types, schema):
+        if t == "timestamp" and pa.types.is_string(col.type):
+            if not pc.all(pc.match_substring_regex(col, _TS_SHAPE), min_count=0).as_py():
+                return None  # null stays null; "" and other shapes are the row reader's
+            try:
+                col = csvsource._timestamp(col)
+            except (pa.ArrowException, ValueError, OverflowError):
+                return None
+        arrays.append(col.cast(field.type) if col.type != field.type else col)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
