@@ -265,3 +265,56 @@ def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
         for c, e in zip(live, ends):
             if e is None or e == hi:
                 c.load()
+
+
+class Received:
+    """A consumer subtask's received shuffle items ``(channel id, sequence, IPC bytes,
+    ...)``, handed out in (channel, sequence) order - the BATCH channel order. Their bytes
+    stay in memory up to ``limit`` (``flowc.executor.state-memory``); past it each further
+    item's bytes are appended to one file under the local dirs and read back when its
+    turn comes, so memory holds the limit and a small index, not the whole partition."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+        # (channel, sequence, bytes or None, file offset, length, the item's rest)
+        self.index: list[tuple[int, int, bytes | None, int, int, tuple[Any, ...]]] = []
+        self.directory: str | None = None
+        self.file: Any = None
+        self.spilled_bytes = 0
+
+    def add(self, item: tuple[Any, ...]) -> None:
+        cid, seq, data, *rest = item
+        if self.held + len(data) <= self.limit:
+            self.held += len(data)
+            self.index.append((cid, seq, data, 0, 0, tuple(rest)))
+            return
+        if self.file is None:
+            self.directory = tempfile.mkdtemp(prefix="flowc-received-", dir=_local_dir())
+            self.file = open(os.path.join(self.directory, "received.bin"), "w+b")  # noqa: SIM115
+        self.index.append((cid, seq, None, self.spilled_bytes, len(data), tuple(rest)))
+        self.file.write(data)
+        self.spilled_bytes += len(data)
+
+    def ordered(self) -> Iterator[tuple[Any, ...]]:
+        """The items in (channel, sequence) order; the spill file is removed after."""
+        self.index.sort(key=lambda x: (x[0], x[1]))
+        try:
+            if self.file is not None:
+                self.file.flush()
+            for cid, seq, data, offset, length, rest in self.index:
+                if data is None:
+                    self.file.seek(offset)
+                    data = self.file.read(length)
+                yield (cid, seq, data, *rest)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.index = []
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
