@@ -107,7 +107,8 @@ class ChainProgram:
                 raise TaskFailure(m.nid, e) from None
         # Open tail -> head (Flink's operator order), as the row executors do.
         for m in reversed(members):
-            if m.kind == "row_op":  # the runtime operator opens its own functions
+            if m.kind == "row_op" or (m.kind == "rolling" and m.spec.agg is None):
+                # the runtime operator opens its own functions
                 op = self.windows[m.nid]
                 try:
                     op.open()  # type: ignore[attr-defined]
@@ -202,6 +203,14 @@ class ChainProgram:
         if m.kind == "rolling":
             from flowc.executor.arrow.rolling import RollingAggregate
 
+            if m.spec.agg is None:  # over an updating input: the row code
+                from flowc.executor.arrow.rowop import RollingRows
+                from flowc.executor.runtime.core import TaskInfo
+
+                rows = self.windows[m.nid] = RollingRows(
+                    m.spec, m.key, TaskInfo(m.name, *self.task, not self.streaming),
+                    out_schema)
+                return rows.add
             rolling = self.windows[m.nid] = RollingAggregate(
                 m.spec, convert.arrow_schema(m.in_schema), out_schema, self.streaming)
             return rolling.add

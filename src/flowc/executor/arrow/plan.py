@@ -123,7 +123,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                     kind = "row_op"  # the runtime operator inside the chain (``rowop.py``)
                 if not kind:
                     return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
-                if updating_in and kind not in ("map", "filter", "flat_map", "row_op", "pass"):
+                if updating_in and kind not in ("map", "filter", "flat_map", "row_op", "pass",
+                                                "rolling_start", "rolling"):
                     return f"'{node.name}' consumes an updating stream"
                 if kind == "timestamps" and not batch and spec.strategy.idleness is not None:
                     return f"'{node.name}' has an idleness timeout"
@@ -184,7 +185,8 @@ def _rolling(sg: Any, nid: int, spec: Any, schema: Any, columns: dict[int, Any],
         if isinstance(plan, str):
             return f"'{node.name}' (a rolling aggregate) runs on the row executor: {plan}", \
                 spec, schema
-        columns[nid] = rolling.start_schema(plan, in_schema)
+        columns[nid] = _changelog(rolling.start_schema(plan, in_schema),
+                                  modes[nid] == UPDATING)
         return "rolling_start", plan, columns[nid]
     if isinstance(spec, ReduceOp) and rolling.is_merge(fn) and len(ins) == 1:
         start = sg.nodes[ins[0].source_id]
@@ -193,8 +195,10 @@ def _rolling(sg: Any, nid: int, spec: Any, schema: Any, columns: dict[int, Any],
         if ins[0].source_id not in columns or len(changes) != 1:
             return f"'{node.name}' (a rolling aggregate) runs on the row executor", spec, \
                 schema
-        plan = rolling.RollingPlan(start.operator.fn, rolling.vector_of(start.operator.fn.agg))
         out = sg.nodes[changes[0]]
+        plan = rolling.start_plan(start.operator.fn, Schema(()))
+        assert not isinstance(plan, str)
+        plan = rolling.RollingPlan(plan.fn, plan.agg, spec, out.operator.fn)
         columns[nid] = _changelog(out.output_type, modes[changes[0]] == UPDATING)
         return "rolling", plan, columns[nid]
     if isinstance(spec, FlatMapOp) and rolling.is_changes(fn) and ins[0].source_id in columns:

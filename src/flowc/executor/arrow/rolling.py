@@ -46,15 +46,20 @@ class RollingPlan:
     """Both members' spec: the front end's RollingStart and its aggregates' vector form."""
 
     fn: RollingStart
-    agg: VAggregate
+    agg: VAggregate | None  # None: over an updating input, row by row (``rowop.py``)
+    merge: Any = None  # the reduce's ReduceOp (RollingMerge) and the RollingChanges
+    changes: Any = None
 
 
 def start_plan(fn: Any, in_schema: Any) -> RollingPlan | str:
     """The vector form of a RollingStart, or why it has none."""
     if not isinstance(fn, RollingStart):
         return "not a rolling aggregate"
-    if fn.retracting:
-        return "it aggregates an updating stream (retractions)"
+    if not fn.key_positions:
+        return "it has no key"
+    if fn.retracting:  # retraction-aware accumulators (multisets): the row code's
+        return RollingPlan(fn, None) if isinstance(in_schema, Schema) else \
+            "its input has no schema"
     agg = vector_of(fn.agg)
     if not isinstance(agg, VAggregate):
         return "an aggregate argument has no vector form"
@@ -70,8 +75,11 @@ def start_plan(fn: Any, in_schema: Any) -> RollingPlan | str:
 
 
 def start_schema(plan: RollingPlan, in_schema: Schema) -> Schema:
-    """The start member's columns: the key fields, then ``a<i>`` per argument."""
+    """The start member's columns: the key fields, then ``a<i>`` per argument (over an
+    updating input: then the input's fields)."""
     keys = tuple(in_schema.fields[p] for p in plan.fn.key_positions)
+    if plan.agg is None:
+        return Schema(keys + in_schema.fields)
     return Schema(keys + tuple(Field(f"a{i}", a.type) for i, a in enumerate(plan.agg.args)
                                if a is not None))
 
@@ -85,8 +93,11 @@ def is_changes(fn: Any) -> bool:
 
 
 def compile_start(plan: RollingPlan, out_schema: pa.Schema) -> Any:
-    kernels = [None if a is None else compile_expr(a) for a in plan.agg.args]
     positions = plan.fn.key_positions
+    if plan.agg is None:  # the key columns in front of the records (and their kinds)
+        return lambda c: c.with_batch(pa.RecordBatch.from_arrays(
+            [c.batch.column(p) for p in positions] + c.batch.columns, schema=out_schema))
+    kernels = [None if a is None else compile_expr(a) for a in plan.agg.args]
 
     def start(c: Chunk) -> Chunk:
         n = c.num_rows
@@ -106,6 +117,7 @@ class RollingAggregate:
     def __init__(self, plan: RollingPlan, in_schema: pa.Schema, out_schema: pa.Schema,
                  streaming: bool) -> None:
         agg = plan.agg
+        assert agg is not None
         key_count = len(plan.fn.key_positions)
         self.kinds = agg.kinds
         self.n = key_count
