@@ -15,9 +15,10 @@ vector forms for every argument the three run here instead:
   key's final row once, ``+I``, at end of input, in first-seen key order with the key's
   last timestamp (the row ReduceOp's BATCH rule).
 
-An updating input (retractions), ``count(distinct)``, ``first`` / ``last`` (whose state
-row cannot stand for the key's rows) and an aggregate without key leave the job on the row
-executor (``plan.py`` names the reason).
+An updating input (retractions) runs the row code (``rowop.RollingRows``) after a start
+member that puts the key columns in front of the records; ``count(distinct)``, ``first`` /
+``last`` (whose state row cannot stand for the key's rows) and an aggregate without key
+leave the job on the row executor (``plan.py`` names the reason).
 """
 
 from __future__ import annotations
