@@ -36,7 +36,7 @@ programs = st.fixed_dictionaries({
     "aggs": st.lists(st.sampled_from([
         "count(*) as c", "count(x) as cx", "sum(n) as sn", "sum(x) as sx",
         "min(user) as mu", "max(x) as mx", "avg(n) as an", "avg(x) as ax",
-        "min(ts) as mt"]), min_size=1, max_size=4, unique=True),
+        "min(ts) as mt", "first(x) as fx", "last(user) as lu"]), min_size=1, max_size=4, unique=True),
     "post": st.sampled_from(["", "| filter c > 1", "| map c * 2 as c2, sx",
                              "| map bump(c) as b, sx", "| filter sx > 1.0 or c = 1",
                              # retracting consumers: a rolling aggregate of the changelog

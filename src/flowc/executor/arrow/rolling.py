@@ -16,9 +16,9 @@ vector forms for every argument the three run here instead:
   last timestamp (the row ReduceOp's BATCH rule).
 
 An updating input (retractions) runs the row code (``rowop.RollingRows``) after a start
-member that puts the key columns in front of the records; ``count(distinct)``, ``first`` /
-``last`` (whose state row cannot stand for the key's rows) and an aggregate without key
-leave the job on the row executor (``plan.py`` names the reason).
+member that puts the key columns in front of the records; ``count(distinct)`` (whose
+distinct values a state row cannot stand for) and an aggregate without key leave the job
+on the row executor (``plan.py`` names the reason).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from flowc.parser.changes import RollingChanges, RollingMerge, RollingStart
 from flowc.types import Field, Schema
 from flowc.vector import VAggregate, vector_of
 
-KINDS = ("count_star", "count", "sum", "avg", "min", "max")
+KINDS = ("count_star", "count", "sum", "avg", "min", "max", "first", "last")
 INSERT, UPDATE_BEFORE, UPDATE_AFTER = 0, 1, 2  # Flink's RowKind byte values
 
 
