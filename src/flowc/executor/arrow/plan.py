@@ -70,9 +70,10 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             schema = _changelog(node.output_type, modes[nid] == UPDATING)
             ins = sg.inputs(nid)
             updating_in = any(modes[e.source_id] == UPDATING for e in ins)
-            rolling_kind, spec, schema = _rolling(sg, nid, spec, schema, columns, modes)
-            if isinstance(rolling_kind, str) and rolling_kind.startswith("'"):
-                return rolling_kind
+            planned = _rolling(sg, nid, spec, schema, columns, modes)
+            if isinstance(planned, str):
+                return planned
+            rolling_kind, spec, schema = planned
             join = plan_join(sg, nid, batch) if node.kind is NodeKind.OPERATOR else None
             if isinstance(join, str):
                 return join
@@ -173,9 +174,9 @@ def _changelog(schema: Any, updating: bool) -> Any:
 
 
 def _rolling(sg: Any, nid: int, spec: Any, schema: Any, columns: dict[int, Any],
-             modes: dict[int, str]) -> tuple[str | None, Any, Any]:
+             modes: dict[int, str]) -> tuple[str | None, Any, Any] | str:
     """A rolling aggregate's members (``rolling.py``): (kind, spec, output columns), or
-    (why it runs on the row executor, ...), or (None, spec, schema) for other nodes."""
+    why it runs on the row executor; (None, spec, schema) for other nodes."""
     fn = getattr(spec, "fn", None)
     node = sg.nodes[nid]
     ins = sg.inputs(nid)
@@ -183,8 +184,7 @@ def _rolling(sg: Any, nid: int, spec: Any, schema: Any, columns: dict[int, Any],
         in_schema = _input_type(sg, ins[0], columns, modes)
         plan = rolling.start_plan(fn, in_schema)
         if isinstance(plan, str):
-            return f"'{node.name}' (a rolling aggregate) runs on the row executor: {plan}", \
-                spec, schema
+            return f"'{node.name}' (a rolling aggregate) runs on the row executor: {plan}"
         columns[nid] = _changelog(rolling.start_schema(plan, in_schema),
                                   modes[nid] == UPDATING)
         return "rolling_start", plan, columns[nid]
@@ -193,8 +193,7 @@ def _rolling(sg: Any, nid: int, spec: Any, schema: Any, columns: dict[int, Any],
         changes = [e.target_id for e in sg.outputs(nid)
                    if rolling.is_changes(getattr(sg.nodes[e.target_id].operator, "fn", None))]
         if ins[0].source_id not in columns or len(changes) != 1:
-            return f"'{node.name}' (a rolling aggregate) runs on the row executor", spec, \
-                schema
+            return f"'{node.name}' (a rolling aggregate) runs on the row executor"
         out = sg.nodes[changes[0]]
         plan = rolling.start_plan(start.operator.fn, Schema(()))
         assert not isinstance(plan, str)
