@@ -68,7 +68,8 @@ def start_plan(fn: Any, in_schema: Any) -> RollingPlan | str:
         return "it has no key"
     bad = [k for k in agg.kinds if k not in KINDS]
     if bad:
-        return f"{bad[0]}() keeps state a running row cannot hold"
+        name = "count(distinct)" if bad[0] == "count_distinct" else f"{bad[0]}()"
+        return f"{name} keeps state a running row cannot hold"
     if not isinstance(in_schema, Schema) or any(
             a is not None and compile_expr(a) is None for a in agg.args):
         return "an aggregate argument has no vector form"
