@@ -136,12 +136,15 @@ def test_explain_shows_the_changelog_mode() -> None:
     assert sorted(maps) == ["[I,UB,UA,D]", "[I,UB,UA,D]", "[I]", "[I]"]
 
 
-def test_updating_jobs_run_row_by_row() -> None:
-    # the columnar executor's Arrow batches carry no row kind
+def test_updating_jobs_run_columnar_with_row_kinds() -> None:
+    # the columnar executor's Arrow batches carry the row kind (``_kind``, arrow/convert.py)
     from flowc.executor.arrow.plan import plan_members
 
-    script = compile_source("source t (k string, v int) values ('a', 1);\n"
+    script = compile_source("source t (k string, v int, ts timestamp) from csv 'x.csv' "
+                            "watermark ts - 1s;\n"
                             "let top = t | key by k | top 1 by v;\n"
                             "top | map k, v + 1 as w | print;\n", "t.flow")
-    reason = plan_members(script.env.get_job_graph())
-    assert isinstance(reason, str) and "updating stream" in reason
+    members = plan_members(script.env.get_job_graph())
+    assert isinstance(members, dict), members
+    assert [m.kind for ms in members.values() for m in ms] == [
+        "timestamps", "row_op", "map", "sink"]

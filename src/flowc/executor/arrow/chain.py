@@ -107,7 +107,8 @@ class ChainProgram:
                 raise TaskFailure(m.nid, e) from None
         # Open tail -> head (Flink's operator order), as the row executors do.
         for m in reversed(members):
-            if m.kind == "row_op":  # the runtime operator opens its own functions
+            if m.kind == "row_op" or (m.kind == "rolling" and m.spec.agg is None):
+                # the runtime operator opens its own functions
                 op = self.windows[m.nid]
                 try:
                     op.open()  # type: ignore[attr-defined]
@@ -132,8 +133,12 @@ class ChainProgram:
         if m.kind == "map":
             kernels = _kernels(m.spec.fn, m.in_schema)
             if kernels is not None:
+                # A Calc over an updating stream keeps each record's kind (``_kind``).
+                kinded = out_schema.names[-1:] == [convert.KIND] and \
+                    len(kernels) < len(out_schema)
                 return lambda c: c.with_batch(pa.RecordBatch.from_arrays(
-                    [as_array(k(c.batch), c.num_rows) for k in kernels], schema=out_schema))
+                    [as_array(k(c.batch), c.num_rows) for k in kernels]
+                    + ([c.batch.column(convert.KIND)] if kinded else []), schema=out_schema))
             fn = unwrap(method_of(m.spec.fn, MapFunction, "map"))
             return lambda c: c.with_batch(
                 convert.from_rows([fn(r) for r in c.rows()], c.ts, out_schema).batch)
@@ -191,6 +196,24 @@ class ChainProgram:
                 m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None),
                 {tag: convert.arrow_schema(t) for tag, t, _ in m.tagged})
             return op.add
+        if m.kind == "rolling_start":
+            from flowc.executor.arrow.rolling import compile_start
+
+            return compile_start(m.spec, out_schema)  # type: ignore[no-any-return]
+        if m.kind == "rolling":
+            from flowc.executor.arrow.rolling import RollingAggregate
+
+            if m.spec.agg is None:  # over an updating input: the row code
+                from flowc.executor.arrow.rowop import RollingRows
+                from flowc.executor.runtime.core import TaskInfo
+
+                rows = self.windows[m.nid] = RollingRows(
+                    m.spec, m.key, TaskInfo(m.name, *self.task, not self.streaming),
+                    out_schema)
+                return rows.add
+            rolling = self.windows[m.nid] = RollingAggregate(
+                m.spec, convert.arrow_schema(m.in_schema), out_schema, self.streaming)
+            return rolling.add
         if m.kind == "session":
             from flowc.executor.arrow.sessions import SessionWindow
 

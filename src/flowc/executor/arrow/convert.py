@@ -3,7 +3,10 @@
 A stream with a declared schema (``flowc.types.Schema``) is a record batch whose column *i*
 is field *i* (named ``_i``: field names need not be unique), plus the records' timestamps
 as a separate int64 array (null = no timestamp), exactly the ``(value, ts)`` pairs of the
-row executors.
+row executors. An updating stream's batches (``Changelog`` schemas) carry each record's
+row kind (``flowc.rowkind``) as one more int8 column ``_kind`` with Flink's RowKind byte
+values (+I 0, -U 1, +U 2, -D 3); ``rows`` gives those records as the row executors have
+them (``-U`` an ``UpdateBefore``, ...).
 """
 
 from __future__ import annotations
@@ -13,11 +16,26 @@ from typing import Any
 
 import pyarrow as pa
 
+from flowc import rowkind
 from flowc.executor.arrow import typed
 from flowc.executor.arrow.kernels import arrow_type
 from flowc.types import Schema
 
 TS = pa.int64()
+KIND = "_kind"
+# RowKind byte values (Flink's RowKind.toByteValue) <-> flowc.rowkind classes.
+_KIND_CLASSES = (None, rowkind.UpdateBefore, rowkind.UpdateAfter, rowkind.Delete)
+_KIND_BYTES = {rowkind.Insert: 0, rowkind.UpdateBefore: 1, rowkind.UpdateAfter: 2,
+               rowkind.Delete: 3}
+
+
+@dataclass(frozen=True)
+class Changelog(Schema):
+    """The schema of an updating stream: its batches carry the row kind (``_kind``)."""
+
+
+def _kinded(schema: pa.Schema) -> bool:
+    return len(schema) > 0 and schema.names[-1] == KIND and typed.codec_of(schema) is None
 
 
 def arrow_schema(schema: Any) -> pa.Schema:
@@ -25,7 +43,10 @@ def arrow_schema(schema: Any) -> pa.Schema:
     (a TypeInformation, or None for pickled records: ``typed.py``)."""
     if not isinstance(schema, Schema):
         return typed.schema_of(schema)
-    return pa.schema([pa.field(f"_{i}", arrow_type(f.type)) for i, f in enumerate(schema)])
+    fields = [pa.field(f"_{i}", arrow_type(f.type)) for i, f in enumerate(schema)]
+    if isinstance(schema, Changelog):
+        fields.append(pa.field(KIND, pa.int8()))
+    return pa.schema(fields)
 
 
 @dataclass(frozen=True)
@@ -74,6 +95,10 @@ class Chunk:
         if codec is not None:  # a Python API stream: its records as the row executor has them
             return codec.decode(self.batch)
         cols = [c.to_pylist() for c in self.batch.columns]
+        if _kinded(self.batch.schema):
+            kinds = cols.pop()
+            return [r if k == 0 else _KIND_CLASSES[k](r)
+                    for r, k in zip(zip(*cols) if cols else [()] * len(kinds), kinds)]
         if not cols:
             return [()] * self.batch.num_rows
         return list(zip(*cols))
@@ -90,13 +115,17 @@ def from_rows(rows: list[Any], ts: list[Any], schema: pa.Schema) -> Chunk:
         return Chunk(codec.encode(rows), pa.array(ts, TS))
     n = len(rows)
     arrays = []
-    columns = list(zip(*rows)) if rows else [()] * len(schema)
-    for i, field in enumerate(schema):
+    kinded = _kinded(schema)
+    fields = list(schema)[:-1] if kinded else list(schema)
+    columns = list(zip(*rows)) if rows else [()] * len(fields)
+    for i, field in enumerate(fields):
         try:
             arrays.append(pa.array(columns[i] if n else [], field.type))
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
             raise TypeError(f"field {i + 1} of a record does not fit its declared type "
                             f"{field.type}: {e}") from None
+    if kinded:
+        arrays.append(pa.array([_KIND_BYTES.get(type(r), 0) for r in rows], pa.int8()))
     return Chunk(pa.RecordBatch.from_arrays(arrays, schema=schema), pa.array(ts, TS))
 
 
@@ -129,5 +158,7 @@ def from_ipc(data: bytes, schema: pa.Schema) -> Chunk:
     reader = pa.ipc.open_stream(data)
     batch = reader.read_next_batch()
     ts = batch.column(batch.num_columns - 1)
+    if batch.num_columns == len(schema) + 2 and batch.schema.names[-2] == KIND:
+        schema = schema.append(pa.field(KIND, pa.int8()))  # an updating stream's kinds
     values = pa.RecordBatch.from_arrays(batch.columns[:-1], schema=schema)
     return Chunk(values, ts)

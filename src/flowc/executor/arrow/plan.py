@@ -12,8 +12,9 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
 from flowc.common.typeinfo import TypeInformation
-from flowc.executor.arrow import rowop, sessions, typed
+from flowc.executor.arrow import rolling, rowop, sessions, typed
 from flowc.executor.arrow.chain import Member, member_kind
+from flowc.executor.arrow.convert import Changelog
 from flowc.executor.arrow.joins import plan_join, tag_side
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
@@ -24,7 +25,10 @@ from flowc.operators import (
     DiscardingSink,
     FileSink,
     FileSource,
+    FlatMapOp,
+    MapOp,
     PrintSink,
+    ReduceOp,
     RowFormatFileSink,
     SequenceSource,
     TextLineFileSource,
@@ -50,9 +54,9 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH
     modes = sg.changelog_modes()
-    updating = next((n for nid, n in sorted(sg.nodes.items()) if modes[nid] == UPDATING), None)
-    if updating is not None:  # Arrow batches carry no row kind
-        return f"'{updating.name}' emits an updating stream (row kinds run row by row)"
+    # Nodes whose columns are not their output type's: a rolling aggregate's start and
+    # reduce (``rolling.py``); updating streams' schemas carry the row kind.
+    columns: dict[int, Any] = {}
     # Pickled Python records (no declared Types) can ride in a binary column
     # (``typed.py``), but gain nothing from it: ``auto`` leaves such jobs row-wise.
     pickled = executor_choice(job_graph) == "columnar"
@@ -63,7 +67,13 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
         for nid in reversed(v.chain):  # head first
             node = sg.nodes[nid]
             spec = node.operator
-            schema = node.output_type
+            schema = _changelog(node.output_type, modes[nid] == UPDATING)
+            ins = sg.inputs(nid)
+            updating_in = any(modes[e.source_id] == UPDATING for e in ins)
+            planned = _rolling(sg, nid, spec, schema, columns, modes)
+            if isinstance(planned, str):
+                return planned
+            rolling_kind, spec, schema = planned
             join = plan_join(sg, nid, batch) if node.kind is NodeKind.OPERATOR else None
             if isinstance(join, str):
                 return join
@@ -96,9 +106,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 kind = "sink"
                 in_schema = schema
             else:
-                kind = member_kind(spec) or ""
-                ins = sg.inputs(nid)
-                in_schema = _input_type(sg, ins[0]) if ins else None
+                kind = rolling_kind or member_kind(spec) or ""
+                in_schema = _input_type(sg, ins[0], columns, modes) if ins else None
                 if join is not None:
                     kind, spec, in_schema = join.kind, join, join.schemas[0]
                 elif join_side is not None:
@@ -115,6 +124,9 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                     kind = "row_op"  # the runtime operator inside the chain (``rowop.py``)
                 if not kind:
                     return f"'{node.name}' ({type(spec).__name__}) runs on the row executor"
+                if updating_in and kind not in ("map", "filter", "flat_map", "row_op", "pass",
+                                                "rolling_start", "rolling"):
+                    return f"'{node.name}' consumes an updating stream"
                 if kind == "timestamps" and not batch and spec.strategy.idleness is not None:
                     return f"'{node.name}' has an idleness timeout"
                 if not _declared(in_schema, pickled):
@@ -144,14 +156,53 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     return out
 
 
-def _input_type(sg: Any, edge: Any) -> Any:
+def _input_type(sg: Any, edge: Any, columns: dict[int, Any], modes: dict[int, str]) -> Any:
     """The type of the records on ``edge``: a side output's (other than a window's late
     data, which the window member passes on as its input's) is its tag's."""
     source = sg.nodes[edge.source_id]
     tag = edge.output_tag
     if tag is not None and tag != getattr(source.operator, "late_tag", None):
         return tag.type_info
-    return source.output_type
+    if edge.source_id in columns:
+        return columns[edge.source_id]
+    return _changelog(source.output_type, modes[edge.source_id] == UPDATING)
+
+
+def _changelog(schema: Any, updating: bool) -> Any:
+    """An updating stream's schema carries the row kind (``convert.Changelog``)."""
+    return Changelog(schema.fields) if updating and isinstance(schema, Schema) else schema
+
+
+def _rolling(sg: Any, nid: int, spec: Any, schema: Any, columns: dict[int, Any],
+             modes: dict[int, str]) -> tuple[str | None, Any, Any] | str:
+    """A rolling aggregate's members (``rolling.py``): (kind, spec, output columns), or
+    why it runs on the row executor; (None, spec, schema) for other nodes."""
+    fn = getattr(spec, "fn", None)
+    node = sg.nodes[nid]
+    ins = sg.inputs(nid)
+    if isinstance(spec, MapOp) and isinstance(fn, rolling.RollingStart):
+        in_schema = _input_type(sg, ins[0], columns, modes)
+        plan = rolling.start_plan(fn, in_schema)
+        if isinstance(plan, str):
+            return f"'{node.name}' (a rolling aggregate) runs on the row executor: {plan}"
+        columns[nid] = _changelog(rolling.start_schema(plan, in_schema),
+                                  modes[nid] == UPDATING)
+        return "rolling_start", plan, columns[nid]
+    if isinstance(spec, ReduceOp) and rolling.is_merge(fn) and len(ins) == 1:
+        start = sg.nodes[ins[0].source_id]
+        changes = [e.target_id for e in sg.outputs(nid)
+                   if rolling.is_changes(getattr(sg.nodes[e.target_id].operator, "fn", None))]
+        if ins[0].source_id not in columns or len(changes) != 1:
+            return f"'{node.name}' (a rolling aggregate) runs on the row executor"
+        out = sg.nodes[changes[0]]
+        plan = rolling.start_plan(start.operator.fn, Schema(()))
+        assert not isinstance(plan, str)
+        plan = rolling.RollingPlan(plan.fn, plan.agg, spec, out.operator.fn)
+        columns[nid] = _changelog(out.output_type, modes[changes[0]] == UPDATING)
+        return "rolling", plan, columns[nid]
+    if isinstance(spec, FlatMapOp) and rolling.is_changes(fn) and ins[0].source_id in columns:
+        return "pass", spec, schema
+    return None, spec, schema
 
 
 def _declared(schema: Any, pickled: bool) -> bool:

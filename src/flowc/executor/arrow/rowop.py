@@ -28,6 +28,7 @@ from flowc.operators import (
     TriggerWindowOp,
     WindowOp,
 )
+from flowc.rowkind import same_kind
 
 # One-input operator specs that run here (the rest have a columnar form or two inputs).
 KINDS = (WindowOp, CountWindowOp, TriggerWindowOp, ReduceOp, AggregationOp, KeyedProcessOp,
@@ -130,3 +131,41 @@ class RowOperator:
             if buf.values or buf.mark_pos:
                 self.tagged_out[tag] = buf.drain(self.tagged[tag], self.streaming)
         return self.main.drain(self.out_schema, self.streaming)
+
+
+class RollingRows(RowOperator):
+    """A rolling ``aggregate`` over an updating input (``rolling.py``'s plan with no vector
+    form): the front end's RollingStart, the runtime ReduceOp with RollingMerge and
+    RollingChanges, row by row, on records whose key fields come first (``rolling``'s
+    start member put them there to route by)."""
+
+    def __init__(self, plan: Any, key: Any, info: TaskInfo, out_schema: pa.Schema) -> None:
+        super().__init__(plan.merge, key, info, out_schema, None, None)
+        self.start = plan.fn
+        self.n = len(plan.fn.key_positions)
+        changes, out = plan.changes.flat_map, self.main.out
+
+        def emit(value: Any, ts: Any) -> None:
+            for row in changes(value):
+                out(row, ts)
+        self.op.out = emit
+
+    def add(self, c: Chunk) -> Chunk:
+        n, start = self.n, self.start
+        rows = [start(same_kind(r, r[n:])) for r in c.rows()]
+        return super().add(_Rows(c, rows))
+
+
+class _Rows:
+    """A chunk's watermarks and timestamps with other records (``RowOperator.add``)."""
+
+    def __init__(self, c: Chunk, rows: list[Any]) -> None:
+        self.marks = c.marks
+        self._rows = rows
+        self._c = c
+
+    def rows(self) -> list[Any]:
+        return self._rows
+
+    def timestamps(self) -> list[Any]:
+        return self._c.timestamps()

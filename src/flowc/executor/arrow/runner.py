@@ -290,7 +290,13 @@ class _ColumnarJob(_SparkJob):
                                                   for s in join.schemas]
 
         def run_consumer(idx: int, it: Any) -> Any:
-            received = sorted((item for _, item in it), key=lambda x: (x[0], x[1]))
+            # BATCH reads its partition back in order, spilled past the state memory.
+            inbox = spill.Received(state_memory)
+            for _, item in it:
+                inbox.add(item)
+            received: Any = inbox.ordered()
+            if join is not None or streaming:  # these group their whole input first
+                received = list(received)
             if join is not None:  # both sides at once, each record in its merged place
                 by_cid: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
                 for cid, _, data, positions, values in received:

@@ -1,9 +1,7 @@
 """Group-wise running aggregates over Arrow rows: per row, its group's aggregate over the
 rows up to it (cumulative kernels). Late firings of STREAMING windows with allowed lateness
-(``stream_windows.py``) and BATCH sessions (``sessions.py``) read them.
-
-(The rolling ``aggregate`` without a window once ran columnar on these kernels; it now emits
-Flink's changelog with row kinds, which Arrow batches do not carry, so it runs row by row.)
+(``stream_windows.py``), BATCH sessions (``sessions.py``) and the rolling ``aggregate``
+(``rolling.py``, its changelog in the batches' ``_kind`` column) read them.
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ folded and fired as ``BatchWindow.fire`` does (runs in input order, so first / l
 right) and the ranges come out in end order - exactly the unspilled output, (end,
 first-seen) order included. Memory then holds the limit, one batch per run file and one
 range's groups, not the whole state. The directory is removed when the subtask ends.
+
+Double sums are added one value at a time in record order (the row code's rounding), which
+partials of separate runs cannot be merged into: after the first spill the rows' double
+values are kept unfolded too (table 'f', spilled with each run) and a merged range adds
+them, in run order, to the first run's sums.
 """
 
 from __future__ import annotations
@@ -29,7 +34,13 @@ import pyarrow.compute as pc
 
 from flowc.errors import ConfigError
 from flowc.executor.arrow.convert import Chunk
-from flowc.executor.arrow.windows import BatchWindow, WindowState, merge_partials
+from flowc.executor.arrow.windows import (
+    BatchWindow,
+    WindowState,
+    exact_sums,
+    float_sums,
+    merge_partials,
+)
 
 OPTION = "flowc.executor.state-memory"
 # The spelling a .flow `set` (and so `--set`) can write: a setting name has no '-'.
@@ -68,10 +79,29 @@ class SpillingState(WindowState):
         self.directory: str | None = None
         self.spilled_bytes = 0
         self.merging = False
+        self.sums: list[int] = []  # the double sums' aggregates (``float_sums``)
+        self.values: list[pa.Table] = []  # their rows folded since the last spill
+        self.values_schema: pa.Schema | None = None
+        self.sources: list[pa.Table] | None = None  # a merged range's sums, in order
 
     def state_bytes(self) -> int:
-        tables = [*self.partials, *(t for ts in self.distinct.values() for t in ts)]
+        tables = [*self.partials, *(t for ts in self.distinct.values() for t in ts),
+                  *self.values]
         return sum(t.nbytes for t in tables)
+
+    def _folded(self, table: pa.Table) -> None:
+        if self.values_schema is None:
+            self.sums = float_sums(table, self.kinds)
+            self.values_schema = table.select(
+                self.groups + [f"a{i}" for i in self.sums]).schema
+        if self.sums and self.runs:
+            self.values.append(table.select(self.values_schema.names))
+
+    def _merge(self, chosen: pa.Table) -> pa.Table:
+        merged = super()._merge(chosen)
+        if self.sources is None or not self.sums:
+            return merged
+        return exact_sums(merged, self.sources, self.groups, self.kinds, self.sums)
 
     def append(self, table: pa.Table) -> None:
         super().append(table)
@@ -91,6 +121,9 @@ class SpillingState(WindowState):
         for i, parts in self.distinct.items():
             out[f"d{i}"] = pa.concat_tables(parts).group_by(
                 self.groups + [f"a{i}"], use_threads=False).aggregate([])
+        if self.sums and self.values_schema is not None:
+            out["f"] = pa.concat_tables(self.values) if self.values \
+                else self.values_schema.empty_table()
         return out
 
     def _spill(self) -> None:
@@ -107,6 +140,7 @@ class SpillingState(WindowState):
             run[name] = path
         self.runs.append(run)
         self.partials = []
+        self.values = []
         self.distinct = {i: [] for i in self.distinct}
 
     def close(self) -> None:
@@ -151,11 +185,14 @@ class SpillingWindow(BatchWindow):
             for tables in merge_runs(st.runs, last, names):
                 st.partials = [t for t in tables["p"] if t.num_rows]
                 st.distinct = {i: tables[f"d{i}"] for i in st.distinct}
+                if "f" in tables:  # the first run's sums, then the later runs' values
+                    st.sources = tables["p"][:1] + tables["f"]
                 out = self.fire()
                 if out is not None and out.num_rows:
                     yield out
         finally:
             st.merging = False
+            st.sources = None
             self.close()
 
     def close(self) -> None:
@@ -228,3 +265,56 @@ def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
         for c, e in zip(live, ends):
             if e is None or e == hi:
                 c.load()
+
+
+class Received:
+    """A consumer subtask's received shuffle items ``(channel id, sequence, IPC bytes,
+    ...)``, handed out in (channel, sequence) order - the BATCH channel order. Their bytes
+    stay in memory up to ``limit`` (``flowc.executor.state-memory``); past it each further
+    item's bytes are appended to one file under the local dirs and read back when its
+    turn comes, so memory holds the limit and a small index, not the whole partition."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+        # (channel, sequence, bytes or None, file offset, length, the item's rest)
+        self.index: list[tuple[int, int, bytes | None, int, int, tuple[Any, ...]]] = []
+        self.directory: str | None = None
+        self.file: Any = None
+        self.spilled_bytes = 0
+
+    def add(self, item: tuple[Any, ...]) -> None:
+        cid, seq, data, *rest = item
+        if self.held + len(data) <= self.limit:
+            self.held += len(data)
+            self.index.append((cid, seq, data, 0, 0, tuple(rest)))
+            return
+        if self.file is None:
+            self.directory = tempfile.mkdtemp(prefix="flowc-received-", dir=_local_dir())
+            self.file = open(os.path.join(self.directory, "received.bin"), "w+b")  # noqa: SIM115
+        self.index.append((cid, seq, None, self.spilled_bytes, len(data), tuple(rest)))
+        self.file.write(data)
+        self.spilled_bytes += len(data)
+
+    def ordered(self) -> Iterator[tuple[Any, ...]]:
+        """The items in (channel, sequence) order; the spill file is removed after."""
+        self.index.sort(key=lambda x: (x[0], x[1]))
+        try:
+            if self.file is not None:
+                self.file.flush()
+            for cid, seq, data, offset, length, rest in self.index:
+                if data is None:
+                    self.file.seek(offset)
+                    data = self.file.read(length)
+                yield (cid, seq, data, *rest)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.index = []
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.kernels import as_array, compile_expr
+from flowc.executor.arrow.running import _last_of_groups, _sequential_cumsum, group_ids
 from flowc.executor.runtime.core import require_timestamp
 from flowc.types import Schema
 from flowc.vector import VAggregate, VCol, vector_of
@@ -116,15 +117,56 @@ def with_window(table: pa.Table, start: np.ndarray, size: int, rows: np.ndarray)
         "we", pa.array(start + size)).append_column("row", pa.array(rows))
 
 
-def partial(table: pa.Table, groups: list[str], kinds: tuple[str, ...]) -> pa.Table:
-    """Rows -> one partial row per group: ``row_min`` and each aggregate's partials."""
+def float_sums(table: pa.Table, kinds: tuple[str, ...]) -> list[int]:
+    """The aggregates of ``table``'s rows that add doubles (sum, avg): pyarrow's sums and
+    merged partials round differently from the row code's one-by-one adding."""
+    return [i for i, k in enumerate(kinds) if k in ("sum", "avg")
+            and pa.types.is_floating(table.schema.field(f"a{i}").type)]
+
+
+def exact_sums(target: pa.Table, sources: list[pa.Table], groups: list[str],
+               kinds: tuple[str, ...], idx: list[int]) -> pa.Table:
+    """``target`` (one row per group) with each double sum ``a{i}_sum`` of ``idx`` being
+    the values of ``sources`` (tables with ``groups`` and ``a{i}`` or ``a{i}_sum``, in
+    record order) added one at a time in that order, as the row code adds them: a sum from
+    its first value, an avg from 0. Groups are matched by a group_by (nulls match)."""
+    m = target.num_rows
+    keys = pa.concat_tables([target.select(groups)] + [s.select(groups) for s in sources],
+                            promote_options="permissive")
+    gid = group_ids(keys, groups)
+    last = _last_of_groups(gid)
+    for i in idx:
+        name = f"a{i}_sum"
+        vals = [pc.cast(s.column(f"a{i}" if f"a{i}" in s.column_names else name),
+                        pa.float64()) for s in sources]
+        v = pa.chunked_array([pa.nulls(m, pa.float64())] + [c for a in vals for c in (
+            a.chunks if isinstance(a, pa.ChunkedArray) else [a])], pa.float64())
+        valid = pc.is_valid(v).to_numpy(zero_copy_only=False)
+        x = pc.fill_null(v, -0.0).to_numpy(zero_copy_only=False).copy()
+        x[:m] = 0.0 if kinds[i] == "avg" else -0.0  # -0.0 + x is x, bit for bit
+        total = _sequential_cumsum(x, gid)[last]
+        seen = np.zeros(len(last), dtype=bool)
+        seen[gid[valid]] = True
+        head = gid[:m]
+        col = pa.array(total[head], pa.float64(), mask=~seen[head])
+        at = target.column_names.index(name)
+        target = target.set_column(at, name, pc.cast(col, target.schema.field(at).type))
+    return target
+
+
+def partial(table: pa.Table, groups: list[str], kinds: tuple[str, ...],
+            exact: bool = True) -> pa.Table:
+    """Rows -> one partial row per group: ``row_min`` and each aggregate's partials
+    (``exact``: double sums added in row order, see ``exact_sums``)."""
     aggs: list[tuple[Any, ...]] = [("row", "min")]
     for i, kind in enumerate(kinds):
         if kind == "avg":
             aggs += [(f"a{i}", "sum", _SKIP), (f"a{i}", "count", _COUNT_VALID)]
         elif kind != "count_distinct":
             aggs.append((f"a{i}",) + _PARTIAL[kind][0])
-    return table.group_by(groups, use_threads=False).aggregate(aggs)
+    grouped = table.group_by(groups, use_threads=False).aggregate(aggs)
+    idx = float_sums(table, kinds) if exact else []
+    return exact_sums(grouped, [table], groups, kinds, idx) if idx else grouped
 
 
 def merge_partials(table: pa.Table, groups: list[str], kinds: tuple[str, ...]) -> pa.Table:
@@ -255,7 +297,17 @@ class WindowState:
             return
         table = pa.concat_tables(self.rows)
         self.rows, self.buffered = [], 0
-        self.partials.append(partial(table, self.groups, self.kinds))
+        self._folded(table)
+        idx = float_sums(table, self.kinds)
+        if idx and self.partials:
+            # Double sums go on from the state's sums, so the state is one partial.
+            (prev,) = self.partials
+            merged = merge_partials(pa.concat_tables(
+                [prev, partial(table, self.groups, self.kinds, exact=False)]),
+                self.groups, self.kinds)
+            self.partials = [exact_sums(merged, [prev, table], self.groups, self.kinds, idx)]
+        else:
+            self.partials.append(partial(table, self.groups, self.kinds))
         for i in self.distinct:
             self.distinct[i].append(distinct_values(table, self.groups, i))
         if len(self.partials) > 8:  # keep the partials themselves few
@@ -264,6 +316,13 @@ class WindowState:
             for i, parts in self.distinct.items():
                 self.distinct[i] = [pa.concat_tables(parts).group_by(
                     self.groups + [f"a{i}"], use_threads=False).aggregate([])]
+
+    def _folded(self, table: pa.Table) -> None:
+        """Called with every table of rows folded into the partials."""
+
+    def _merge(self, chosen: pa.Table) -> pa.Table:
+        """Several partials' rows of the same groups, merged."""
+        return merge_partials(chosen, self.groups, self.kinds)
 
     def fire(self, out_schema: pa.Schema, lo: int | None = None, hi: int | None = None,
              remove: bool = True) -> Chunk | None:
@@ -294,7 +353,7 @@ class WindowState:
                              for i, t in distinct.items()}
         if not chosen.num_rows:
             return None
-        grouped = merge_partials(chosen, self.groups, self.kinds) if merge else chosen
+        grouped = self._merge(chosen) if merge else chosen
         grouped = grouped.take(pc.sort_indices(grouped, sort_keys=[
             ("we", "ascending"), ("row_min", "ascending")]))
         values = {i: t.filter(_ends_in(t, lo, hi)).group_by(
