@@ -18,11 +18,14 @@ A retraction for a key holding nothing is dropped, as Flink drops it.
 On an insert-only input the accumulators are those of windows (``RowAggregate``); on an
 updating input they are :class:`RetractAggregate`'s: sums and averages keep a count of
 values, ``min`` / ``max`` / ``count(distinct)`` a multiset (value -> count), so every
-retracted row can be taken out again.
+retracted row can be taken out again. The multisets of ``min`` / ``max`` keep their values
+in a heap besides (:class:`ExtremeCounts`): an update costs O(log n) in the key's number of
+distinct values, not a scan of them.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from flowc.api.functions import FlatMapFunction
@@ -30,6 +33,56 @@ from flowc.parser.runtime import wrap64
 from flowc.rowkind import Delete, UpdateAfter, UpdateBefore, is_retract
 
 RETRACTABLE = ("count_star", "count", "count_distinct", "sum", "avg", "min", "max")
+
+
+class _Largest:
+    """A value in reverse order, so that a min-heap keeps the largest on top."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: Any) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Largest) -> bool:
+        return bool(other.v < self.v)
+
+
+class ExtremeCounts:
+    """The multiset (value -> count) of a retracting ``min`` / ``max`` and its smallest or
+    largest value in O(log n) per change: a heap of the values with lazy deletion (a value
+    whose count dropped to 0 leaves the heap when it reaches the top; the heap is rebuilt
+    when stale entries outnumber live ones, so it stays O(distinct values))."""
+
+    __slots__ = ("counts", "heap", "largest")
+
+    def __init__(self, largest: bool) -> None:
+        self.counts: dict[Any, int] = {}
+        self.heap: list[Any] = []
+        self.largest = largest
+
+    def add(self, v: Any, c: int) -> None:
+        counts = self.counts
+        had = v in counts
+        n = counts.get(v, 0) + c
+        if n:
+            counts[v] = n
+            if not had:
+                heapq.heappush(self.heap, _Largest(v) if self.largest else v)
+        elif had:
+            del counts[v]
+            if len(self.heap) > 2 * len(counts) + 32:
+                self.heap = [_Largest(x) for x in counts] if self.largest else list(counts)
+                heapq.heapify(self.heap)
+
+    def extreme(self) -> Any:
+        """The smallest (largest) value held, None when empty."""
+        heap, counts = self.heap, self.counts
+        while heap:
+            top = heap[0].v if self.largest else heap[0]
+            if top in counts:
+                return top
+            heapq.heappop(heap)
+        return None
 
 
 class RetractAggregate:
@@ -54,16 +107,18 @@ class RetractAggregate:
             if kind == "count_star":
                 out.append(sign)
                 continue
-            if monotone and sign < 0:
-                out.append({})
-                continue
-            v = f(row)
+            v = None if monotone and sign < 0 else f(row)
             if kind == "count":
                 out.append(0 if v is None else sign)
             elif kind in ("sum", "avg"):
                 out.append((0, 0) if v is None else (v * sign, sign))
-            else:  # min, max, count_distinct: a multiset
+            elif kind == "count_distinct":  # a multiset
                 out.append({} if v is None else {v: sign})
+            else:  # min, max: a multiset with its extreme at hand
+                counts = ExtremeCounts(kind == "max")
+                if v is not None:
+                    counts.add(v, sign)
+                out.append(counts)
         return tuple(out)
 
     def merge(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -74,6 +129,10 @@ class RetractAggregate:
             elif kind in ("sum", "avg"):
                 s = x[0] + y[0]
                 out.append((wrap64(s) if isinstance(s, int) else s, x[1] + y[1]))
+            elif kind in ("min", "max"):
+                for v, c in y.counts.items():
+                    x.add(v, c)
+                out.append(x)
             else:
                 for v, c in y.items():
                     n = x.get(v, 0) + c
@@ -95,10 +154,8 @@ class RetractAggregate:
                 out.append(a[0] / a[1] if a[1] else None)
             elif kind == "count_distinct":
                 out.append(len(a))
-            elif kind == "min":
-                out.append(min(a) if a else None)
-            else:
-                out.append(max(a) if a else None)
+            else:  # min, max
+                out.append(a.extreme())
         return tuple(out)
 
 
