@@ -21,6 +21,7 @@ from flowc.parser.changes import (
 from flowc.parser.regular_join import RegularJoin
 from flowc.parser.settings import apply_hints
 from flowc.parser.topn import TopN
+from flowc.parser.topn_retract import RetractTopN
 from flowc.transformations import RuntimeExecutionMode
 from flowc.types import INT, NULL, Field, Schema
 
@@ -55,10 +56,6 @@ class ChangelogSteps:
         keyless = flow.key is None
         if keyless:  # one group of all rows: parallelism 1, as Flink's global Top-N
             flow = replace(flow, key=(), row_key=True)
-        if flow.updating:
-            raise FlowTypeError("'top' over an updating stream is not supported: flowc's "
-                                "Top-N takes insert-only rows", step.span,
-                                hint="rank the stream before the rolling 'aggregate'")
         if step.count < 1:
             raise FlowSyntaxError("'top' needs a count of at least 1", step.span)
         order: list[tuple[int, bool, bool]] = []
@@ -77,8 +74,10 @@ class ChangelogSteps:
                                     hint="name the rank column differently: top ... as <name>")
             fields = fields + (Field(step.rank, INT),)
         schema = Schema(fields)
+        # over an updating stream: Flink's retracting Rank (flowc.parser.topn_retract)
+        ranker = RetractTopN if flow.updating else TopN
         stream = self.materialized(flow).process(
-            TopN(step.count, tuple(order), step.rank is not None), output_type=schema)
+            ranker(step.count, tuple(order), step.rank is not None), output_type=schema)
         apply_hints(stream, step.hints)
         if keyless:
             stream.set_parallelism(1)

@@ -94,10 +94,6 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     name = qt.named(piece)
     schema = qt.catalog.schema_of(name)
     assert schema is not None
-    if piece.updating is not None:
-        raise UnsupportedError("a Top-N over an updating result is not supported: flowc's "
-                               "Rank takes insert-only rows", spans(window),
-                               hint="rank the table itself, or a windowed aggregate of it")
 
     def column(c: exp.Expression, what: str) -> A.FieldRef:
         if not isinstance(c, exp.Column) or c.name not in schema.names:
@@ -124,7 +120,8 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     names = list(schema.names) + ([rank_name] if outer_reads else [])
     top = Piece((A.FieldRef(name, None, wspan),), steps, names, frm.this.alias or name, wspan)
     part = ", ".join(k.name for k in keys)
-    top.updating = Updating(f"Rank(strategy=[AppendFastStrategy], rankType=[ROW_NUMBER], "
+    strategy = "AppendFastStrategy" if piece.updating is None else "RetractStrategy"
+    top.updating = Updating(f"Rank(strategy=[{strategy}], rankType=[ROW_NUMBER], "
                             f"rankRange=[rankStart=1, rankEnd={bound[1]}], "
                             f"partitionBy=[{part}], orderBy=[{order.sql()[9:]}], "
                             f"select=[{', '.join(names)}])", ())
