@@ -329,9 +329,8 @@ class PipelineBuilder(ChangelogSteps):
         return self._next(flow, getattr(stream, method)())
 
     def _WindowStep(self, flow: Flow, step: A.WindowStep) -> Flow:
-        if flow.key is None:
-            raise FlowSyntaxError("'window' needs a keyed stream: add '| key by <field>' "
-                                  "before it", step.span)
+        if flow.key is None:  # one group of all rows: parallelism 1 (Flink's windowAll /
+            flow = replace(flow, key=(), row_key=True)  # SQL's global window aggregate)
         if flow.updating:
             raise FlowTypeError("a window over an updating stream is not supported: a window "
                                 "aggregates insert-only rows", step.span,
@@ -385,6 +384,8 @@ class PipelineBuilder(ChangelogSteps):
         stream = windowed.aggregate(agg, window_function=WindowRow(len(flow.key)),
                                     output_type=schema)
         apply_hints(stream, step.hints)
+        if not flow.key:  # a window without a key: all rows in one group
+            stream.set_parallelism(1)
         if tag is not None and window.late_into is not None:
             with self.ctx.env.at(window.late_span or window.span):
                 late = stream.get_side_output(tag)
