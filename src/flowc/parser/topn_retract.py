@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flowc.api.functions import KeyedProcessFunction
-from flowc.executor.runtime.state import ValueStateDescriptor
+from flowc.parser.changes import value_state
 from flowc.rowkind import Delete, UpdateAfter, UpdateBefore, is_retract
 
 
@@ -46,14 +46,15 @@ class RetractTopN(KeyedProcessFunction):
     emits_updates = True  # the planner's changelog mode
 
     def __init__(self, n: int, order: tuple[tuple[int, bool, bool], ...], rank: bool,
-                 start: int = 1) -> None:
+                 ttl: int | None = None, start: int = 1) -> None:
         self.n = n
         self.order = order
         self.rank = rank
+        self.ttl = ttl  # table.exec.state.ttl (ms): the key's state expires, as Flink's
         self.start = start
 
     def open(self, runtime_context: Any) -> None:
-        self.state = runtime_context.get_state(ValueStateDescriptor("sorted-map"))
+        self.state = runtime_context.get_state(value_state("sorted-map", self.ttl))
 
     # ---------------------------------------------------------------- ordering
 
