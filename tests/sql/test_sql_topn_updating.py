@@ -1,9 +1,8 @@
 """Top-N over an updating input (a GROUP BY result) against Flink 2.3, recorded once
 (changelog/record_topn_updating.py, not run here; Flink's Rank node from its EXPLAIN beside
-each case). Where Flink's plan retracts (``RetractStrategy``) the printed changelog is
-Flink's line for line; where it updates fast (``UpdateFastStrategy``: flowc always retracts,
-docs/flink-differences.md) the final table is; at parallelism 2 the partitioned ones' final
-table. A .flow `top` over a rolling `aggregate` prints what the same SQL prints."""
+each case). flowc picks Flink's strategy (``RetractStrategy`` / ``UpdateFastStrategy``) and
+prints Flink's changelog line for line; at parallelism 2 the partitioned queries give
+Flink's final table. A .flow `top` over a rolling `aggregate` prints what the same SQL prints."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_sql_changelog import final_table, printed
+from test_sql_changelog import final_table, printed, sql_text
 
 CASES = json.loads((Path(__file__).parent / "changelog" / "topn_updating.json").read_text())[
     "cases"]
@@ -22,13 +21,31 @@ def test_the_fixtures_cover_both_strategies() -> None:
     assert any("UpdateFastStrategy" in n for n in nodes)
 
 
-@pytest.mark.parametrize("query", [c["query"] for c in RUNS
-                                   if "UpdateFastStrategy" not in c["rank_node"]])
+@pytest.mark.parametrize("query", [c["query"] for c in RUNS])
 def test_rank_changelog_is_flinks(tmp_path: Path, query: str) -> None:
-    # where Flink retracts, and an insert-only Top-N with a lower rank bound (rn > 1:
-    # flowc filters the rank column after its Top-N, with Flink's lines)
+    # both strategies, and an insert-only Top-N with a lower rank bound (rn > 1: flowc
+    # filters the rank column after its Top-N, with Flink's lines)
     flink = next(c for c in RUNS if c["query"] == query)
     assert printed(tmp_path, query, 1) == flink["print"]
+
+
+@pytest.mark.parametrize("query", [c["query"] for c in RUNS if c["rank_node"] and
+                                   "AppendFast" not in c["rank_node"]])
+def test_the_rank_strategy_is_flinks(tmp_path: Path, query: str) -> None:
+    """Flink's strategy, as the error of a file sink that cannot take the updates names
+    the Rank node."""
+    from flowc.errors import FlowcError
+    from flowc.sql import compile_sql
+
+    flink = next(c for c in RUNS if c["query"] == query)
+    strategy = flink["rank_node"].split("strategy=[", 1)[1].split("], rankType")[0]
+    text = sql_text(tmp_path, query, 1).replace(
+        query, f"CREATE TABLE out (a STRING) WITH ('connector' = 'filesystem', 'path' = "
+               f"'{tmp_path / 'out'}', 'format' = 'csv');\nINSERT INTO out SELECT * FROM "
+               f"({query})")
+    with pytest.raises(FlowcError) as info:
+        compile_sql(text, "q.sql")
+    assert f"Rank(strategy=[{strategy}]" in info.value.message
 
 
 @pytest.mark.parametrize("query", [c["query"] for c in RUNS])

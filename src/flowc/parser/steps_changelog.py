@@ -22,6 +22,7 @@ from flowc.parser.regular_join import RegularJoin
 from flowc.parser.settings import STATE_TTL, apply_hints
 from flowc.parser.topn import TopN
 from flowc.parser.topn_retract import RetractTopN
+from flowc.parser.topn_update import UpdateTopN
 from flowc.transformations import RuntimeExecutionMode
 from flowc.types import INT, NULL, Field, Schema
 
@@ -79,11 +80,15 @@ class ChangelogSteps:
                                     hint="name the rank column differently: top ... as <name>")
             fields = fields + (Field(step.rank, INT),)
         schema = Schema(fields)
-        # over an updating stream: Flink's retracting Rank (flowc.parser.topn_retract)
-        ranker = RetractTopN if flow.updating else TopN
-        stream = self.materialized(flow).process(
-            ranker(step.count, tuple(order), step.rank is not None, self.state_ttl()),
-            output_type=schema)
+        ttl = self.state_ttl()
+        fn: Any
+        if flow.updating and step.unique is not None:  # Flink's UpdateFastStrategy
+            unique = tuple(flow.schema.index_of(c) or 0 for c in step.unique)
+            fn = UpdateTopN(step.count, tuple(order), step.rank is not None, unique, ttl)
+        else:  # over an updating stream: Flink's retracting Rank (parser.topn_retract)
+            ranker = RetractTopN if flow.updating else TopN
+            fn = ranker(step.count, tuple(order), step.rank is not None, ttl)
+        stream = self.materialized(flow).process(fn, output_type=schema)
         apply_hints(stream, step.hints)
         if keyless:
             stream.set_parallelism(1)

@@ -12,10 +12,9 @@ the top, as Flink does:
 - without one: an insert ``-D``s the row it pushes beyond ``n`` and ``+I``s itself; a
   retraction ``-D``s the row and ``+I``s the row that moves up to rank ``n``.
 
-Flink picks another function (UpdatableTopNFunction, ``UpdateFastStrategy``) when the input
-has a unique key and the sort key only moves one way (``ORDER BY COUNT(*) DESC`` over a
-GROUP BY); flowc always retracts: the same final table, a longer changelog
-(docs/flink-differences.md).
+When the input has a unique key and the sort key only moves one way (``ORDER BY COUNT(*)
+DESC`` over a GROUP BY) Flink picks UpdatableTopNFunction instead: flowc.parser.topn_update,
+chosen by flowc.sql.topn as Flink's planner does; .flow's ``top`` always retracts.
 """
 
 from __future__ import annotations
