@@ -181,7 +181,7 @@ class RetractTopN(KeyedProcessFunction):
         rank = 0
         prev: tuple[Any, ...] | None = None
         found = False
-        for k in list(st.keys):
+        for k in st.keys:  # not changed before the loop ends
             if rank > self.n:
                 break
             if not found and k == key:
@@ -222,7 +222,7 @@ class RetractTopN(KeyedProcessFunction):
         """Returns (as the generator's value) whether ``row`` left the state."""
         nxt = 1  # the next rank
         found = False
-        for k in list(st.keys):
+        for k in st.keys:  # not changed before the loop ends
             if nxt > self.n:
                 break
             if not found and k == key:
