@@ -128,11 +128,11 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
         raise UnsupportedError("a join needs at least one key equality (a.k = b.k)", jspan)
     regular = not windowed[0] and not bounds
     if not regular:
-        if join_kind != "inner":
-            raise UnsupportedError(f"{join_kind.upper()} JOIN with a time bound or window is "
-                                   "not supported", jspan,
-                                   hint="outer joins are regular joins (ON key equalities "
-                                        "only)")
+        if join_kind != "inner" and windowed[0]:
+            raise UnsupportedError(f"{join_kind.upper()} JOIN of two window table functions "
+                                   "is not supported", jspan,
+                                   hint="join the window aggregates of both sides (a window "
+                                        "join of aggregates may be outer)")
         for side in (left, right):
             if side.updating is not None:
                 flowc_limit("joining", side.updating, side.span,
@@ -142,7 +142,9 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                         jspan, span, spans(join.this))
     # SQL: a null key equals nothing, so rows with one never join (and a null must not
     # reach the keyed join, where the DataStream rule fails on it): filter them out first
-    right_in = qt.named(_not_null(rname, [k.right.name for k in keys], rs.names, jspan))
+    # an outer side keeps its null-key rows (padded: the interval join's row keys)
+    right_in = qt.named(_not_null(rname, [k.right.name for k in keys], rs.names, jspan)) \
+        if join_kind in ("inner", "left") else rname
     rq_alias = rq if right_in != rq else None
     if windowed[0]:
         if window_eq != {"window_start", "window_end"}:
@@ -157,10 +159,12 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                                    hint=f"bound the event times on both sides, e.g. {rq}.ts "
                                    f"BETWEEN {lq}.ts - INTERVAL '1' MINUTE AND {lq}.ts")
         step = A.JoinStep(right_in, rq_alias, tuple(keys), None, None, bounds["lower"],
-                          bounds["upper"], jspan, spans(join.this))
+                          bounds["upper"], jspan, spans(join.this),
+                          kind=None if join_kind == "inner" else join_kind)
     from flowc.sql.query import Piece
 
-    left_filter = _not_null(lname, [k.left.name for k in keys], ls.names, jspan).steps
+    left_filter = _not_null(lname, [k.left.name for k in keys], ls.names, jspan).steps \
+        if join_kind in ("inner", "right") else []
     piece = Piece((A.FieldRef(lname, None, spans(left_node)),), left_filter + [step],
                   sides.names(), lq, span)
     piece.star_expansion = sides.stars
