@@ -60,3 +60,14 @@ def test_outer_interval_joins_run_row_by_row_on_spark(tmp_path: Path) -> None:
     query = next(c["query"] for c in CASES if "LEFT JOIN" in c["query"])
     reason = plan_members(compiled(tmp_path, query, 2).env.get_job_graph())
     assert isinstance(reason, str) and "outer interval join" in reason
+
+
+@pytest.mark.spark
+def test_full_interval_join_on_spark(tmp_path: Path) -> None:
+    from flowc.executor import get_spark, run_job_graph
+
+    get_spark("local[2]")  # the test session's master (tests/executor/conftest.py)
+    case = next(c for c in CASES if "FULL JOIN" in c["query"])
+    graph = compiled(tmp_path, case["query"], 2).env.get_job_graph()
+    lines = [line.split("> ", 1)[-1] for line in run_job_graph(graph).printed]
+    assert sorted(lines) == sorted(case["print"])

@@ -83,3 +83,16 @@ def test_flow_window_without_a_key_is_the_sql_one(tmp_path: Path) -> None:
     assert [v.parallelism for v in graph.vertices.values() if "Windows" in v.name] == [1]
     assert list(run_reference(graph).printed) == \
         next(c for c in RUNS if c["query"] == query)["print"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("query", [c["query"] for c in RUNS
+                                   if "TUMBLE(TABLE" in c["query"] or "SESSION" in c["query"]])
+def test_keyless_windows_on_spark(tmp_path: Path, query: str) -> None:
+    from flowc.executor import get_spark, run_job_graph
+
+    get_spark("local[2]")  # the test session's master (tests/executor/conftest.py)
+    flink = next(c for c in RUNS if c["query"] == query)
+    graph = compiled(tmp_path, query, 2).env.get_job_graph()
+    lines = [line.split("> ", 1)[-1] for line in run_job_graph(graph).printed]
+    assert sorted(lines) == sorted(flink["print"])

@@ -107,3 +107,14 @@ def test_flow_top_over_a_rolling_aggregate_is_sqls(
     flow = compile_source(FLOW.format(path=tmp_path / "orders.csv", keys=keys, agg=agg,
                                       key_top=key_top, n=n, order=order), "t.flow")
     assert list(run_reference(flow.env.get_job_graph()).printed) == sql
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("query", [c["query"] for c in RUNS if "PARTITION BY" not in c["query"]
+                                   and "rn <= 2" in c["query"]][:2])
+def test_rank_changelog_on_spark(tmp_path: Path, query: str) -> None:
+    from flowc.executor import get_spark, run_job_graph
+
+    get_spark("local[2]")  # the test session's master (tests/executor/conftest.py)
+    flink = next(c for c in RUNS if c["query"] == query)
+    assert printed(tmp_path, query, 1, run_job_graph) == flink["print"]
