@@ -323,6 +323,9 @@ class IntervalJoinOp(OperatorSpec):
     fn: Any
     lower_inclusive: bool = True
     upper_inclusive: bool = True
+    # SQL's outer interval joins: the width of the other side's null padding of a left /
+    # right row that joined nothing (None: an inner side), emitted when its buffer expires
+    pad: tuple[int | None, int | None] = (None, None)
     keyed = True
 
     @property

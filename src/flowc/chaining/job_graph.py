@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowc.chaining.rules import ChainBreak
-from flowc.planner.stream_graph import StreamEdge, StreamGraph
+from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph
 from flowc.transformations import Config, OutputTag, Partitioner
 
 PIPELINED_BOUNDED = "PIPELINED_BOUNDED"
@@ -145,6 +145,7 @@ class JobGraph:
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON rendering (docs/plan-format.md)."""
         nodes = self.stream_graph.nodes
+        modes = self.stream_graph.changelog_modes()
         return {
             "mode": self.config.mode.value,
             "slots_required": self.slots_required(),
@@ -161,7 +162,9 @@ class JobGraph:
                         {"id": o.id, "name": o.name, "uid": o.uid, "uid_hash": o.uid_hash,
                          "node": o.node_id,
                          "line": (nodes[o.node_id].span.line
-                                  if nodes[o.node_id].span else None)}
+                                  if nodes[o.node_id].span else None),
+                         "changelog_mode": (None if nodes[o.node_id].kind is NodeKind.SINK
+                                            else modes[o.node_id])}
                         for o in v.operators
                     ],
                     "inputs": [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flowc.planner.stream_graph import NodeKind, StreamGraph
+from flowc.planner.stream_graph import UPDATING, NodeKind, StreamGraph
 
 
 def _pretty(value: Any, indent: int = 0) -> str:
@@ -37,6 +37,7 @@ def plan_nodes(graph: StreamGraph) -> list[dict[str, Any]]:
         return n.kind is NodeKind.SINK and not n.sink_writer
 
     order = sorted(graph.nodes, key=lambda nid: (legacy_sink(nid), nid))
+    modes = graph.changelog_modes()
     nodes = []
     for nid in order:
         n = graph.nodes[nid]
@@ -44,6 +45,10 @@ def plan_nodes(graph: StreamGraph) -> list[dict[str, Any]]:
                 else "Data Sink" if legacy_sink(nid) else "Operator")
         node: dict[str, Any] = {"id": nid, "type": n.name, "pact": pact, "contents": n.description or n.name,
                                 "parallelism": n.parallelism}
+        if modes[nid] == UPDATING and n.kind is not NodeKind.SINK:
+            # flowc's addition (as its text explain and Flink SQL's EXPLAIN show it): an
+            # insert-only plan stays Flink's JSON byte for byte
+            node["changelogMode"] = UPDATING
         if n.kind is not NodeKind.SOURCE:
             node["predecessors"] = [
                 {"id": e.source_id, "ship_strategy": str(e.partitioner), "side": "second"}

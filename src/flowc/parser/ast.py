@@ -371,6 +371,9 @@ class TopStep:
     rank: str | None
     span: Span
     hints: tuple[Setting, ...] = ()
+    # SQL over an upsert input whose sort key only moves one way: the unique key's columns
+    # (Flink's UpdateFastStrategy, flowc.parser.topn_update); None: retract as needed
+    unique: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

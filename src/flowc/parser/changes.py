@@ -15,21 +15,97 @@ count and result before the last record. From these
 
 A retraction for a key holding nothing is dropped, as Flink drops it.
 
+With ``table.exec.state.ttl`` (``ttl`` ms) the state also carries the processing time of its
+last write (the runtime clock, flowc.executor.runtime.clock, read as each record reaches the
+aggregate): a key not written for ``ttl`` ms is expired, as Flink's GroupAggFunction state (OnCreateAndWrite, NeverReturnExpired): its
+next row starts it again (``+I`` with a count from 1: the old row is never retracted), a
+retraction for it is dropped.
+
 On an insert-only input the accumulators are those of windows (``RowAggregate``); on an
 updating input they are :class:`RetractAggregate`'s: sums and averages keep a count of
 values, ``min`` / ``max`` / ``count(distinct)`` a multiset (value -> count), so every
-retracted row can be taken out again.
+retracted row can be taken out again. The multisets of ``min`` / ``max`` keep their values
+in a heap besides (:class:`ExtremeCounts`): an update costs O(log n) in the key's number of
+distinct values, not a scan of them.
 """
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from flowc.api.functions import FlatMapFunction
+from flowc.executor.runtime.clock import processing_clock
+from flowc.executor.runtime.state import ValueStateDescriptor
+from flowc.executor.runtime.ttl import StateTtlConfig
 from flowc.parser.runtime import wrap64
 from flowc.rowkind import Delete, UpdateAfter, UpdateBefore, is_retract
 
+
+def value_state(name: str, ttl_ms: int | None) -> ValueStateDescriptor:
+    """A keyed value state of an updating operator (Top-N, regular join); with
+    ``table.exec.state.ttl`` it expires ``ttl_ms`` after its last write, as Flink's SQL
+    operators' state (OnCreateAndWrite, NeverReturnExpired, processing time)."""
+    descriptor = ValueStateDescriptor(name)
+    if ttl_ms:
+        from flowc.windowing import Duration
+
+        descriptor.enable_time_to_live(StateTtlConfig.new_builder(
+            Duration.of_millis(ttl_ms)).build())
+    return descriptor
+
+
 RETRACTABLE = ("count_star", "count", "count_distinct", "sum", "avg", "min", "max")
+
+
+class _Largest:
+    """A value in reverse order, so that a min-heap keeps the largest on top."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: Any) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Largest) -> bool:
+        return bool(other.v < self.v)
+
+
+class ExtremeCounts:
+    """The multiset (value -> count) of a retracting ``min`` / ``max`` and its smallest or
+    largest value in O(log n) per change: a heap of the values with lazy deletion (a value
+    whose count dropped to 0 leaves the heap when it reaches the top; the heap is rebuilt
+    when stale entries outnumber live ones, so it stays O(distinct values))."""
+
+    __slots__ = ("counts", "heap", "largest")
+
+    def __init__(self, largest: bool) -> None:
+        self.counts: dict[Any, int] = {}
+        self.heap: list[Any] = []
+        self.largest = largest
+
+    def add(self, v: Any, c: int) -> None:
+        counts = self.counts
+        had = v in counts
+        n = counts.get(v, 0) + c
+        if n:
+            counts[v] = n
+            if not had:
+                heapq.heappush(self.heap, _Largest(v) if self.largest else v)
+        elif had:
+            del counts[v]
+            if len(self.heap) > 2 * len(counts) + 32:
+                self.heap = [_Largest(x) for x in counts] if self.largest else list(counts)
+                heapq.heapify(self.heap)
+
+    def extreme(self) -> Any:
+        """The smallest (largest) value held, None when empty."""
+        heap, counts = self.heap, self.counts
+        while heap:
+            top = heap[0].v if self.largest else heap[0]
+            if top in counts:
+                return top
+            heapq.heappop(heap)
+        return None
 
 
 class RetractAggregate:
@@ -54,16 +130,18 @@ class RetractAggregate:
             if kind == "count_star":
                 out.append(sign)
                 continue
-            if monotone and sign < 0:
-                out.append({})
-                continue
-            v = f(row)
+            v = None if monotone and sign < 0 else f(row)
             if kind == "count":
                 out.append(0 if v is None else sign)
             elif kind in ("sum", "avg"):
                 out.append((0, 0) if v is None else (v * sign, sign))
-            else:  # min, max, count_distinct: a multiset
+            elif kind == "count_distinct":  # a multiset
                 out.append({} if v is None else {v: sign})
+            else:  # min, max: a multiset with its extreme at hand
+                counts = ExtremeCounts(kind == "max")
+                if v is not None:
+                    counts.add(v, sign)
+                out.append(counts)
         return tuple(out)
 
     def merge(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -74,6 +152,10 @@ class RetractAggregate:
             elif kind in ("sum", "avg"):
                 s = x[0] + y[0]
                 out.append((wrap64(s) if isinstance(s, int) else s, x[1] + y[1]))
+            elif kind in ("min", "max"):
+                for v, c in y.counts.items():
+                    x.add(v, c)
+                out.append(x)
             else:
                 for v, c in y.items():
                     n = x.get(v, 0) + c
@@ -95,10 +177,8 @@ class RetractAggregate:
                 out.append(a[0] / a[1] if a[1] else None)
             elif kind == "count_distinct":
                 out.append(len(a))
-            elif kind == "min":
-                out.append(min(a) if a else None)
-            else:
-                out.append(max(a) if a else None)
+            else:  # min, max
+                out.append(a.extreme())
         return tuple(out)
 
 
@@ -108,10 +188,12 @@ class RollingStart:
     result is computed here, once per row: the reduce emits a key's first row as it is,
     and later merges may change its multisets in place."""
 
-    def __init__(self, key_positions: tuple[int, ...], agg: Any, retracting: bool) -> None:
+    def __init__(self, key_positions: tuple[int, ...], agg: Any, retracting: bool,
+                 ttl: int | None = None) -> None:
         self.key_positions = key_positions
         self.agg = agg
         self.retracting = retracting
+        self.ttl = ttl
 
     def __call__(self, row: Any) -> tuple[Any, ...]:
         keys = tuple(row[i] for i in self.key_positions)
@@ -121,27 +203,34 @@ class RollingStart:
             acc = agg.delta(row, sign)
         else:
             sign, acc = 1, agg.add(row, agg.create_accumulator())
-        return keys + ((acc, sign, agg.get_result(acc), 0, None),)
+        written = processing_clock().now_ms() if self.ttl else None
+        return keys + ((acc, sign, agg.get_result(acc), 0, None, written),)
 
 
 class RollingMerge:
     """Step 2 (a keyed reduce): the key's state ``a`` after one more row's delta ``b``."""
 
-    def __init__(self, key_count: int, agg: Any) -> None:
+    def __init__(self, key_count: int, agg: Any, ttl: int | None = None) -> None:
         self.key_count = key_count
         self.agg = agg
+        self.ttl = ttl
 
     def __call__(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
         n = self.key_count
-        acc, count, result = a[n][0], a[n][1], a[n][2]
+        acc, count, result, written = a[n][0], a[n][1], a[n][2], a[n][5]
         delta, sign = b[n][0], b[n][1]
+        # the record's time: when it reached the aggregate (RollingStart, one reading per
+        # record in order; the reduce may run after the map has read a whole batch)
+        now = b[n][5]
+        if self.ttl and now is not None and written is not None and written + self.ttl <= now:
+            count = 0  # expired (TtlUtils.expired): the key holds nothing any more
         if count <= 0:
             if sign < 0:  # nothing to retract (Flink drops it); the key stays empty
-                return a[:n] + ((acc, count, result, count, result),)
+                return a[:n] + ((acc, 0, result, 0, result, written),)
             # an emptied key starts again from nothing (Flink clears its state)
-            return a[:n] + ((delta, sign, b[n][2], 0, None),)
+            return a[:n] + ((delta, sign, b[n][2], 0, None, now),)
         new = self.agg.merge(acc, delta)  # may change ``acc`` in place: result is taken
-        return a[:n] + ((new, count + sign, self.agg.get_result(new), count, result),)
+        return a[:n] + ((new, count + sign, self.agg.get_result(new), count, result, now),)
 
 
 class RollingChanges(FlatMapFunction):
@@ -161,7 +250,7 @@ class RollingChanges(FlatMapFunction):
 
     def flat_map(self, value: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         n = self.key_count
-        acc, count, result, prev_count, prev = value[n]
+        acc, count, result, prev_count, prev = value[n][:5]
         if count <= 0 and (prev_count <= 0 or self.batch):
             return []
         keys = value[:n]

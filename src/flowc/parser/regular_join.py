@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flowc.api.functions import KeyedCoProcessFunction
-from flowc.executor.runtime.state import ValueStateDescriptor
+from flowc.parser.changes import value_state
 from flowc.rowkind import is_retract, kind_of, with_kind
 
 JOIN_KINDS = ("inner", "left", "right", "full")
@@ -36,11 +36,13 @@ class RegularJoin(KeyedCoProcessFunction):
     ``key_positions``: the join key's fields per side (for the null rule)."""
 
     def __init__(self, kind: str, widths: tuple[int, int],
-                 key_positions: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+                 key_positions: tuple[tuple[int, ...], tuple[int, ...]],
+                 ttl: int | None = None) -> None:
         assert kind in JOIN_KINDS
         self.kind = kind
         self.widths = widths
         self.key_positions = key_positions
+        self.ttl = ttl  # table.exec.state.ttl (ms): each side's rows expire, as Flink's
 
     @property
     def emits_updates(self) -> bool:
@@ -49,8 +51,8 @@ class RegularJoin(KeyedCoProcessFunction):
         return self.kind != "inner"
 
     def open(self, runtime_context: Any) -> None:
-        self.sides = (runtime_context.get_state(ValueStateDescriptor("left-records")),
-                      runtime_context.get_state(ValueStateDescriptor("right-records")))
+        self.sides = (runtime_context.get_state(value_state("left-records", self.ttl)),
+                      runtime_context.get_state(value_state("right-records", self.ttl)))
 
     def process_element1(self, value: Any, ctx: Any) -> Iterator[tuple[Any, ...]]:
         return self._process(value, 0)

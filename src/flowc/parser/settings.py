@@ -23,6 +23,9 @@ FLINK_KEYS = {
 # Flink's default idleness of every SQL source with a watermark (0: none), in milliseconds in
 # the job's options; a table's 'scan.watermark.idle-timeout' wins.
 IDLE_TIMEOUT = "table.exec.source.idle-timeout"
+# Flink's idle state retention of SQL's updating operators (GroupAggregate, regular joins,
+# Top-N; flowc.parser.changes.value_state): a duration, kept as ms in the job's options
+STATE_TTL = "table.exec.state.ttl"
 # Dotted keys with these prefixes are free options, recorded in the job's configuration.
 FREE_PREFIXES = ("spark.", "flowc.")
 HINT_KEYS = ("parallelism", "max_parallelism", "slot_group", "slot_sharing_group", "uid",
@@ -116,6 +119,8 @@ def apply_set(env: Any, s: A.Setting) -> None:
         _apply(env, s, key, key)
     elif key == IDLE_TIMEOUT:
         env.set_option(key, str(duration_setting(s, f"'{key}'")))
+    elif key == STATE_TTL:
+        env.set_option(key, str(_duration_ms(s)))
     elif key.startswith(FREE_PREFIXES):
         # Free options are namespaced (spark.*, flowc.*) so that typos of the known keys
         # above cannot silently become options.
@@ -123,12 +128,25 @@ def apply_set(env: Any, s: A.Setting) -> None:
         env.set_option(key, str(value).lower() if isinstance(value, bool) else
                        f"{value.millis}ms" if isinstance(value, A.DurationLit) else str(value))
     else:
-        known = SET_KEYS + tuple(FLINK_KEYS) + (IDLE_TIMEOUT,)
+        known = SET_KEYS + tuple(FLINK_KEYS) + (IDLE_TIMEOUT, STATE_TTL)
         raise FlowNameError(f"unknown setting '{key}'", s.key_span,
                             hint=did_you_mean(key, known) or
                             f"settings are {', '.join(SET_KEYS)} (or Flink's "
                             f"{', '.join(FLINK_KEYS)}), or a free option named "
                             f"{' or '.join(p + '*' for p in FREE_PREFIXES)}")
+
+
+def _duration_ms(s: A.Setting) -> int:
+    """A duration setting: .flow's ``1h`` or Flink's string (``'1 h'``, ``'500 ms'``, ``'0'``
+    for none)."""
+    if isinstance(s.value, A.DurationLit):
+        return s.value.millis
+    if isinstance(s.value, str):
+        from flowc.sql.ddl import flink_duration  # Flink's duration syntax (SQL options too)
+
+        return flink_duration(s.value, s.value_span)
+    raise FlowTypeError(f"'{s.key}' must be a duration, got {_shown(s.value)}", s.value_span,
+                        hint="for example '1 h' or '30 min'")
 
 
 def _apply(env: Any, s: A.Setting, key: str, what: str) -> None:

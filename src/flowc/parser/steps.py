@@ -335,9 +335,8 @@ class PipelineBuilder(ChangelogSteps):
         return self._next(flow, getattr(stream, method)())
 
     def _WindowStep(self, flow: Flow, step: A.WindowStep) -> Flow:
-        if flow.key is None:
-            raise FlowSyntaxError("'window' needs a keyed stream: add '| key by <field>' "
-                                  "before it", step.span)
+        if flow.key is None:  # one group of all rows: parallelism 1 (Flink's windowAll /
+            flow = replace(flow, key=(), row_key=True)  # SQL's global window aggregate)
         if flow.updating:
             raise FlowTypeError("a window over an updating stream is not supported: a window "
                                 "aggregates insert-only rows", step.span,
@@ -396,6 +395,8 @@ class PipelineBuilder(ChangelogSteps):
         stream = windowed.aggregate(agg, window_function=WindowRow(len(flow.key)),
                                     output_type=schema)
         apply_hints(stream, step.hints)
+        if not flow.key:  # a window without a key: all rows in one group
+            stream.set_parallelism(1)
         if tag is not None and window.late_into is not None:
             with self.ctx.env.at(window.late_span or window.span):
                 late = stream.get_side_output(tag)
@@ -432,7 +433,8 @@ class PipelineBuilder(ChangelogSteps):
     def _JoinStep(self, flow: Flow, step: A.JoinStep) -> Flow:
         other_ref = A.FieldRef(step.other, None, step.other_span)
         info = self.ctx.stream(other_ref)
-        if (flow.updating or info.updating) and step.kind is None:
+        interval = step.lower is not None and step.window is None
+        if (flow.updating or info.updating) and (step.kind is None or interval):
             raise FlowTypeError("a window or interval join of an updating stream is not "
                                 "supported: these joins take insert-only rows",
                                 step.span if flow.updating else step.other_span,
@@ -458,7 +460,7 @@ class PipelineBuilder(ChangelogSteps):
             left_keys.append(lk)
             right_keys.append(rk)
         what = "an interval join" if step.window is None else "a window join"
-        if step.kind is not None:
+        if step.kind is not None and not interval:
             return self.regular_join(flow, info, step, left_names, right_q,
                                      tuple(left_keys), tuple(right_keys))
         self.need_event_time(flow, step.span, what)
@@ -476,8 +478,10 @@ class PipelineBuilder(ChangelogSteps):
         schema, right_names = self._join_schema(flow.schema, info.schema, right_q, step.span)
         names: Qualifiers = dict(left_names)
         names[right_q] = None if right_q in names else right_names
-        k1 = key_selector(flow.schema, tuple(left_keys))
-        k2 = key_selector(info.schema, tuple(right_keys))
+        # an outer interval join keeps the rows of null keys (row keys: they join nothing)
+        outer = step.kind in ("left", "right", "full")
+        k1 = key_selector(flow.schema, tuple(left_keys), row=outer)
+        k2 = key_selector(info.schema, tuple(right_keys), row=outer)
         if step.window is not None:
             fn = CodeFn(_concat, "a + b", ("a", "b"), vector=VJoinRows())
             joined = flow.stream.join(info.stream).where(k1).equal_to(k2).window(
@@ -487,8 +491,10 @@ class PipelineBuilder(ChangelogSteps):
             stream = joined.apply(fn, output_type=schema)
         else:
             assert step.lower is not None and step.upper is not None
+            pad = (len(info.schema) if step.kind in ("left", "full") else None,
+                   len(flow.schema) if step.kind in ("right", "full") else None)
             stream = flow.stream.key_by(k1).interval_join(info.stream.key_by(k2)).between(
-                step.lower, step.upper).process(JoinRows(), output_type=schema)
+                step.lower, step.upper)._outer(*pad).process(JoinRows(), output_type=schema)
         apply_hints(stream, step.hints)
         return Flow(stream, schema, True, head=flow.head, names=names)
 

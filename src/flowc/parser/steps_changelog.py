@@ -19,8 +19,10 @@ from flowc.parser.changes import (
     RollingStart,
 )
 from flowc.parser.regular_join import RegularJoin
-from flowc.parser.settings import apply_hints
+from flowc.parser.settings import STATE_TTL, apply_hints
 from flowc.parser.topn import TopN
+from flowc.parser.topn_retract import RetractTopN
+from flowc.parser.topn_update import UpdateTopN
 from flowc.transformations import RuntimeExecutionMode
 from flowc.types import INT, NULL, Field, Schema
 
@@ -51,14 +53,15 @@ class ChangelogSteps:
                      span: Any) -> tuple[Schema, dict[str, str]]:  # provided by PipelineBuilder
         raise NotImplementedError
 
+    def state_ttl(self) -> int | None:
+        """``table.exec.state.ttl`` in ms (parser.settings), None when unset or 0."""
+        ttl = dict(self.ctx.env.config.options).get(STATE_TTL)
+        return int(ttl) or None if ttl is not None else None
+
     def _TopStep(self, flow: Flow, step: A.TopStep) -> Flow:
         keyless = flow.key is None
         if keyless:  # one group of all rows: parallelism 1, as Flink's global Top-N
             flow = replace(flow, key=(), row_key=True)
-        if flow.updating:
-            raise FlowTypeError("'top' over an updating stream is not supported: flowc's "
-                                "Top-N takes insert-only rows", step.span,
-                                hint="rank the stream before the rolling 'aggregate'")
         if step.count < 1:
             raise FlowSyntaxError("'top' needs a count of at least 1", step.span)
         order: list[tuple[int, bool, bool]] = []
@@ -77,8 +80,15 @@ class ChangelogSteps:
                                     hint="name the rank column differently: top ... as <name>")
             fields = fields + (Field(step.rank, INT),)
         schema = Schema(fields)
-        stream = self.materialized(flow).process(
-            TopN(step.count, tuple(order), step.rank is not None), output_type=schema)
+        ttl = self.state_ttl()
+        fn: Any
+        if flow.updating and step.unique is not None:  # Flink's UpdateFastStrategy
+            unique = tuple(flow.schema.index_of(c) or 0 for c in step.unique)
+            fn = UpdateTopN(step.count, tuple(order), step.rank is not None, unique, ttl)
+        else:  # over an updating stream: Flink's retracting Rank (parser.topn_retract)
+            ranker = RetractTopN if flow.updating else TopN
+            fn = ranker(step.count, tuple(order), step.rank is not None, ttl)
+        stream = self.materialized(flow).process(fn, output_type=schema)
         apply_hints(stream, step.hints)
         if keyless:
             stream.set_parallelism(1)
@@ -105,7 +115,8 @@ class ChangelogSteps:
         k2 = key_selector(info.schema, right_keys, row=True)
         positions = (tuple(flow.schema.index_of(k) or 0 for k in left_keys),
                      tuple(info.schema.index_of(k) or 0 for k in right_keys))
-        fn = RegularJoin(step.kind, (len(flow.schema), len(info.schema)), positions)
+        fn = RegularJoin(step.kind, (len(flow.schema), len(info.schema)), positions,
+                         self.state_ttl())
         stream = flow.stream.connect(info.stream).key_by(k1, k2).process(
             fn, output_type=schema)
         apply_hints(stream, step.hints)
@@ -150,10 +161,11 @@ class ChangelogSteps:
         batch = self.ctx.env.config.mode is RuntimeExecutionMode.BATCH
         # Hints are applied as each operator is made, as a Python user would (the key_by
         # partition inherits the parallelism of the map before it).
-        start = flow.stream.map(RollingStart(positions, rolling, flow.updating))
+        ttl = None if batch else self.state_ttl()
+        start = flow.stream.map(RollingStart(positions, rolling, flow.updating, ttl))
         apply_hints(start, shared + tuple(h for h in step.hints if h.key == "chain"))
         reduced = start.key_by(key_selector(acc_schema, flow.key, flow.row_key)).reduce(
-            RollingMerge(n, rolling))
+            RollingMerge(n, rolling, ttl))
         apply_hints(reduced, shared + tuple(h for h in step.hints if h.key in (
             "name", "uid", "uid_hash", "description")))
         if keyless:

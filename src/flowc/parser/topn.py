@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flowc.api.functions import KeyedProcessFunction
-from flowc.executor.runtime.state import ValueStateDescriptor
+from flowc.parser.changes import value_state
 from flowc.rowkind import Delete, UpdateAfter, UpdateBefore
 
 
@@ -29,13 +29,15 @@ class TopN(KeyedProcessFunction):
 
     emits_updates = True  # the planner's changelog mode
 
-    def __init__(self, n: int, order: tuple[tuple[int, bool, bool], ...], rank: bool) -> None:
+    def __init__(self, n: int, order: tuple[tuple[int, bool, bool], ...], rank: bool,
+                 ttl: int | None = None) -> None:
         self.n = n
         self.order = order
         self.rank = rank
+        self.ttl = ttl  # table.exec.state.ttl (ms): the key's rows expire, as Flink's
 
     def open(self, runtime_context: Any) -> None:
-        self.state = runtime_context.get_state(ValueStateDescriptor("top-rows"))
+        self.state = runtime_context.get_state(value_state("top-rows", self.ttl))
 
     def _before(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
         """-1 if ``a`` sorts before ``b``, 1 after, 0 equal in the order."""

@@ -126,6 +126,7 @@ class StreamGraph:
 
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON rendering (docs/plan-format.md)."""
+        modes = self.changelog_modes()
         return {
             "mode": self.config.mode.value,
             "chaining": self.config.chaining_enabled,
@@ -144,6 +145,8 @@ class StreamGraph:
                     "uid_hash": n.uid_hash,
                     "keyed": n.is_keyed,
                     "line": n.span.line if n.span else None,
+                    # as the text explain: a sink's own mode is not shown
+                    "changelog_mode": None if n.kind is NodeKind.SINK else modes[n.id],
                 }
                 for n in sorted(self.nodes.values(), key=lambda n: n.id)
             ],

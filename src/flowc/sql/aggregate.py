@@ -105,9 +105,6 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     if piece.updating is not None and legacy is not None:
         flowc_limit("a group window over", piece.updating, group_span,
                     hint="window the table the GROUP BY reads instead")
-    if not keys and windowed:
-        raise UnsupportedError("a window aggregation without a key (a non-keyed window) is "
-                               "not supported", group_span, hint="add a key column to GROUP BY")
     key_names = [k.name for k in keys]
     if len(set(key_names)) != len(key_names):
         raise FlowSyntaxError("a column is listed twice in GROUP BY", group_span)

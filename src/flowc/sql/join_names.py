@@ -1,8 +1,8 @@
 """Column names on the two sides of a join and after it: which side ``q.c`` / ``c`` names,
 its physical column after the join (a right column whose name the left has is renamed
 ``<right alias>_<name>``, as .flow's join does), and ``*`` / ``q.*`` with Calcite's SQL names.
-
-(flowc.sql.joins keeps closures of its own for the same rules; it can move onto this.)"""
+One set of rules for every join path (regular, interval, window joins of TVFs and of window
+aggregates)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from flowc.errors import FlowNameError, Span, did_you_mean
+from flowc.errors import FlowNameError, Span, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
 from flowc.types import Schema
 
@@ -21,6 +21,9 @@ class JoinSides:
     right_alias: str
     left: Schema
     right: Schema
+    # a window join of two window TVFs: ``q.window_start`` / ``q.window_end`` name the
+    # window (for its ON condition), not a column of either side
+    window_columns: bool = False
     physical_right: dict[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -36,7 +39,8 @@ class JoinSides:
             if q not in (lq, rq):
                 raise FlowNameError(f"unknown table '{q}'", span, hint=did_you_mean(q, [lq, rq]))
             schema = self.left if q == lq else self.right
-            if name not in schema.names:
+            if name not in schema.names and not (
+                    self.window_columns and name in ("window_start", "window_end")):
                 raise FlowNameError(f"unknown column '{name}' in '{q}'", span,
                                     hint=did_you_mean(name, schema.names))
             return ("left" if q == lq else "right"), name
@@ -55,6 +59,10 @@ class JoinSides:
 
     def resolve(self, col: exp.Column, span: Span) -> A.Expr:
         side, name = self.which(col, span)
+        if self.window_columns and name in ("window_start", "window_end") and \
+                name not in (self.left if side == "left" else self.right).names:
+            raise UnsupportedError(f"{name} is not available after a window join", span,
+                                   hint="select the joined columns; the window is implied")
         return A.FieldRef(name if side == "left" else self.physical_right[name], None, span)
 
     def stars(self, q: str, span: Span) -> list[tuple[str, str]]:

@@ -19,14 +19,15 @@ The output is the left fields, then the right fields (a clashing right field is 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError, did_you_mean
+from flowc.errors import FlowSyntaxError, Span, UnsupportedError
 from flowc.parser import ast as A
 from flowc.sql.changelog import Updating, flowc_limit
 from flowc.sql.exprs import interval_millis
+from flowc.sql.join_names import JoinSides
 
 if TYPE_CHECKING:
     from flowc.sql.query import Piece, QueryTranslator
@@ -94,29 +95,8 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
     assert ls is not None and rs is not None
     if not windowed[0]:
         ltime, rtime = qt.catalog.rowtime_of(lname), qt.catalog.rowtime_of(rname)
-    right_q = rq if rq != rname else rname
-    physical_right = {f: (f if f not in ls.names else f"{right_q}_{f}") for f in rs.names}
-
-    def which(col: exp.Column, cspan: Span) -> tuple[str, str]:
-        q, name = col.table, col.name
-        if q:
-            if q not in (lq, rq):
-                raise FlowNameError(f"unknown table '{q}'", cspan,
-                                    hint=did_you_mean(q, [lq, rq]))
-            schema = ls if q == lq else rs
-            if name not in schema.names and name not in ("window_start", "window_end"):
-                raise FlowNameError(f"unknown column '{name}' in '{q}'", cspan,
-                                    hint=did_you_mean(name, schema.names))
-            return ("left" if q == lq else "right"), name
-        in_l, in_r = name in ls.names, name in rs.names
-        if in_l and in_r:
-            raise FlowNameError(f"column '{name}' is ambiguous: both sides have it", cspan,
-                                hint=f"write {lq}.{name} or {rq}.{name}")
-        if not in_l and not in_r:
-            raise FlowNameError(f"unknown column '{name}'", cspan,
-                                hint=did_you_mean(name, list(ls.names) + list(rs.names)))
-        return ("left" if in_l else "right"), name
-
+    sides = JoinSides(lq, rq, ls, rs, window_columns=windowed[0])
+    which = sides.which
     keys: list[A.JoinKey] = []
     window_eq: set[str] = set()
     bounds: dict[str, int] = {}
@@ -137,7 +117,7 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                 window_eq.add(a[1])
                 continue
             keys.append(A.JoinKey(A.FieldRef(a[1], lname, spans(c.this)),
-                                  A.FieldRef(b[1], right_q, spans(c.expression)), cspan))
+                                  A.FieldRef(b[1], rq, spans(c.expression)), cspan))
             continue
         if not windowed[0] and _time_bound(c, which, spans, bounds, ltime, rtime):
             continue
@@ -148,23 +128,24 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
         raise UnsupportedError("a join needs at least one key equality (a.k = b.k)", jspan)
     regular = not windowed[0] and not bounds
     if not regular:
-        if join_kind != "inner":
-            raise UnsupportedError(f"{join_kind.upper()} JOIN with a time bound or window is "
-                                   "not supported", jspan,
-                                   hint="outer joins are regular joins (ON key equalities "
-                                        "only)")
+        if join_kind != "inner" and windowed[0]:
+            raise UnsupportedError(f"{join_kind.upper()} JOIN of two window table functions "
+                                   "is not supported", jspan,
+                                   hint="join the window aggregates of both sides (a window "
+                                        "join of aggregates may be outer)")
         for side in (left, right):
             if side.updating is not None:
                 flowc_limit("joining", side.updating, side.span,
                             hint="join the table itself, or a windowed aggregate of it")
     else:
-        return _regular(qt, left_node, lname, rname, ls, rs, keys, join_kind, right_q,
-                        physical_right, which, (lq, rq), (left, right), jspan, span,
-                        spans(join.this))
+        return _regular(qt, left_node, lname, rname, sides, keys, join_kind, (left, right),
+                        jspan, span, spans(join.this))
     # SQL: a null key equals nothing, so rows with one never join (and a null must not
     # reach the keyed join, where the DataStream rule fails on it): filter them out first
-    right_in = qt.named(_not_null(rname, [k.right.name for k in keys], rs.names, jspan))
-    rq_alias = right_q if right_in != right_q else None
+    # an outer side keeps its null-key rows (padded: the interval join's row keys)
+    right_in = qt.named(_not_null(rname, [k.right.name for k in keys], rs.names, jspan)) \
+        if join_kind in ("inner", "left") else rname
+    rq_alias = rq if right_in != rq else None
     if windowed[0]:
         if window_eq != {"window_start", "window_end"}:
             raise FlowSyntaxError("a window join needs ON a.window_start = b.window_start "
@@ -178,35 +159,16 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                                    hint=f"bound the event times on both sides, e.g. {rq}.ts "
                                    f"BETWEEN {lq}.ts - INTERVAL '1' MINUTE AND {lq}.ts")
         step = A.JoinStep(right_in, rq_alias, tuple(keys), None, None, bounds["lower"],
-                          bounds["upper"], jspan, spans(join.this))
+                          bounds["upper"], jspan, spans(join.this),
+                          kind=None if join_kind == "inner" else join_kind)
     from flowc.sql.query import Piece
 
-    names = list(ls.names) + [physical_right[f] for f in rs.names]
-    left_filter = _not_null(lname, [k.left.name for k in keys], ls.names, jspan).steps
-    piece = Piece((A.FieldRef(lname, None, spans(left_node)),), left_filter + [step], names,
-                  lq, span)
-
-    def resolve(col: exp.Column, cspan: Span) -> A.Expr:
-        where, name = which(col, cspan)
-        if name in ("window_start", "window_end"):
-            raise UnsupportedError(f"{name} is not available after a window join", cspan,
-                                   hint="select the joined columns; the window is implied")
-        return A.FieldRef(name if where == "left" else physical_right[name], None, cspan)
-
-    left_cols = [(f, f) for f in ls.names]
-    right_cols = [(physical_right[f], f) for f in rs.names]
-
-    def stars(q: str, sspan: Span) -> list[tuple[str, str]]:
-        if not q:
-            return left_cols + right_cols
-        if q == lq:
-            return left_cols
-        if q == rq:
-            return right_cols
-        raise FlowNameError(f"unknown table '{q}'", sspan, hint=did_you_mean(q, [lq, rq]))
-
-    piece.star_expansion = stars
-    return piece, resolve
+    left_filter = _not_null(lname, [k.left.name for k in keys], ls.names, jspan).steps \
+        if join_kind in ("inner", "right") else []
+    piece = Piece((A.FieldRef(lname, None, spans(left_node)),), left_filter + [step],
+                  sides.names(), lq, span)
+    piece.star_expansion = sides.stars
+    return piece, sides.resolve
 
 
 _JOIN_TYPES = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOuterJoin",
@@ -214,45 +176,28 @@ _JOIN_TYPES = {"inner": "InnerJoin", "left": "LeftOuterJoin", "right": "RightOut
 
 
 def _regular(qt: QueryTranslator, left_node: exp.Expression, lname: str, rname: str,
-             ls: Any, rs: Any, keys: list[A.JoinKey], join_kind: str, right_q: str,
-             physical_right: dict[str, str], which: Callable[[exp.Column, Span], tuple[str, str]],
-             aliases: tuple[str, str], sides: tuple[Piece, Piece], jspan: Span, span: Span,
+             sides: JoinSides, keys: list[A.JoinKey], join_kind: str,
+             pieces: tuple[Piece, Piece], jspan: Span, span: Span,
              right_span: Span) -> tuple[Piece, Callable[[exp.Column, Span], A.Expr]]:
     """A regular join (ON key equalities only): Flink's Join operator, retracting on outer
     sides (flowc.parser.regular_join)."""
     from flowc.sql.query import Piece
 
-    lq, rq = aliases
-    step = A.JoinStep(rname, right_q if right_q != rname else None, tuple(keys), None, None,
+    rq = sides.right_alias
+    step = A.JoinStep(rname, rq if rq != rname else None, tuple(keys), None, None,
                       None, None, jspan, right_span, kind=join_kind)
-    names = list(ls.names) + [physical_right[f] for f in rs.names]
-    piece = Piece((A.FieldRef(lname, None, qt.spans(left_node)),), [step], names, lq, span)
-    if join_kind != "inner" or any(p.updating is not None for p in sides):
-        where = " AND ".join(f"=({k.left.name}, {physical_right[k.right.name]})"
+    names = sides.names()
+    piece = Piece((A.FieldRef(lname, None, qt.spans(left_node)),), [step], names,
+                  sides.left_alias, span)
+    if join_kind != "inner" or any(p.updating is not None for p in pieces):
+        where = " AND ".join(f"=({k.left.name}, {sides.physical_right[k.right.name]})"
                              for k in keys)
         node = (f"Join(joinType=[{_JOIN_TYPES[join_kind]}], where=[{where}], "
                 f"select=[{', '.join(names)}], leftInputSpec=[NoUniqueKey], "
                 "rightInputSpec=[NoUniqueKey])")
         piece.updating = Updating(node, ())
-
-    def resolve(col: exp.Column, cspan: Span) -> A.Expr:
-        where_, name = which(col, cspan)
-        return A.FieldRef(name if where_ == "left" else physical_right[name], None, cspan)
-
-    left_cols = [(f, f) for f in ls.names]
-    right_cols = [(physical_right[f], f) for f in rs.names]
-
-    def stars(q: str, sspan: Span) -> list[tuple[str, str]]:
-        if not q:
-            return left_cols + right_cols
-        if q == lq:
-            return left_cols
-        if q == rq:
-            return right_cols
-        raise FlowNameError(f"unknown table '{q}'", sspan, hint=did_you_mean(q, [lq, rq]))
-
-    piece.star_expansion = stars
-    return piece, resolve
+    piece.star_expansion = sides.stars
+    return piece, sides.resolve
 
 
 def _not_null(stream: str, keys: list[str], names: tuple[str, ...] | list[str],

@@ -35,7 +35,7 @@ from flowc.errors import (
 )
 from flowc.parser import ast as A
 from flowc.sql import ordering, setops
-from flowc.sql.changelog import KEY, Updating
+from flowc.sql.changelog import KEY, Updating, reject_state_ttl_hint
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
@@ -302,6 +302,7 @@ class QueryTranslator:
         from flowc.sql.topn import rewrite_top_n
 
         rewrite_top_n(self, node)  # ROW_NUMBER() OVER (...) filtered on the rank
+        reject_state_ttl_hint(self.spans, node)
         frm = node.args.get("from_")
         if not node.expressions:
             # sqlglot takes `SELECT FROM t`; Flink's parser does not

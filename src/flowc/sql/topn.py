@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from flowc.errors import FlowNameError, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
-from flowc.sql.changelog import Updating
+from flowc.sql.changelog import DOWN, KEY, UP, Updating
 from flowc.sql.joins import _conjuncts
 
 if TYPE_CHECKING:
@@ -47,6 +47,21 @@ def _rank_bound(c: exp.Expression, name: str) -> int | None:
     if kind is exp.EQ and n == 1:
         return 1
     return None
+
+
+def _update_fast_key(up: Updating, items: tuple[A.OrderItem, ...]) -> tuple[str, ...] | None:
+    """The unique key for Flink's UpdateFastStrategy, or None (RetractStrategy): the input
+    has a unique key (a GroupAggregate's keys, all selected) and every ORDER BY column is a
+    key (constant for its row) or only moves towards the top (an increasing aggregate
+    ordered DESC, a decreasing one ASC): Flink's RankProcessStrategy."""
+    keys = up.key_columns()
+    if not keys:
+        return None
+    for item in items:
+        kind = up.columns.get(item.field.name, "")
+        if not (kind.startswith(KEY + ":") or kind == (UP if item.descending else DOWN)):
+            return None
+    return tuple(keys)
 
 
 def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
@@ -94,10 +109,6 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     name = qt.named(piece)
     schema = qt.catalog.schema_of(name)
     assert schema is not None
-    if piece.updating is not None:
-        raise UnsupportedError("a Top-N over an updating result is not supported: flowc's "
-                               "Rank takes insert-only rows", spans(window),
-                               hint="rank the table itself, or a windowed aggregate of it")
 
     def column(c: exp.Expression, what: str) -> A.FieldRef:
         if not isinstance(c, exp.Column) or c.name not in schema.names:
@@ -118,13 +129,18 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     steps: list[A.Step] = []
     if keys:
         steps.append(A.KeyByStep(keys, wspan, row_key=True))
-    steps.append(A.TopStep(bound[1], items, rank_name if outer_reads else None, wspan))
+    unique = _update_fast_key(piece.updating, items) if piece.updating else None
+    steps.append(A.TopStep(bound[1], items, rank_name if outer_reads else None, wspan,
+                           unique=unique))
     from flowc.sql.query import Piece
 
     names = list(schema.names) + ([rank_name] if outer_reads else [])
     top = Piece((A.FieldRef(name, None, wspan),), steps, names, frm.this.alias or name, wspan)
     part = ", ".join(k.name for k in keys)
-    top.updating = Updating(f"Rank(strategy=[AppendFastStrategy], rankType=[ROW_NUMBER], "
+    strategy = ("AppendFastStrategy" if piece.updating is None else "RetractStrategy"
+                if unique is None else
+                f"UpdateFastStrategy[{','.join(str(names.index(c)) for c in unique)}]")
+    top.updating = Updating(f"Rank(strategy=[{strategy}], rankType=[ROW_NUMBER], "
                             f"rankRange=[rankStart=1, rankEnd={bound[1]}], "
                             f"partitionBy=[{part}], orderBy=[{order.sql()[9:]}], "
                             f"select=[{', '.join(names)}])", ())

@@ -403,6 +403,8 @@ def plan_join(sg: Any, nid: int, batch: bool) -> JoinPlan | str | None:
     spec = node.operator
     ins = list(sg.inputs(nid))
     if isinstance(spec, IntervalJoinOp):
+        if spec.pad != (None, None):
+            return f"'{node.name}' is an outer interval join (it pads rows that joined nothing)"
         selectors = node.keys
         sides = tuple(e.type_number - 1 for e in ins)
         kind = "interval_join"

@@ -1,7 +1,12 @@
 """Flink's IntervalJoinOperator: both sides buffered per key and timestamp; an element joins
 the other side's buffered elements with ``left.ts + lower <= right.ts <= left.ts + upper``
 (exclusive bounds shift by one millisecond); buffers are cleaned up by watermark timers.
-Elements with ``ts < watermark`` are late and dropped (counted)."""
+Elements with ``ts < watermark`` are late and dropped (counted).
+
+An outer side (SQL's LEFT / RIGHT / FULL interval joins, ``spec.pad``) remembers which of
+its elements joined: one that joined nothing is emitted with the other side null-padded
+when its buffer expires (the watermark passed the last time it could join), as Flink's
+time-interval join pads them."""
 
 from __future__ import annotations
 
@@ -70,15 +75,20 @@ class IntervalJoinOperator(Operator):
             return
         ours, other = (self.left, self.right) if is_left else (self.right, self.left)
         lo, hi = (self.lower, self.upper) if is_left else (-self.upper, -self.lower)
-        ours.setdefault(key, {}).setdefault(ts, []).append(value)
-        for bts, bucket in list(other.get(key, {}).items()):
+        entry = [value, False]  # the element and whether it has joined (outer sides)
+        ours.setdefault(key, {}).setdefault(ts, []).append(entry)
+        # an outer join keeps the rows of null keys (SQL row keys): they join nothing
+        joinable = self.spec.pad == (None, None) or not (isinstance(key, tuple) and
+                                                         None in key)
+        for bts, bucket in list(other.get(key, {}).items()) if joinable else ():
             if bts < ts + lo or bts > ts + hi:
                 continue
             for o in list(bucket):
+                entry[1] = o[1] = True
                 if is_left:
-                    self._collect(value, o, ts, bts)
+                    self._collect(value, o[0], ts, bts)
                 else:
-                    self._collect(o, value, bts, ts)
+                    self._collect(o[0], value, bts, ts)
         if is_left:
             self.timers.register(ts + hi if hi > 0 else ts, key, _LEFT)
         else:
@@ -99,6 +109,13 @@ class IntervalJoinOperator(Operator):
             t = ts + self.lower if self.lower <= 0 else ts
             buf = self.right.get(key)
         if buf is not None:
-            buf.pop(t, None)
+            expired = buf.pop(t, None)
+            pad = self.spec.pad[0 if namespace == _LEFT else 1]
+            if expired and pad is not None:
+                nulls = (None,) * pad
+                for value, joined in expired:
+                    if not joined:
+                        pair = (value, nulls) if namespace == _LEFT else (nulls, value)
+                        self._collect(pair[0], pair[1], t, t)
             if not buf:
                 (self.left if namespace == _LEFT else self.right).pop(key, None)

@@ -1,0 +1,96 @@
+"""Records tests/sql/changelog/interval_joins.json from a real Flink 2.3 (not run by the
+tests): interval joins (inner and outer) of orders and shipments (interval_data.py),
+STREAMING, parallelism 1, as record_changelog.py records; plus the plan's join line:
+
+    /work/flink-sql-venv/bin/python tests/sql/changelog/record_interval_joins.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+here = Path(__file__).resolve().parent
+sys.path.insert(0, str(here))
+from data import ORDERS, ORDERS_COLUMNS  # noqa: E402
+from interval_data import SHIPMENTS, SHIPMENTS_COLUMNS, WATERMARK  # noqa: E402
+
+ON = "o.order_id = s.order_id AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '2' SECOND"
+QUERIES = [
+    f"SELECT o.order_id, o.amount, s.ts AS shipped FROM orders o JOIN shipments s ON {ON}",
+    f"SELECT o.order_id, o.amount, s.ts AS shipped FROM orders o LEFT JOIN shipments s ON {ON}",
+    f"SELECT o.order_id, s.order_id AS sid, s.ts AS shipped FROM orders o RIGHT JOIN shipments s ON {ON}",
+    f"SELECT o.order_id, s.order_id AS sid, o.ts, s.ts AS shipped FROM orders o FULL JOIN shipments s ON {ON}",
+    "SELECT o.order_id, s.user_id FROM orders o LEFT JOIN shipments s ON o.user_id = s.user_id AND s.ts > o.ts - INTERVAL '1' SECOND AND s.ts < o.ts + INTERVAL '1' SECOND",
+]
+KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
+
+
+def env():
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    tmp = Path(tempfile.mkdtemp())
+    t = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t.get_config().set("parallelism.default", "1")
+    t.get_config().set("table.local-time-zone", "UTC")
+    for name, cols, text in (("orders", ORDERS_COLUMNS, ORDERS),
+                             ("shipments", SHIPMENTS_COLUMNS, SHIPMENTS)):
+        (tmp / f"{name}.csv").write_text(text, encoding="utf-8")
+        t.execute_sql(f"CREATE TABLE {name} ({cols}{WATERMARK}) WITH ('connector' = "
+                      f"'filesystem', 'path' = '{tmp / name}.csv', 'format' = 'csv', "
+                      "'csv.null-literal' = '')")
+    return t
+
+
+def record_one(query: str) -> dict:
+    t = env()
+    out: dict = {"query": query}
+    try:
+        plan = t.explain_sql(query).split("== Optimized Physical Plan ==")[-1]
+        out["plan"] = [line.strip() for line in plan.split("==")[0].splitlines()
+                       if "Join" in line]
+        result = t.execute_sql(query)
+        types = [str(x) for x in result.get_table_schema().get_field_data_types()]
+        rows = []
+        with result.collect() as it:
+            for r in it:
+                rows.append([KINDS[r.get_row_kind().value],
+                             [None if v is None else str(v) for v in r]])
+        out.update(columns=list(result.get_table_schema().get_field_names()), types=types,
+                   changelog=rows)
+    except Exception as err:  # noqa: BLE001 - recorded: Flink rejects the query
+        out["error"] = str(err).splitlines()[0][:500]
+        return out
+    cols = ", ".join(f"`c{i}` {ty}" for i, ty in enumerate(types))
+    t.execute_sql(f"CREATE TABLE sink ({cols}) WITH ('connector' = 'print')")
+    t.execute_sql(f"INSERT INTO sink {query}").wait()
+    return out
+
+
+def main() -> None:
+    if len(sys.argv) == 2:
+        print("@@JSON " + json.dumps(record_one(QUERIES[int(sys.argv[1])])), flush=True)
+        return
+    cases = []
+    for i, q in enumerate(QUERIES):
+        p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
+        lines = p.stdout.splitlines()
+        doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
+        if doc is None:
+            doc = {"query": q, "error": "recording failed: " + p.stderr[-800:]}
+        elif "error" not in doc:
+            doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
+        cases.append(doc)
+        print(json.dumps(doc)[:400], flush=True)
+    (here / "interval_joins.json").write_text(json.dumps({
+        "flink": "2.3.0 (PyFlink TableEnvironment, STREAMING mode, parallelism 1, "
+                 "table.local-time-zone UTC); orders of data.py, shipments of "
+                 "interval_data.py, watermarks ts - 1 s",
+        "cases": cases}, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Records tests/sql/changelog/keyless_windows.json from a real Flink 2.3 (not run by the
+tests): window aggregates without a key (TVFs and legacy group windows) over the orders of
+data.py with a watermark, STREAMING, parallelism 1, as record_changelog.py records; plus
+the physical plan's lines that show the single exchange and the window aggregate:
+
+    /work/flink-sql-venv/bin/python tests/sql/changelog/record_keyless_windows.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+here = Path(__file__).resolve().parent
+sys.path.insert(0, str(here))
+from data import ORDERS, ORDERS_COLUMNS  # noqa: E402
+
+COLUMNS = ORDERS_COLUMNS + ", WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
+QUERIES = [
+    "SELECT window_start, window_end, COUNT(*) AS n, SUM(amount) AS s FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end",
+    "SELECT window_start, window_end, COUNT(*) AS n, MAX(price) AS mx FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '4' SECOND)) GROUP BY window_start, window_end",
+    "SELECT window_start, window_end, COUNT(*) AS n FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '6' SECOND)) GROUP BY window_start, window_end",
+    "SELECT TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws, TUMBLE_END(ts, INTERVAL '5' SECOND) AS we, COUNT(*) AS n, MAX(amount) AS mx FROM orders GROUP BY TUMBLE(ts, INTERVAL '5' SECOND)",
+    "SELECT HOP_START(ts, INTERVAL '2' SECOND, INTERVAL '4' SECOND) AS ws, COUNT(DISTINCT user_id) AS users FROM orders GROUP BY HOP(ts, INTERVAL '2' SECOND, INTERVAL '4' SECOND)",
+    "SELECT SESSION_START(ts, INTERVAL '1' SECOND) AS ws, SESSION_END(ts, INTERVAL '1' SECOND) AS we, COUNT(*) AS n FROM orders GROUP BY SESSION(ts, INTERVAL '1' SECOND)",
+]
+KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
+
+
+def env():
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    tmp = Path(tempfile.mkdtemp())
+    t = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    t.get_config().set("parallelism.default", "1")
+    t.get_config().set("table.local-time-zone", "UTC")
+    (tmp / "orders.csv").write_text(ORDERS, encoding="utf-8")
+    t.execute_sql(f"CREATE TABLE orders ({COLUMNS}) WITH ('connector' = 'filesystem', "
+                  f"'path' = '{tmp / 'orders.csv'}', 'format' = 'csv', "
+                  "'csv.null-literal' = '')")
+    return t
+
+
+def record_one(query: str) -> dict:
+    t = env()
+    out: dict = {"query": query}
+    try:
+        plan = t.explain_sql(query).split("== Optimized Physical Plan ==")[-1]
+        out["plan"] = [line.strip() for line in plan.split("==")[0].splitlines()
+                       if "Exchange" in line or "Window" in line]
+        result = t.execute_sql(query)
+        types = [str(x) for x in result.get_table_schema().get_field_data_types()]
+        rows = []
+        with result.collect() as it:
+            for r in it:
+                rows.append([KINDS[r.get_row_kind().value],
+                             [None if v is None else str(v) for v in r]])
+        out.update(columns=list(result.get_table_schema().get_field_names()), types=types,
+                   changelog=rows)
+    except Exception as err:  # noqa: BLE001 - recorded: Flink rejects the query
+        out["error"] = str(err).splitlines()[0][:500]
+        return out
+    cols = ", ".join(f"`c{i}` {ty}" for i, ty in enumerate(types))
+    t.execute_sql(f"CREATE TABLE sink ({cols}) WITH ('connector' = 'print')")
+    t.execute_sql(f"INSERT INTO sink {query}").wait()
+    return out
+
+
+def main() -> None:
+    if len(sys.argv) == 2:
+        print("@@JSON " + json.dumps(record_one(QUERIES[int(sys.argv[1])])), flush=True)
+        return
+    cases = []
+    for i, q in enumerate(QUERIES):
+        p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
+        lines = p.stdout.splitlines()
+        doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
+        if doc is None:
+            doc = {"query": q, "error": "recording failed: " + p.stderr[-800:]}
+        elif "error" not in doc:
+            doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
+        cases.append(doc)
+        print(json.dumps(doc)[:400], flush=True)
+    (here / "keyless_windows.json").write_text(json.dumps({
+        "flink": "2.3.0 (PyFlink TableEnvironment, STREAMING mode, parallelism 1, "
+                 "table.local-time-zone UTC); orders of data.py, watermark ts - 1 s",
+        "cases": cases}, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,4 +1,0 @@
-CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
-  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
-) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
-SELECT * FROM clicks a LEFT JOIN clicks b ON a.user_id = b.user_id AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '1' SECOND;

@@ -1,4 +1,0 @@
-CREATE TABLE clicks (user_id STRING, article_id STRING, action STRING, ts TIMESTAMP(3),
-  WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
-) WITH ('connector' = 'filesystem', 'path' = 'data/clicks.csv', 'format' = 'csv');
-SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end;
