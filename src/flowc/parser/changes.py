@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.api.functions import FlatMapFunction
+from flowc.decimals import average, plus, sum_result
 from flowc.parser.runtime import wrap64
 from flowc.rowkind import Delete, UpdateAfter, UpdateBefore, is_retract
 
@@ -72,7 +73,7 @@ class RetractAggregate:
             if kind in ("count_star", "count"):
                 out.append(x + y)
             elif kind in ("sum", "avg"):
-                s = x[0] + y[0]
+                s = plus(x[0], y[0])
                 out.append((wrap64(s) if isinstance(s, int) else s, x[1] + y[1]))
             else:
                 for v, c in y.items():
@@ -90,9 +91,9 @@ class RetractAggregate:
             if kind in ("count_star", "count"):
                 out.append(a)
             elif kind == "sum":
-                out.append(a[0] if a[1] else None)
+                out.append(sum_result(a[0]) if a[1] else None)
             elif kind == "avg":
-                out.append(a[0] / a[1] if a[1] else None)
+                out.append(average(a[0], a[1]) if a[1] else None)
             elif kind == "count_distinct":
                 out.append(len(a))
             elif kind == "min":

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from flowc import decimals
 from flowc.parser.javatime import format_datetime, week_fields
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -590,3 +591,4 @@ HELPERS: dict[str, Callable[..., Any]] = {
     "cast_double": cast_double, "cast_bool": cast_bool, "cast_timestamp": cast_timestamp,
     "random_int": random_int, "random_double": random_double, "random_choice": random_choice,
 }
+HELPERS.update(decimals.HELPERS)  # exact DECIMAL arithmetic and casts (flowc.decimals)
