@@ -109,6 +109,10 @@ def value_text(v: Any, kind: str) -> str:
         from flowc.common.typeinfo import java_double_str
 
         return java_double_str(float(v))
+    if isinstance(v, dict):  # a MAP, in its HashMap order (flowc.maps)
+        from flowc.maps import map_text
+
+        return map_text(v, value_text)
     if isinstance(v, Decimal):  # BigDecimal.toPlainString: with its scale, no exponent
         return format(v, "f")
     if kind == "timestamp" and isinstance(v, int):

@@ -20,19 +20,22 @@ from flowc import decimals
 
 @dataclass(frozen=True)
 class Type:
-    """A type; ``element`` is set only for arrays, ``precision`` / ``scale`` only for
-    decimals."""
+    """A type; ``element`` is set only for arrays and maps (their values), ``key`` only for
+    maps, ``precision`` / ``scale`` only for decimals."""
 
     kind: str
     element: Type | None = None
     precision: int = 0
     scale: int = 0
+    key: Type | None = None  # a map's key type (``element`` is its value type)
 
     def __str__(self) -> str:
         if self.kind == "array":
             return f"array<{self.element}>"
         if self.kind == "decimal":
             return decimals.type_name(self.precision, self.scale)
+        if self.kind == "map":
+            return f"map<{self.key}, {self.element}>"
         return self.kind
 
     @property
@@ -63,6 +66,9 @@ class Type:
         """Whether a stream field may have this type."""
         if self.kind == "array":
             return self.element is not None and self.element.storable
+        if self.kind == "map":
+            return (self.key is not None and self.key.storable and self.element is not None
+                    and self.element.storable)
         return self.kind in SCALAR_NAMES or self.kind == "decimal"
 
 
@@ -82,6 +88,10 @@ TYPE_NAMES = tuple(sorted(SCALARS)) + ("array",)
 
 def array_of(element: Type) -> Type:
     return Type("array", element)
+
+
+def map_of(key: Type, value: Type) -> Type:
+    return Type("map", value, key=key)
 
 
 def decimal_of(precision: int, scale: int) -> Type:

@@ -51,4 +51,5 @@ CASTS = {
     # to DECIMAL: the helper takes the target's precision and scale as well
     ("string", "decimal"): "cast_decimal", ("int", "decimal"): "cast_decimal",
     ("double", "decimal"): "cast_decimal", ("decimal", "decimal"): "cast_decimal",
+    ("map", "string"): "cast_map_string",
 }

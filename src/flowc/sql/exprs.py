@@ -31,7 +31,18 @@ from flowc.parser.build import (
 )
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.sql.source import SqlChunk
-from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, Type, array_of, decimal_of
+from flowc.types import (
+    BOOL,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    Type,
+    array_of,
+    decimal_of,
+    map_of,
+)
 
 # SQL spelling -> .flow library name (sqlglot class keys and Flink function names alike)
 FUNCTION_NAMES = {
@@ -45,7 +56,7 @@ FUNCTION_NAMES = {
     "second": "second", "timetostr": None, "strposition": "position", "nullif": "nullif",
     "firstvalue": "first", "lastvalue": "last", "arraycontains": "array_contains",
     "locate": "position", "regexpextract": "regexp_extract", "regexpreplace": "regexp_replace",
-    "concatws": "concat_ws",
+    "concatws": "concat_ws", "strtomap": "str_to_map",
 }
 UNSUPPORTED_FUNCTIONS = {
     "currenttimestamp": "CURRENT_TIMESTAMP (processing time) is not supported: flowc "
@@ -256,11 +267,18 @@ def sql_type(node: exp.DataType, span: Span) -> Type:
         return array_of(sql_type(inner, span))
     if name == "DECIMAL":
         return decimal_type(node, span)
+    if name == "MAP":
+        kv = [x for x in node.expressions if isinstance(x, exp.DataType)]
+        if len(kv) != 2:
+            raise FlowSyntaxError("MAP needs a key and a value type, as in MAP<STRING, INT>",
+                                  span)
+        return map_of(sql_type(kv[0], span), sql_type(kv[1], span))
     t = _TYPES.get(name)
     if t is None:
         raise UnsupportedError(f"the SQL type {node.sql()} is not supported", span,
-                               hint="flowc types are STRING, BIGINT/INT, DOUBLE, BOOLEAN, "
-                                    "TIMESTAMP(3) and ARRAY<T>")
+                               hint="flowc types are STRING, BIGINT/INT, DOUBLE, "
+                                    "DECIMAL(p, s), BOOLEAN, TIMESTAMP(3), ARRAY<T> and "
+                                    "MAP<K, V>")
     return t
 
 
