@@ -2,10 +2,10 @@
 over the same generated input files (BATCH mode, final tables written as csv), one run each.
 
     python benchmarks/sql.py [--rows 1000000] [--flink-python /work/flink-sql-venv/bin/python]
-        [--only join,topn,dedup] [--dir DIR]
+        [--only join,topn,dedup] [--dir DIR] [--parallelism N]
 
-Each job runs in its own process (``python -m flowc.cli run q.sql``, Spark local[*]; Flink's
-PyFlink TableEnvironment in the venv), so wall and CPU seconds (the process and its children:
+Each job runs in its own process (``python -m flowc.cli run -p N q.sql``, Spark local[*], N
+the cores as Flink's local default parallelism; Flink's PyFlink TableEnvironment in the venv), so wall and CPU seconds (the process and its children:
 Spark's and Flink's JVMs) include start-up, as a user sees them. The final tables are
 compared; a mismatch is printed loudly (and the exit code is 1). The issue's goal is
 flowc/Flink <= 1.0 on wall time.
@@ -136,9 +136,11 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
 
 
 def printed(stdout: str) -> list[tuple[str, ...]]:
-    """The final table of flowc's print lines (``+I[a, 1]``, ``-U[...]``, ...)."""
+    """The final table of flowc's print lines (``+I[a, 1]``, ``-U[...]``, ...; ``2> `` before
+    them at parallelism > 1)."""
     rows: dict[tuple[str, ...], int] = {}
     for line in stdout.splitlines():
+        line = line.split("> ", 1)[1] if line[:1].isdigit() and "> " in line else line
         if len(line) < 4 or line[2] != "[" or line[:2] not in ("+I", "+U", "-U", "-D"):
             continue
         row = tuple(line[3:-1].split(", "))
@@ -164,6 +166,8 @@ def main() -> int:
     ap.add_argument("--flink-python", default="/work/flink-sql-venv/bin/python")
     ap.add_argument("--only", default="join,topn,dedup")
     ap.add_argument("--dir", default=None, help="where input and output go (default: temp)")
+    ap.add_argument("--parallelism", type=int, default=os.cpu_count() or 1,
+                    help="flowc's (default: the cores, as Flink's local default)")
     args = ap.parse_args()
     work = args.dir or tempfile.mkdtemp(prefix="flowc-sql-bench-")
     orders, users = generate(work, args.rows)
@@ -183,7 +187,8 @@ def main() -> int:
             out = os.path.join(work, f"out-{name}-{who}")
             script = os.path.join(work, f"{name}-{who}.sql")
             Path(script).write_text(sql_text(name, orders, users, out, who == "flink"))
-            cmd = ([sys.executable, "-m", "flowc.cli", "run", "--no-progress", script]
+            cmd = ([sys.executable, "-m", "flowc.cli", "run", "--no-progress", "-p",
+                    str(args.parallelism), script]
                    if who == "flowc" else [args.flink_python, runner, script])
             wall, cpu, stdout = timed(cmd)
             times[who] = (wall, cpu)
