@@ -144,3 +144,12 @@ def _rows_of(tmp_path: Path, text: str) -> list[list[str | None]]:
     script = collect_query(unit, pipeline, lets)[0]
     return [[None if v is None else str(v) for v in r]
             for r in run_reference(script.env.get_job_graph())["result"]]
+
+
+def test_case_branches_take_the_common_scale(tmp_path: Path) -> None:
+    # CASE over DECIMAL(10, 2) and DECIMAL(10, 4) is DECIMAL(12, 4) (Flink's TYPEOF above):
+    # every value has four fraction digits, as Flink prints them.
+    rows = _rows(tmp_path, "SELECT id, CASE WHEN id > 1 THEN amount ELSE rate END FROM orders")
+    amounts = {r[0]: r[1] for r in CASES[7]["rows"]}  # id, amount, rate of some rows
+    assert all(len(v.split(".")[1]) == 4 for _, v in rows if v is not None)
+    assert all(Decimal(v) == Decimal(amounts[i]) for i, v in rows if i in amounts and i != "1")

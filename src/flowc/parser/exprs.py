@@ -467,12 +467,14 @@ class ExprCompiler:
             t = self.temp()
             tests = [f"({c.code} and (({t} := {r.code}), True)[1])"
                      for c, r in zip(conds, results)]
-            return Typed(result_type, f"({' or '.join(tests)} or (({t} := {default.code}), "
-                                      f"True)[1], {t})[-1]",
-                         vec=V.case(result_type, conds, results, default))
-        code = default.code
-        for c, r in zip(reversed(conds), reversed(results)):
-            code = f"({r.code} if {c.code} else {code})"
+            code = f"({' or '.join(tests)} or (({t} := {default.code}), True)[1], {t})[-1]"
+        else:
+            code = default.code
+            for c, r in zip(reversed(conds), reversed(results)):
+                code = f"({r.code} if {c.code} else {code})"
+        if result_type.is_decimal:  # every branch at the common type's scale, as Flink's
+            code = f"{self.helper('cast_decimal')}({code}, {result_type.precision}, " \
+                   f"{result_type.scale})"
         return Typed(result_type, code, vec=V.case(result_type, conds, results, default))
 
     def _Cast(self, e: A.Cast, depth: int) -> Typed:
