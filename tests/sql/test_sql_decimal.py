@@ -146,10 +146,12 @@ def _rows_of(tmp_path: Path, text: str) -> list[list[str | None]]:
             for r in run_reference(script.env.get_job_graph())["result"]]
 
 
-def test_case_branches_take_the_common_scale(tmp_path: Path) -> None:
+@pytest.mark.parametrize("expr", ["CASE WHEN id > 1 THEN amount ELSE rate END",
+                                  "COALESCE(CASE WHEN id > 1 THEN amount END, rate)"])
+def test_case_branches_take_the_common_scale(tmp_path: Path, expr: str) -> None:
     # CASE over DECIMAL(10, 2) and DECIMAL(10, 4) is DECIMAL(12, 4) (Flink's TYPEOF above):
     # every value has four fraction digits, as Flink prints them.
-    rows = _rows(tmp_path, "SELECT id, CASE WHEN id > 1 THEN amount ELSE rate END FROM orders")
+    rows = _rows(tmp_path, f"SELECT id, {expr} FROM orders")
     amounts = {r[0]: r[1] for r in CASES[7]["rows"]}  # id, amount, rate of some rows
     assert all(len(v.split(".")[1]) == 4 for _, v in rows if v is not None)
     assert all(Decimal(v) == Decimal(amounts[i]) for i, v in rows if i in amounts and i != "1")

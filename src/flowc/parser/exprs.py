@@ -530,8 +530,10 @@ class ExprCompiler:
         result = fn.infer([a.type for a in args])
         if isinstance(result, str):
             raise FlowTypeError(f"{name}(): {result}", e.span, hint=fn.signature)
-        return Typed(result, self._call_code(fn.name, fn.template, fn.helper, args, e),
-                     nonnull=name == "coalesce" and any(a.nonnull for a in args),
+        code = self._call_code(fn.name, fn.template, fn.helper, args, e)
+        if result.is_decimal and name in ("coalesce", "if", "nullif"):  # the common scale
+            code = f"{self.helper('cast_decimal')}({code}, {result.precision}, {result.scale})"
+        return Typed(result, code, nonnull=name == "coalesce" and any(a.nonnull for a in args),
                      vec=V.function(fn.name, result, args))
 
     def _call_code(self, name: str, template: str | None, helper: str | None,
