@@ -9,6 +9,7 @@ of stream compare alike), and pickle by class reference (Spark moves them as the
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 
@@ -108,6 +109,12 @@ def value_text(v: Any, kind: str) -> str:
         from flowc.common.typeinfo import java_double_str
 
         return java_double_str(float(v))
+    if isinstance(v, dict):  # a MAP, in its HashMap order (flowc.maps)
+        from flowc.maps import map_text
+
+        return map_text(v, value_text)
+    if isinstance(v, Decimal):  # BigDecimal.toPlainString: with its scale, no exponent
+        return format(v, "f")
     if kind == "timestamp" and isinstance(v, int):
         return local_date_time(v)
     if isinstance(v, (list, tuple)):

@@ -2,8 +2,9 @@
 
 Values at run time: ``string`` -> str, ``int`` -> Python int (64-bit semantics are the
 user's promise; Python ints do not overflow), ``double`` -> float, ``bool`` -> bool,
-``timestamp`` -> int milliseconds since the epoch (UTC), ``array<T>`` -> list, and ``None`` is
-SQL's null for every type. A record is a tuple in schema field order.
+``timestamp`` -> int milliseconds since the epoch (UTC), ``decimal(p, s)`` -> decimal.Decimal
+with exponent -s (exact, see flowc.decimals), ``array<T>`` -> list, and ``None`` is SQL's null
+for every type. A record is a tuple in schema field order.
 
 ``NULL`` (the type of the literal ``null``) and ``DURATION`` (the type of ``5s``) exist only
 inside expressions: neither can be the type of a stream field.
@@ -14,22 +15,43 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from flowc import decimals
+
 
 @dataclass(frozen=True)
 class Type:
-    """A type; ``element`` is set only for arrays."""
+    """A type; ``element`` is set only for arrays and maps (their values), ``key`` only for
+    maps, ``precision`` / ``scale`` only for decimals."""
 
     kind: str
     element: Type | None = None
+    precision: int = 0
+    scale: int = 0
+    key: Type | None = None  # a map's key type (``element`` is its value type)
 
     def __str__(self) -> str:
         if self.kind == "array":
             return f"array<{self.element}>"
+        if self.kind == "decimal":
+            return decimals.type_name(self.precision, self.scale)
+        if self.kind == "map":
+            return f"map<{self.key}, {self.element}>"
         return self.kind
 
     @property
     def is_numeric(self) -> bool:
-        return self.kind in ("int", "double")
+        return self.kind in ("int", "double", "decimal")
+
+    @property
+    def is_decimal(self) -> bool:
+        return self.kind == "decimal"
+
+    @property
+    def ps(self) -> tuple[int, int]:
+        """(precision, scale) of a decimal; an int counts as DECIMAL(19, 0), Flink's BIGINT."""
+        if self.kind == "int":
+            return decimals.BIGINT_PRECISION, 0
+        return self.precision, self.scale
 
     @property
     def is_array(self) -> bool:
@@ -44,7 +66,10 @@ class Type:
         """Whether a stream field may have this type."""
         if self.kind == "array":
             return self.element is not None and self.element.storable
-        return self.kind in SCALAR_NAMES
+        if self.kind == "map":
+            return (self.key is not None and self.key.storable and self.element is not None
+                    and self.element.storable)
+        return self.kind in SCALAR_NAMES or self.kind == "decimal"
 
 
 STRING = Type("string")
@@ -65,8 +90,20 @@ def array_of(element: Type) -> Type:
     return Type("array", element)
 
 
+def map_of(key: Type, value: Type) -> Type:
+    return Type("map", value, key=key)
+
+
+def decimal_of(precision: int, scale: int) -> Type:
+    return Type("decimal", precision=precision, scale=scale)
+
+
 def type_from_name(name: str, element: Type | None = None) -> Type | None:
-    """The type a user wrote (``int``, ``array<string>``), or None when it does not exist."""
+    """The type a user wrote (``int``, ``array<string>``, ``decimal(10, 2)``), or None when it
+    does not exist."""
+    ps = decimals.parse_name(name)
+    if ps is not None and element is None:
+        return decimal_of(*ps) if decimals.check(*ps) is None else None
     if name == "array":
         return array_of(element) if element is not None else None
     if element is not None:
@@ -81,6 +118,10 @@ def assignable(source: Type, target: Type) -> bool:
         return True
     if source == INT and target == DOUBLE:
         return True
+    if source.is_decimal and target.is_decimal:
+        # DECIMAL(p, s) into a wider DECIMAL: every value fits, exactly
+        return (source.scale <= target.scale
+                and source.precision - source.scale <= target.precision - target.scale)
     if source.is_array and target.is_array:
         assert source.element is not None and target.element is not None
         return assignable(source.element, target.element)
@@ -94,6 +135,12 @@ def common_type(a: Type, b: Type) -> Type | None:
         return b
     if assignable(b, a):
         return a
+    if a.is_decimal or b.is_decimal:
+        # DECIMAL with DOUBLE is DOUBLE; with BIGINT or another DECIMAL a DECIMAL wide enough
+        if DOUBLE in (a, b):
+            return DOUBLE if {a.kind, b.kind} <= {"double", "decimal"} else None
+        if {a.kind, b.kind} <= {"int", "decimal"}:
+            return decimal_of(*decimals.common(a.ps, b.ps))
     return None
 
 

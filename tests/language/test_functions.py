@@ -20,7 +20,7 @@ from flowc.parser import compile_source, parse_source
 from flowc.parser.aggregates import AggSpec, RowAggregate
 from flowc.parser.exprs import MAX_DEPTH, Column, ExprCompiler, Scope, Udf, row_columns
 from flowc.parser.functions import FUNCTIONS, PUBLIC_FUNCTIONS
-from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Type, array_of
+from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Type, array_of, map_of
 
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
@@ -161,6 +161,9 @@ CASES: list[tuple[str, Type, Any]] = [
     ("split('a,b,,c', ',')", ARR, ["a", "b", "", "c"]), ("split('abc', '')", ARR, ["a", "b", "c"]),
     ("split(ns, ',')", ARR, None), ("split(s, ns)", ARR, None),
     ("size(arr)", INT, 3), ("size(split('', ','))", INT, 1), ("size(na)", INT, None),
+    ("str_to_map('a=1,b')", map_of(STRING, STRING), {"a": "1", "b": None}),
+    ("str_to_map('a:1;b:2', ';', ':')", map_of(STRING, STRING), {"a": "1", "b": "2"}),
+    ("size(str_to_map('a=1,b=2'))", INT, 2), ("str_to_map(ns)", map_of(STRING, STRING), None),
     ("element_at(arr, 1)", STRING, "a"), ("element_at(arr, 3)", STRING, "c"),
     ("element_at(arr, -1)", STRING, "c"), ("element_at(arr, 0)", STRING, None),
     ("element_at(arr, 4)", STRING, None), ("element_at(arr, -4)", STRING, None),

@@ -17,7 +17,6 @@ CASES = json.loads((Path(__file__).parent / "flink_results" / "functions.json")
                    .read_text(encoding="utf-8"))["cases"]
 # Deliberate differences (docs/flink-differences.md).
 DIFFERENT = {
-    "STR_TO_MAP('a=1,b=2')": "flowc has no MAP type",
     "DATE_FORMAT(TIMESTAMP '2021-01-02 13:00:00')": "flowc's default pattern, as in .flow",
 }
 ONE_ROW = """

@@ -22,8 +22,10 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from decimal import Decimal
 from typing import Any
 
+from flowc import decimals
 from flowc.errors import ExecutionError, UnsupportedError
 from flowc.executor.runtime.files import LONG_MAX, LONG_MIN, local_path, parse_type
 from flowc.operators import FileSink, PrintSink, RowFormatFileSink
@@ -178,9 +180,18 @@ _CHECKS = {"string": _check_string, "int": _check_int, "double": _check_double,
            "bool": _check_bool, "timestamp": _check_timestamp}
 
 
+def _check_decimal(precision: int, scale: int) -> Callable[[Any], Any]:
+    def check(v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, (Decimal, int, float)):
+            raise ValueError(f"not a decimal: {v!r}")
+        return decimals.to_decimal(v, precision, scale)
+    return check
+
+
 def _checker(type_name: str) -> Callable[[Any], Any]:
     depth, scalar = parse_type(type_name)
-    base = _CHECKS[scalar]
+    ps = decimals.parse_name(scalar)
+    base = _CHECKS[scalar] if ps is None else _check_decimal(*ps)
 
     def nullable(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return lambda v: None if v is None else f(v)
@@ -472,7 +483,16 @@ def _csv_text(v: Any, null_value: str) -> Any:
         return "true" if v else "false"
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, Decimal):  # with its scale, no exponent (BigDecimal.toPlainString)
+        return decimals.to_text(v)
     return v
+
+
+def _json_value(v: Any) -> Any:
+    """json.dumps' fallback: a DECIMAL as a JSON number (through a double: 17 digits)."""
+    if isinstance(v, Decimal):
+        return float(v)
+    raise TypeError(f"{type(v).__name__} cannot be written as JSON")
 
 
 def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]],
@@ -511,7 +531,7 @@ def stage_python(spec: FileSink, columns: Columns, rows: list[tuple[Any, ...]],
                 for r in rows:
                     # Spark's json writer: compact, UTF-8 text unescaped.
                     fh.write(json.dumps(dict(zip(cols, r)), separators=(",", ":"),
-                                        ensure_ascii=False) + "\n")
+                                        ensure_ascii=False, default=_json_value) + "\n")
         elif fmt == "parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -545,8 +565,10 @@ def arrow_type(type_name: str) -> Any:
     import pyarrow as pa
 
     depth, scalar = parse_type(type_name)
-    t = {"string": pa.string(), "int": pa.int64(), "double": pa.float64(), "bool": pa.bool_(),
-         "timestamp": pa.timestamp("ms", tz="UTC")}[scalar]
+    ps = decimals.parse_name(scalar)
+    t = pa.decimal128(*ps) if ps is not None else {
+        "string": pa.string(), "int": pa.int64(), "double": pa.float64(), "bool": pa.bool_(),
+        "timestamp": pa.timestamp("ms", tz="UTC")}[scalar]
     for _ in range(depth):
         t = pa.list_(t)
     return t

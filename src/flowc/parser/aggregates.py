@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from flowc import decimals
 from flowc.api.functions import AggregateFunction, ProcessJoinFunction, ProcessWindowFunction
+from flowc.decimals import average, plus, sum_result
 from flowc.errors import (
     FlowcError,
     FlowNameError,
@@ -27,7 +29,7 @@ from flowc.parser import ast as A
 from flowc.parser.exprs import ExprCompiler
 from flowc.parser.functions import AGGREGATES, lookup
 from flowc.parser.runtime import wrap64
-from flowc.types import DOUBLE, INT, Type
+from flowc.types import DOUBLE, INT, Type, decimal_of
 from flowc.vector import VAggregate, VJoinRows, VWindowRow
 
 
@@ -109,13 +111,22 @@ def _one(e: A.Call, name: str, compiler: ExprCompiler) -> AggSpec:
         raise FlowTypeError(f"{e.name}(null) has no type", e.args[0].span)
     if e.name in ("sum", "avg") and not t.is_numeric:
         raise FlowTypeError(f"{e.name}() needs a number, but this is {t}", e.args[0].span)
-    if e.name in ("min", "max") and t.kind not in ("int", "double", "string", "timestamp"):
+    if e.name in ("min", "max") and t.kind not in ("int", "double", "decimal", "string",
+                                                   "timestamp"):
         raise FlowTypeError(f"{e.name}() needs a number, string or timestamp, but this is {t}",
                             e.args[0].span)
     if t.kind == "duration":
         raise FlowTypeError(f"{e.name}() cannot aggregate a duration", e.args[0].span)
-    return AggSpec(e.name, arg, name, DOUBLE if e.name == "avg" else t,
+    return AggSpec(e.name, arg, name, _result_type(e.name, t),
                    monotone=e.internal and e.name in ("min", "max"))
+
+
+def _result_type(kind: str, t: Type) -> Type:
+    """SUM of DECIMAL(p, s) is DECIMAL(38, s), AVG DECIMAL(38, max(6, s)) (Flink's
+    LogicalTypeMerging); AVG of other numbers is DOUBLE."""
+    if t.is_decimal and kind in ("sum", "avg"):
+        return decimal_of(*(decimals.sum_type if kind == "sum" else decimals.avg_type)(t.ps))
+    return DOUBLE if kind == "avg" else t
 
 
 def check_output_names(names: list[str], items: tuple[A.SelectItem, ...],
@@ -219,7 +230,7 @@ def _add(kind: str, acc: Any, v: Any) -> Any:
     if kind == "sum":
         return v if acc is None else _sum(acc, v)
     if kind == "avg":
-        return (acc[0] + v, acc[1] + 1)
+        return (plus(acc[0], v), acc[1] + 1)
     if kind == "min":
         return v if acc is None or v < acc else acc
     if kind == "max":
@@ -230,8 +241,9 @@ def _add(kind: str, acc: Any, v: Any) -> Any:
 
 
 def _sum(a: Any, b: Any) -> Any:
-    """A sum of ints wraps around like Flink's SUM on BIGINT (a Java long)."""
-    s = a + b
+    """A sum of ints wraps around like Flink's SUM on BIGINT (a Java long); one of DECIMALs
+    is exact (``Decimal``'s own ``+`` rounds to 28 digits)."""
+    s = plus(a, b)
     return wrap64(s) if isinstance(s, int) else s
 
 
@@ -241,7 +253,7 @@ def _merge(kind: str, a: Any, b: Any) -> Any:
     if kind == "count_distinct":
         return a.union(b)
     if kind == "avg":
-        return (a[0] + b[0], a[1] + b[1])
+        return (plus(a[0], b[0]), a[1] + b[1])
     if a is None:
         return b
     if b is None:
@@ -259,7 +271,9 @@ def _result(kind: str, acc: Any) -> Any:
     if kind == "count_distinct":
         return len(acc)
     if kind == "avg":
-        return acc[0] / acc[1] if acc[1] else None
+        return average(acc[0], acc[1]) if acc[1] else None
+    if kind == "sum":
+        return sum_result(acc)
     return acc
 
 
@@ -270,7 +284,7 @@ _ADD = {
     "count": "a if v is None else a + 1",
     "count_distinct": "a if v is None else a.add(v)",
     "sum": "a if v is None else (v if a is None else _sum(a, v))",
-    "avg": "a if v is None else (a[0] + v, a[1] + 1)",
+    "avg": "a if v is None else (_plus(a[0], v), a[1] + 1)",
     "min": "a if v is None else (v if a is None or v < a else a)",
     "max": "a if v is None else (v if a is None or v > a else a)",
     "first": "a if v is None else (v if a is None else a)",
@@ -278,21 +292,23 @@ _ADD = {
 }
 _MERGE = {
     "count_star": "a + b", "count": "a + b", "count_distinct": "a.union(b)",
-    "avg": "(a[0] + b[0], a[1] + b[1])",
+    "avg": "(_plus(a[0], b[0]), a[1] + b[1])",
     "sum": "b if a is None else a if b is None else _sum(a, b)",
     "min": "b if a is None else a if b is None else min(a, b)",
     "max": "b if a is None else a if b is None else max(a, b)",
     "first": "b if a is None else a",
     "last": "b if a is None else a if b is None else b",
 }
-_RESULT = {"count_distinct": "len(a)", "avg": "(a[0] / a[1] if a[1] else None)"}
+_RESULT = {"count_distinct": "len(a)", "avg": "(_average(a[0], a[1]) if a[1] else None)",
+           "sum": "_sum_result(a)"}
 
 
 def _specialised(kinds: tuple[str, ...], args: tuple[Any, ...]) -> dict[str, Any]:
     """``add``, ``merge`` and ``get_result`` for these aggregates as generated functions."""
     import re
 
-    ns: dict[str, Any] = {"_sum": _sum}
+    ns: dict[str, Any] = {"_sum": _sum, "_plus": plus, "_average": average,
+                          "_sum_result": sum_result}
     n = len(kinds)
 
     def sub(template: str, i: int) -> str:

@@ -35,6 +35,7 @@ import heapq
 from typing import Any
 
 from flowc.api.functions import FlatMapFunction
+from flowc.decimals import average, plus, sum_result
 from flowc.executor.runtime.clock import processing_clock
 from flowc.executor.runtime.state import ValueStateDescriptor
 from flowc.executor.runtime.ttl import StateTtlConfig
@@ -150,7 +151,7 @@ class RetractAggregate:
             if kind in ("count_star", "count"):
                 out.append(x + y)
             elif kind in ("sum", "avg"):
-                s = x[0] + y[0]
+                s = plus(x[0], y[0])
                 out.append((wrap64(s) if isinstance(s, int) else s, x[1] + y[1]))
             elif kind in ("min", "max"):
                 for v, c in y.counts.items():
@@ -172,9 +173,9 @@ class RetractAggregate:
             if kind in ("count_star", "count"):
                 out.append(a)
             elif kind == "sum":
-                out.append(a[0] if a[1] else None)
+                out.append(sum_result(a[0]) if a[1] else None)
             elif kind == "avg":
-                out.append(a[0] / a[1] if a[1] else None)
+                out.append(average(a[0], a[1]) if a[1] else None)
             elif kind == "count_distinct":
                 out.append(len(a))
             else:  # min, max

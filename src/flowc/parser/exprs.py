@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flowc import decimals
 from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
@@ -24,6 +25,7 @@ from flowc.parser.optypes import CASTS, arith_type, conversion_hint
 from flowc.parser.runtime import HELPERS
 from flowc.types import (
     BOOL,
+    DOUBLE,
     DURATION,
     INT,
     NULL,
@@ -33,6 +35,7 @@ from flowc.types import (
     array_of,
     assignable,
     common_type,
+    decimal_of,
 )
 
 # Python's own parser rejects very deep nesting (about 200 parentheses); stop well before it
@@ -265,6 +268,9 @@ class ExprCompiler:
         if not (x.type.is_numeric or x.type in (DURATION, NULL)):
             raise FlowTypeError(f"cannot negate a {x.type}", e.span)
         result = x.type if not x.type.is_null else INT
+        if result.is_decimal:  # exact: Decimal's own negation rounds to 28 digits
+            return Typed(result, self.null_safe([x], lambda a: f"{a[0]}.copy_negate()"),
+                         x.nonnull)
         return Typed(result, self.null_safe([x], lambda a: self.long_op(result, f"-{a[0]}")),
                      x.nonnull, vec=V.call("neg", result, x))
 
@@ -333,6 +339,7 @@ class ExprCompiler:
         return Typed(BOOL, code, vec=V.call(e.op, BOOL, left, right))
 
     def _compare(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
+        left, right = self._exact_literal(left, right.type), self._exact_literal(right, left.type)
         c = common_type(left.type, right.type)
         if c is None:
             raise FlowTypeError(f"cannot compare {left.type} with {right.type} using '{e.op}'",
@@ -347,13 +354,27 @@ class ExprCompiler:
         return Typed(BOOL, self.null_safe([left, right], lambda a: f"{a[0]} {op} {a[1]}"),
                      vec=V.compare(e.op, left, right))
 
+    def _exact_literal(self, x: Typed, other: Type) -> Typed:
+        """A number literal beside a DECIMAL as the DECIMAL it is in Flink SQL (``1.10`` is
+        DECIMAL(3, 2), ``3`` an INT, DECIMAL(10, 0)); flowc's literals are DOUBLE / BIGINT
+        otherwise."""
+        exact = decimals.literal(x.value) if other.is_decimal and x.const else None
+        if exact is None or x.type not in (DOUBLE, INT):
+            return x
+        return Typed(decimal_of(*exact[1:]), self.const(exact[0]), nonnull=True, const=True,
+                     value=exact[0])
+
     def _arith(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
+        left, right = self._exact_literal(left, right.type), self._exact_literal(right, left.type)
         result = arith_type(e.op, left.type, right.type)
         if result is None:
             hint = "use '||' or concat() to join strings" if STRING in (left.type, right.type) \
                 and e.op == "+" else None
             raise FlowTypeError(f"cannot apply '{e.op}' to {left.type} and {right.type}", e.span,
                                 hint=hint)
+        if result.is_decimal:  # exact, rounded to the result's scale (flowc.decimals)
+            return Typed(result, f"{self.helper('dec_arith')}({e.op!r}, {left.code}, "
+                                 f"{right.code}, {result.precision}, {result.scale})")
         if e.op in ("/", "%"):
             fn = self.helper("div" if e.op == "/" else "mod")
             return Typed(result, f"{fn}({left.code}, {right.code})",
@@ -446,12 +467,14 @@ class ExprCompiler:
             t = self.temp()
             tests = [f"({c.code} and (({t} := {r.code}), True)[1])"
                      for c, r in zip(conds, results)]
-            return Typed(result_type, f"({' or '.join(tests)} or (({t} := {default.code}), "
-                                      f"True)[1], {t})[-1]",
-                         vec=V.case(result_type, conds, results, default))
-        code = default.code
-        for c, r in zip(reversed(conds), reversed(results)):
-            code = f"({r.code} if {c.code} else {code})"
+            code = f"({' or '.join(tests)} or (({t} := {default.code}), True)[1], {t})[-1]"
+        else:
+            code = default.code
+            for c, r in zip(reversed(conds), reversed(results)):
+                code = f"({r.code} if {c.code} else {code})"
+        if result_type.is_decimal:  # every branch at the common type's scale, as Flink's
+            code = f"{self.helper('cast_decimal')}({code}, {result_type.precision}, " \
+                   f"{result_type.scale})"
         return Typed(result_type, code, vec=V.case(result_type, conds, results, default))
 
     def _Cast(self, e: A.Cast, depth: int) -> Typed:
@@ -464,6 +487,8 @@ class ExprCompiler:
             raise FlowTypeError(f"cannot cast {src} to {dst}", e.span)
         if helper == "":
             return Typed(dst, x.code, x.nonnull, vec=V.cast(x, dst, ""))
+        if dst.is_decimal:
+            return Typed(dst, f"{self.helper(helper)}({x.code}, {dst.precision}, {dst.scale})")
         return Typed(dst, f"{self.helper(helper)}({x.code})", vec=V.cast(x, dst, helper))
 
     # ------------------------------------------------------------------ calls
@@ -500,11 +525,15 @@ class ExprCompiler:
         # A short coalesce nests argument i inside i conditionals (see _call_code).
         nests = name == "coalesce" and n <= FLAT_CHAIN
         args = [self.compile(a, depth + (i if nests else 0)) for i, a in enumerate(e.args)]
+        if name in _SQL_ARITH and any(a.type.is_decimal for a in args):  # SQL's / and %
+            return self._arith(A.Binary(_SQL_ARITH[name], e.args[0], e.args[1], e.span), *args)
         result = fn.infer([a.type for a in args])
         if isinstance(result, str):
             raise FlowTypeError(f"{name}(): {result}", e.span, hint=fn.signature)
-        return Typed(result, self._call_code(fn.name, fn.template, fn.helper, args, e),
-                     nonnull=name == "coalesce" and any(a.nonnull for a in args),
+        code = self._call_code(fn.name, fn.template, fn.helper, args, e)
+        if result.is_decimal and name in ("coalesce", "if", "nullif"):  # the common scale
+            code = f"{self.helper('cast_decimal')}({code}, {result.precision}, {result.scale})"
+        return Typed(result, code, nonnull=name == "coalesce" and any(a.nonnull for a in args),
                      vec=V.function(fn.name, result, args))
 
     def _call_code(self, name: str, template: str | None, helper: str | None,
@@ -551,6 +580,9 @@ class ExprCompiler:
             args.append(t)
         self.env[udf.env_name] = udf.fn
         return Typed(udf.returns, f"{udf.env_name}({', '.join(a.code for a in args)})")
+
+
+_SQL_ARITH = {"_sql_div": "/", "_sql_mod": "%"}
 
 
 def _udf_signature(udf: Udf) -> str:

@@ -11,7 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Type, array_of, common_type
+from flowc.types import (
+    BOOL,
+    DOUBLE,
+    INT,
+    STRING,
+    TIMESTAMP,
+    Type,
+    array_of,
+    common_type,
+    map_of,
+)
 
 Infer = Callable[[list[Type]], "Type | str"]
 
@@ -89,10 +99,22 @@ def _substr(args: list[Type]) -> Type | str:
 
 
 def _size(args: list[Type]) -> Type | str:
-    return INT if _is(args[0], "array") else f"needs an array, not {args[0]}"
+    return INT if _is(args[0], "array", "map") else f"needs an array or a map, not {args[0]}"
+
+
+def _str_to_map(args: list[Type]) -> Type | str:
+    for i, a in enumerate(args):
+        if not _is(a, "string"):
+            return f"argument {i + 1} must be a string, not {a}"
+    return map_of(STRING, STRING)
 
 
 def _element_at(args: list[Type]) -> Type | str:
+    if args[0].kind == "map":  # m['k']
+        assert args[0].key is not None and args[0].element is not None
+        if common_type(args[0].key, args[1]) is None:
+            return f"the key must be {args[0].key}, not {args[1]}"
+        return args[0].element
     if not args[0].is_array:
         return f"argument 1 must be an array, not {args[0]}"
     if not _is(args[1], "int"):
@@ -209,7 +231,10 @@ _FUNCTIONS = [
              helper="cast_timestamp"),
     Function("split", 2, 2, _fixed(array_of(STRING), ("string",), ("string",)),
              "split(string, separator string) -> array<string>", helper="split"),
-    Function("size", 1, 1, _size, "size(array) -> int", "len({0})"),
+    Function("size", 1, 1, _size, "size(array or map) -> int", "len({0})"),
+    Function("str_to_map", 1, 3, _str_to_map,
+             "str_to_map(text string [, list delimiter regex ',' , key-value delimiter regex "
+             "'=']) -> map<string, string>", helper="str_to_map"),
     Function("element_at", 2, 2, _element_at, "element_at(array<T>, position int) -> T",
              helper="element_at"),
     Function("array_contains", 2, 2, _array_contains, "array_contains(array<T>, T) -> bool",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from flowc.types import DOUBLE, DURATION, INT, NULL, STRING, TIMESTAMP, Type
+from flowc import decimals
+from flowc.types import DOUBLE, DURATION, INT, NULL, STRING, TIMESTAMP, Type, decimal_of
 
 
 def conversion_hint(a: Type, b: Type) -> str | None:
@@ -18,6 +19,8 @@ def arith_type(op: str, a: Type, b: Type) -> Type | None:
         other = b if a.is_null else a
         return other if other.is_numeric or other in (DURATION, TIMESTAMP, NULL) else None
     if a.is_numeric and b.is_numeric:
+        if DOUBLE not in (a, b) and (a.is_decimal or b.is_decimal):
+            return decimal_of(*decimals.arith(op, a.ps, b.ps))
         if op == "/":
             return DOUBLE
         return DOUBLE if DOUBLE in (a, b) else INT
@@ -43,4 +46,10 @@ CASTS = {
     ("string", "double"): "cast_double", ("int", "double"): "cast_double",
     ("string", "bool"): "cast_bool", ("int", "bool"): "cast_bool",
     ("string", "timestamp"): "cast_timestamp", ("int", "timestamp"): "",
+    ("decimal", "string"): "cast_decimal_string", ("decimal", "int"): "cast_decimal_int",
+    ("decimal", "double"): "cast_double",
+    # to DECIMAL: the helper takes the target's precision and scale as well
+    ("string", "decimal"): "cast_decimal", ("int", "decimal"): "cast_decimal",
+    ("double", "decimal"): "cast_decimal", ("decimal", "decimal"): "cast_decimal",
+    ("map", "string"): "cast_map_string",
 }

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from flowc import decimals, maps
 from flowc.parser.javatime import format_datetime, week_fields
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -443,6 +444,8 @@ def split(s: Any, sep: Any) -> Any:
 
 
 def element_at(arr: Any, i: Any) -> Any:
+    if isinstance(arr, dict):  # a map's value (SQL's m['k'])
+        return arr.get(i)
     if arr is None or i is None or i == 0 or abs(i) > len(arr):
         return None
     return arr[i - 1] if i > 0 else arr[i]
@@ -598,3 +601,5 @@ HELPERS: dict[str, Callable[..., Any]] = {
     "random_int": random_int, "random_double": random_double, "random_choice": random_choice,
     "proctime": proctime,
 }
+HELPERS.update(decimals.HELPERS)  # exact DECIMAL arithmetic and casts (flowc.decimals)
+HELPERS.update(maps.HELPERS)

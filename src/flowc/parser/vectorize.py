@@ -32,6 +32,8 @@ class HasVec(Protocol):
 def column(code: str, type_: Type) -> VExpr | None:
     """A field read (``r[3]``) as a column; other reads (joins' scopes) have no form."""
     m = _FIELD.match(code)
+    if type_.kind in ("decimal", "map"):  # run row by row (flowc.decimals, flowc.maps)
+        return None
     return VCol(int(m.group(1)), type_) if m else None
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection
 
 from sqlglot import exp
 
+from flowc import decimals
 from flowc.errors import (
     FlowNameError,
     FlowSyntaxError,
@@ -30,7 +31,18 @@ from flowc.parser.build import (
 )
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.sql.source import SqlChunk
-from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, Type, array_of
+from flowc.types import (
+    BOOL,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    Type,
+    array_of,
+    decimal_of,
+    map_of,
+)
 
 # SQL spelling -> .flow library name (sqlglot class keys and Flink function names alike)
 FUNCTION_NAMES = {
@@ -44,7 +56,7 @@ FUNCTION_NAMES = {
     "second": "second", "timetostr": None, "strposition": "position", "nullif": "nullif",
     "firstvalue": "first", "lastvalue": "last", "arraycontains": "array_contains",
     "locate": "position", "regexpextract": "regexp_extract", "regexpreplace": "regexp_replace",
-    "concatws": "concat_ws",
+    "concatws": "concat_ws", "strtomap": "str_to_map",
 }
 UNSUPPORTED_FUNCTIONS = {
     "currenttimestamp": "CURRENT_TIMESTAMP (processing time) is not supported: flowc "
@@ -75,7 +87,7 @@ _BINARY = {*_COMPARE, *_ARITH, exp.Div, exp.Mod}
 _TYPES = {
     "TEXT": STRING, "VARCHAR": STRING, "CHAR": STRING, "NCHAR": STRING, "NVARCHAR": STRING,
     "STRING": STRING, "BIGINT": INT, "INT": INT, "SMALLINT": INT, "TINYINT": INT,
-    "DOUBLE": DOUBLE, "FLOAT": DOUBLE, "DECIMAL": DOUBLE, "BOOLEAN": BOOL,
+    "DOUBLE": DOUBLE, "FLOAT": DOUBLE, "BOOLEAN": BOOL,
     "TIMESTAMP": TIMESTAMP, "TIMESTAMPLTZ": TIMESTAMP, "TIMESTAMPTZ": TIMESTAMP,
     "DATETIME": TIMESTAMP, "TIMESTAMP_S": TIMESTAMP, "TIMESTAMP_MS": TIMESTAMP,
 }
@@ -254,12 +266,34 @@ def sql_type(node: exp.DataType, span: Span) -> Type:
         if not isinstance(inner, exp.DataType):
             raise FlowSyntaxError("ARRAY needs an element type, as in ARRAY<STRING>", span)
         return array_of(sql_type(inner, span))
+    if name == "DECIMAL":
+        return decimal_type(node, span)
+    if name == "MAP":
+        kv = [x for x in node.expressions if isinstance(x, exp.DataType)]
+        if len(kv) != 2:
+            raise FlowSyntaxError("MAP needs a key and a value type, as in MAP<STRING, INT>",
+                                  span)
+        return map_of(sql_type(kv[0], span), sql_type(kv[1], span))
     t = _TYPES.get(name)
     if t is None:
         raise UnsupportedError(f"the SQL type {node.sql()} is not supported", span,
-                               hint="flowc types are STRING, BIGINT/INT, DOUBLE, BOOLEAN, "
-                                    "TIMESTAMP(3) and ARRAY<T>")
+                               hint="flowc types are STRING, BIGINT/INT, DOUBLE, "
+                                    "DECIMAL(p, s), BOOLEAN, TIMESTAMP(3), ARRAY<T> and "
+                                    "MAP<K, V>")
     return t
+
+
+def decimal_type(node: exp.DataType, span: Span) -> Type:
+    """DECIMAL(p, s); DECIMAL(p) is DECIMAL(p, 0) and DECIMAL DECIMAL(10, 0), as Flink."""
+    params = [x.sql() for x in node.expressions]
+    if len(params) > 2 or not all(p.isdigit() for p in params):
+        raise FlowSyntaxError(f"{node.sql()} is not a DECIMAL type", span,
+                              hint="write DECIMAL(precision, scale), as DECIMAL(10, 2)")
+    p, s = (int(params[0]) if params else 10), (int(params[1]) if len(params) > 1 else 0)
+    why = decimals.check(p, s)
+    if why is not None:
+        raise FlowTypeError(why, span)
+    return decimal_of(p, s)
 
 
 def interval_millis(node: exp.Interval, span: Span) -> int:

@@ -295,11 +295,12 @@ def check_tokens(tokens: list[Token], chunk: SqlChunk) -> None:
                 word == "LATERAL" and nxt is not None and nxt.text.upper() == "TABLE"):
             message, hint = _UNSUPPORTED_WORDS[word]
             raise UnsupportedError(message, span, hint=hint)
-        if word in ("ROW", "MAP", "MULTISET") and nxt is not None and \
+        if word in ("ROW", "MULTISET") and nxt is not None and \
                 nxt.token_type in (TokenType.LT, TokenType.L_PAREN) and _in_type(tokens, i):
             raise UnsupportedError(f"the SQL type {word}<...> is not supported", span,
-                                   hint="flowc types are STRING, BIGINT/INT, DOUBLE, BOOLEAN, "
-                                        "TIMESTAMP(3) and ARRAY<T>")
+                                   hint="flowc types are STRING, BIGINT/INT, DOUBLE, "
+                                        "DECIMAL(p, s), BOOLEAN, TIMESTAMP(3), ARRAY<T> and "
+                                        "MAP<K, V>")
         comma_first = tok.token_type == TokenType.COMMA and (
             nxt is None or nxt.token_type in _NOT_AFTER_COMMA)
         if comma_first:

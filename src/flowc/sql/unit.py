@@ -38,7 +38,7 @@ from flowc.sql.query import Piece, QueryTranslator
 from flowc.sql.source import SqlChunk, deep_stack, parse_statement, rewrite, unknown_statement
 from flowc.sql.terms import sql_terms
 from flowc.transformations import RuntimeExecutionMode
-from flowc.types import Schema, assignable
+from flowc.types import Schema, Type, assignable
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:PLAN\s+FOR\s+)?", re.I)
 _SET = re.compile(r"^\s*SET\s+'?([A-Za-z_][\w.\-]*)'?\s*=\s*('[^']*(?:''[^']*)*'|\S+)\s*$", re.I | re.S)
@@ -389,10 +389,13 @@ class Unit:
         probe = A.LetStmt(self.fresh_name(), piece.pipeline(), span, span)
         schema = self.define_let(probe)
         self._check_insert(schema, tdef, spans(tree.expression))
-        if list(schema.names) != list(tdef.schema.names):
-            # a file sink writes column names: rename to the table's (by position)
-            items = tuple(A.SelectItem(A.FieldRef(q, None, span), t, span)
-                          for q, t in zip(schema.names, tdef.schema.names))
+        casts = [_insert_cast(q.type, t.type) for q, t in zip(schema, tdef.schema)]
+        if list(schema.names) != list(tdef.schema.names) or any(casts):
+            # a file sink writes column names: rename to the table's (by position); a
+            # number into a DECIMAL column is cast to it, as Flink's INSERT does
+            items = tuple(A.SelectItem(A.Cast(A.FieldRef(q.name, None, span), t.type, span)
+                                       if cast else A.FieldRef(q.name, None, span), t.name, span)
+                          for q, t, cast in zip(schema, tdef.schema, casts))
             steps.append(A.MapStep(items, span))
         sink = _sink_step(tdef, span)
         steps.append(sink)
@@ -410,7 +413,7 @@ class Unit:
                                 f"has {len(tdef.schema)}", span,
                                 notes=[f"'{tdef.name}' is {tdef.schema}"])
         for q, t in zip(schema.fields, tdef.schema.fields):
-            if not assignable(q.type, t.type):
+            if not assignable(q.type, t.type) and not _insert_cast(q.type, t.type):
                 raise FlowTypeError(f"column '{q.name}' is {q.type} but '{tdef.name}.{t.name}' "
                                     f"is {t.type}", span, hint="convert it with CAST")
 
@@ -429,6 +432,14 @@ class Unit:
         return CompiledScript(lowerer.env, lowerer.streams, lowerer.sinks, self.filename,
                               self.text, A.Script(tuple(statements), self.filename),
                               lowerer.udfs)
+
+
+def _insert_cast(source: Type, target: Type) -> bool:
+    """Whether INSERT casts a column (a number into a DECIMAL of another type, a DECIMAL
+    into DOUBLE): Flink's implicit casts between numeric types."""
+    if source == target or not (source.is_decimal or target.is_decimal):
+        return False
+    return source.is_numeric and target.is_numeric
 
 
 def _absolute(path: str, base: str) -> str:

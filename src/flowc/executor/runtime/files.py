@@ -26,8 +26,10 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import IO, Any
 
+from flowc import decimals
 from flowc.errors import ExecutionError, UnsupportedError
 from flowc.executor.runtime import csvread
 from flowc.operators import FileSource
@@ -54,9 +56,9 @@ def parse_type(name: str) -> tuple[int, str]:
     depth, inner = 0, name.strip()
     while inner.startswith("array<") and inner.endswith(">"):
         depth, inner = depth + 1, inner[6:-1].strip()
-    if inner not in SCALAR_TYPES:
+    if inner not in SCALAR_TYPES and decimals.parse_name(inner) is None:
         raise UnsupportedError(f"field type '{name}' (supported: {', '.join(SCALAR_TYPES)}, "
-                               "array<T>)")
+                               "decimal(p, s), array<T>)")
     return depth, inner
 
 
@@ -148,10 +150,32 @@ _SCALAR: dict[str, Callable[[Any], Any]] = {
     "timestamp": parse_timestamp}
 
 
+def _scalar(name: str) -> Callable[[Any], Any]:
+    ps = decimals.parse_name(name)
+    return _SCALAR[name] if ps is None else _decimal_reader(*ps)
+
+
+def _decimal_reader(precision: int, scale: int) -> Callable[[Any], Any]:
+    """A number or numeric text -> DECIMAL(p, s), rounded HALF_UP and NULL when it does not
+    fit, as Flink's formats read one (``DecimalData.fromBigDecimal``)."""
+    def read(v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, (int, float, str, Decimal)):
+            raise ValueError(f"not a decimal: {v!r}")
+        if isinstance(v, str):
+            try:
+                v = Decimal(v.strip())
+            except ArithmeticError:
+                raise ValueError(f"not a decimal: {v!r}") from None
+            if not v.is_finite():
+                raise ValueError(f"not a decimal: {v!r}")
+        return decimals.to_decimal(v, precision, scale)
+    return read
+
+
 def converter(type_name: str) -> Callable[[Any], Any]:
     """Value (json / parquet) -> the declared type; None stays None; ValueError if bad."""
     depth, scalar = parse_type(type_name)
-    fn = _SCALAR[scalar]
+    fn = _scalar(scalar)
 
     def nullable(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return lambda v: None if v is None else f(v)
@@ -175,7 +199,7 @@ def text_parser(type_name: str) -> Callable[[str], Any] | None:
     if type_name == "string":
         return None
     scalar = parse_type(type_name)[1]
-    return csvread.timestamp_parser(parse_timestamp) if scalar == "timestamp" else _SCALAR[scalar]
+    return csvread.timestamp_parser(parse_timestamp) if scalar == "timestamp" else _scalar(scalar)
 
 
 def text_converter(type_name: str, null_value: str) -> Callable[[str], Any]:
@@ -532,6 +556,10 @@ def _parquet_plan(path: str, name: str, type_name: str,
         plan = ("", converter("double"))
     elif type_name == "bool":
         ok = t.is_boolean(arrow_type)
+    elif decimals.parse_name(type_name) is not None:
+        ok = (t.is_decimal(arrow_type) or t.is_integer(arrow_type) or t.is_floating(arrow_type)
+              or t.is_string(arrow_type))
+        plan = ("", converter(type_name))
     elif type_name == "timestamp":
         ok = (t.is_timestamp(arrow_type) or t.is_integer(arrow_type) or t.is_date(arrow_type)
               or t.is_string(arrow_type) or t.is_large_string(arrow_type))

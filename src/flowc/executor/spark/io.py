@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from flowc import decimals
 from flowc.errors import ExecutionError, FlowcError
 from flowc.executor import partition_paths
 from flowc.executor.failures import blame
@@ -108,8 +109,10 @@ def _spark_type(type_name: str) -> Any:
     from pyspark.sql import types as T
 
     depth, scalar = files.parse_type(type_name)
-    t: Any = {"string": T.StringType(), "int": T.LongType(), "double": T.DoubleType(),
-              "bool": T.BooleanType(), "timestamp": T.LongType()}[scalar]
+    ps = decimals.parse_name(scalar)
+    t: Any = T.DecimalType(*ps) if ps is not None else {
+        "string": T.StringType(), "int": T.LongType(), "double": T.DoubleType(),
+        "bool": T.BooleanType(), "timestamp": T.LongType()}[scalar]
     for _ in range(depth):
         t = T.ArrayType(t, True)
     return t
