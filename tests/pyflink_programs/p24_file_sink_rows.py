@@ -10,8 +10,12 @@ import tempfile
 from pyflink.common import Row, Types
 from pyflink.common.serialization import Encoder
 from pyflink.datastream import StreamExecutionEnvironment
-from pyflink.datastream.connectors.file_system import (BucketAssigner, FileSink,
-                                                       OutputFileConfig, RollingPolicy)
+from pyflink.datastream.connectors.file_system import (
+    BucketAssigner,
+    FileSink,
+    OutputFileConfig,
+    RollingPolicy,
+)
 
 root = tempfile.mkdtemp()
 env = StreamExecutionEnvironment.get_execution_environment()

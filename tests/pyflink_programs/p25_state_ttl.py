@@ -5,9 +5,14 @@ clock in tests/test_pyflink_state_ttl.py.)"""
 from pyflink.common import Time, Types
 from pyflink.datastream import StreamExecutionEnvironment
 from pyflink.datastream.functions import AggregateFunction, KeyedProcessFunction
-from pyflink.datastream.state import (AggregatingStateDescriptor, ListStateDescriptor,
-                                      MapStateDescriptor, ReducingStateDescriptor,
-                                      StateTtlConfig, ValueStateDescriptor)
+from pyflink.datastream.state import (
+    AggregatingStateDescriptor,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    ValueStateDescriptor,
+)
 
 read_write = (StateTtlConfig.new_builder(Time.hours(1))
               .set_update_type(StateTtlConfig.UpdateType.OnReadAndWrite)
@@ -66,9 +71,7 @@ class Everything(KeyedProcessFunction):
         self.seen.put(n, (self.seen.get(n) or 0) + 1)
         self.total.add(n)
         self.avg.add(n)
-        yield "{}: n={} previous={} items={} seen={} total={} avg={:.2f}".format(
-            key, n, previous, list(self.items.get()), sorted(self.seen.items()),
-            self.total.get(), self.avg.get())
+        yield f"{key}: n={n} previous={previous} items={list(self.items.get())} seen={sorted(self.seen.items())} total={self.total.get()} avg={self.avg.get():.2f}"
 
 
 env = StreamExecutionEnvironment.get_execution_environment()
