@@ -240,6 +240,28 @@ def test_a_changed_max_parallelism_fails_with_flinks_error(first: Path, tmp_path
                                                     meta["operators"][0]["id"], 128, 256)
 
 
+def test_a_derived_max_parallelism_adopts_the_savepoints(tmp_path: Path) -> None:
+    """The first job sets max parallelism 16; the new one (parallelism 3) derives 128:
+    Flink runs the restored vertices with the state's 16 key groups
+    (StateAssignmentOperation.checkParallelismPreconditions), routing included."""
+    (tmp_path / "in").mkdir()
+    old = _write(tmp_path, "old.flow", job("out1/", head="set max_parallelism = 16;\n"))
+    _run(old, tmp_path / "ck1", list(range(4)))
+    take_savepoint(str(tmp_path / "ck1"), compile_file(old).env.get_execution_graph(), old,
+                   str(tmp_path / "sp"))
+    new = _write(tmp_path, "new.flow", job("out2/", p=3))
+    graph = compile_file(new).env.get_execution_graph()
+    assert {ev.max_parallelism for ev in graph.vertices} == {128}  # what explain shows
+    _run(new, tmp_path / "ck2", list(range(4, FILES)), 3, savepoint=tmp_path / "sp")
+    adopted = Checkpoint(str(tmp_path / "ck2")).adopted_max_parallelism()
+    assert adopted == {ev.id: 16 for ev in graph.vertices}
+    assert _rows(tmp_path / "out1", tmp_path / "out2") == _expected(tmp_path, FILES, p=3)
+    # a savepoint of the restored run keeps the 16 key groups
+    take_savepoint(str(tmp_path / "ck2"), graph, new, str(tmp_path / "sp2"))
+    meta = json.loads((tmp_path / "sp2" / "_metadata.json").read_text())
+    assert {o["max_parallelism"] for o in meta["operators"]} == {16}
+
+
 ROLLING = """set parallelism = {p};
 source clicks (user_id string, action string, ts timestamp)
   from csv '{src}'{monitor}

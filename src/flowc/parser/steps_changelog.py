@@ -20,7 +20,7 @@ from flowc.parser.changes import (
 )
 from flowc.parser.regular_join import RegularJoin
 from flowc.parser.settings import STATE_TTL, apply_hints
-from flowc.parser.topn import TopN
+from flowc.parser.topn import BatchTopN, TopN
 from flowc.parser.topn_retract import RetractTopN
 from flowc.parser.topn_update import UpdateTopN
 from flowc.transformations import RuntimeExecutionMode
@@ -85,6 +85,8 @@ class ChangelogSteps:
         if flow.updating and step.unique is not None:  # Flink's UpdateFastStrategy
             unique = tuple(flow.schema.index_of(c) or 0 for c in step.unique)
             fn = UpdateTopN(step.count, tuple(order), step.rank is not None, unique, ttl)
+        elif not flow.updating and self.ctx.env.config.mode is RuntimeExecutionMode.BATCH:
+            fn = BatchTopN(step.count, tuple(order), step.rank is not None)  # final rows
         else:  # over an updating stream: Flink's retracting Rank (parser.topn_retract)
             ranker = RetractTopN if flow.updating else TopN
             fn = ranker(step.count, tuple(order), step.rank is not None, ttl)
@@ -93,7 +95,7 @@ class ChangelogSteps:
         if keyless:
             stream.set_parallelism(1)
         out = self._next(flow, stream, schema)
-        out.updating = True
+        out.updating = bool(getattr(fn, "emits_updates", True))
         return out
 
     def regular_join(self, flow: Flow, info: Any, step: A.JoinStep, left_names: Qualifiers,

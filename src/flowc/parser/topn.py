@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flowc.api.functions import KeyedProcessFunction
+from flowc.executor.runtime.core import LONG_MAX
 from flowc.parser.changes import value_state
 from flowc.rowkind import Delete, UpdateAfter, UpdateBefore
 
@@ -83,3 +84,24 @@ class TopN(KeyedProcessFunction):
                 yield Delete(new[self.n])
             yield row
         self.state.update(new[:self.n])
+
+
+class BatchTopN(TopN):
+    """BATCH mode: Flink plans a sort-based Rank (BatchPhysicalRank) that emits each key's
+    final top rows once, insert-only, after the key's last row - not the streaming
+    changelog. The rows are ranked as ``TopN`` does; a timer at the end of time (fired at
+    the end of the bounded input) emits them."""
+
+    emits_updates = False
+
+    def process_element(self, value: Any, ctx: Any) -> Iterator[tuple[Any, ...]]:
+        if self.state.value() is None:
+            ctx.timer_service().register_event_time_timer(LONG_MAX)
+        for _ in super().process_element(value, ctx):
+            pass  # the changelog of the streaming Top-N: BATCH emits final rows only
+        return iter(())
+
+    def on_timer(self, timestamp: int, ctx: Any) -> Iterator[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = self.state.value() or []
+        for r, row in enumerate(rows):
+            yield row + (r + 1,) if self.rank else row

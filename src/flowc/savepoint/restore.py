@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from flowc.chaining.execution_graph import ExecutionGraph
-from flowc.errors import ConfigError, UnsupportedError
+from flowc.errors import ConfigError
 from flowc.executor.runtime.core import LONG_MIN
 from flowc.executor.streaming.commit import RESTORED_BATCH, SOURCE_FILES, Checkpoint
 from flowc.executor.streaming.plan import plan_streaming
 from flowc.executor.streaming.task import SubtaskRun, _write_snapshot, snapshot_path
 from flowc.keygroups import key_group_range
+from flowc.operators import KafkaSource, SocketSource
 from flowc.savepoint.diff import LOST, RESTORED, diff_states
 from flowc.savepoint.metadata import SavepointMetadata, read_metadata
 from flowc.savepoint.state import OperatorState, read_operator, subtask_state
@@ -30,6 +31,8 @@ class Restored:
     dropped: tuple[str, ...]  # ids of state skipped (--allow-non-restored-state)
     new: int
     files_read: int
+    adopted: tuple[tuple[str, int], ...] = ()  # (vertex id, the savepoint's max parallelism)
+    notes: tuple[str, ...] = ()
 
     def summary(self, savepoint: str) -> str:
         text = (f"restored {self.restored} operator{'s' if self.restored != 1 else ''}' "
@@ -41,6 +44,10 @@ class Restored:
         if self.new:
             text += f"; {self.new} new stateful operator{'s' if self.new != 1 else ''} " \
                     "start empty"
+        for vid, mp in self.adopted:
+            text += f"; vertex {vid} runs with the savepoint's max parallelism {mp}"
+        for note in self.notes:
+            text += f"; {note}"
         return text
 
 
@@ -74,15 +81,11 @@ def restore_savepoint(savepoint: str, graph: ExecutionGraph, origin: str, checkp
         elif e.status == LOST:
             raise ConfigError(e.flink_error or f"cannot restore {e.id}")
         elif e.status == RESTORED:
-            if e.old_max_parallelism != e.new_max_parallelism:
-                raise UnsupportedError(
-                    f"the state of {e.name} ({e.id}) has max parallelism "
-                    f"{e.old_max_parallelism}, the new job derives {e.new_max_parallelism}: "
-                    "Flink would adopt the state's; flowc does not yet",
-                    hint=f"set max_parallelism = {e.old_max_parallelism} in the new job")
             assert e.new_id is not None
             mapping[e.new_id] = e.id
-    plan = plan_streaming(graph.job_graph)
+    adopted = _adopted_max_parallelism(graph, diff.entries)
+    # the new run's key groups and the routing into them: the adopted max parallelism
+    plan = plan_streaming(graph.job_graph, adopted)
     states: dict[str, OperatorState] = {}
     for v in plan.vertices:
         for idx in range(v.parallelism):
@@ -105,35 +108,71 @@ def restore_savepoint(savepoint: str, graph: ExecutionGraph, origin: str, checkp
             _write_snapshot(snapshot_path(ckpt.state, RESTORED_BATCH, v.id, idx), snap)
     units: list[int] = []
     done: list[str] = []
+    offsets: list[dict[str, dict[str, int]] | None] = []
+    notes: list[str] = []
     for s in plan.sources:
         if s.bounded:  # read whole by the savepoint's job: not read again
             continue
         source_id = next(m.operator_id for v in plan.vertices for m in v.members
                          if m.nid == s.node)
-        n, read = _source(savepoint, mapping.get(source_id))
+        n, read, kafka = _source(savepoint, mapping.get(source_id))
         units.append(n)
         done.extend(read)
+        offsets.append(kafka if isinstance(s.spec, KafkaSource) else None)
+        if isinstance(s.spec, SocketSource) and source_id in mapping:
+            notes.append(f"the socket source {s.spec.hostname}:{s.spec.port} has no position "
+                         "to restore: it reads the lines sent after it connects (Flink's "
+                         "socket source keeps none either)")
+    ckpt.write_restored(adopted, offsets)
     d = os.path.join(ckpt.state, str(RESTORED_BATCH))
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, SOURCE_FILES), "w", encoding="utf-8") as fh:
         json.dump(sorted(set(done)), fh)
     ckpt.finish_batch(RESTORED_BATCH, units)  # _DONE last: a whole restore or none
-    return Restored(len(mapping), tuple(dropped), diff.count("new"), sum(units))
+    return Restored(len(mapping), tuple(dropped), diff.count("new"), sum(units),
+                    tuple(sorted(adopted.items())), tuple(notes))
 
 
-def _source(savepoint: str, old_id: str | None) -> tuple[int, list[str]]:
-    """(units read, files read) of the savepoint's source when the new job's source is the
-    same operator; else the new source starts from the beginning (its state is new)."""
+def _adopted_max_parallelism(graph: ExecutionGraph, entries: Any) -> dict[str, int]:
+    """Per new vertex whose state is restored with a max parallelism other than its own
+    (derived: diff_states refused an explicitly set one), the state's, as Flink's
+    StateAssignmentOperation.checkParallelismPreconditions sets it on the vertex."""
+    vertex_of = {info.id: ev for ev in graph.vertices for info in ev.job_vertex.operators}
+    adopted: dict[str, int] = {}
+    for e in entries:
+        if e.status != RESTORED or e.old_max_parallelism == e.new_max_parallelism:
+            continue
+        ev = vertex_of[e.new_id]
+        if adopted.setdefault(ev.id, e.old_max_parallelism) != e.old_max_parallelism:
+            # Flink keeps the last operator's; key groups of two sizes cannot share a task
+            raise ConfigError(
+                f"the state restored into the vertex {ev.name} ({ev.id}) was taken with "
+                f"max parallelism {adopted[ev.id]} and {e.old_max_parallelism} (operator "
+                f"{e.id}): one task cannot hold both",
+                hint="set the job's max_parallelism to one of them and restore the other "
+                     "operator's state into a separate vertex")
+    return adopted
+
+
+def _source(savepoint: str, old_id: str | None
+            ) -> tuple[int, list[str], dict[str, dict[str, int]] | None]:
+    """(units read, files read, Kafka offsets) of the savepoint's source when the new job's
+    source is the same operator; else the new source starts from the beginning (its state
+    is new)."""
     if old_id is None:
-        return 0, []
+        return 0, [], None
     path = os.path.join(savepoint, "sources", f"{old_id}.json")
     if not os.path.exists(path):
-        return 0, []
+        return 0, [], None
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
         units, done = int(doc["units_read"]), [str(f) for f in doc["done"]]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ConfigError(f"{path}: expected {{\"units_read\": N, \"done\": [files]}} "
+        raw = doc.get("offsets")
+        offsets = None if raw is None else {
+            str(t): {str(p): int(o) for p, o in parts.items()} for t, parts in raw.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ConfigError(f"{path}: expected {{\"units_read\": N, \"done\": [files], "
+                          f"\"offsets\": {{topic: {{partition: offset}}}} (Kafka)}} "
                           f"({type(e).__name__}: {e})") from None
-    return units, done
+    return units, done, offsets

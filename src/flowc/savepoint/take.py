@@ -17,6 +17,7 @@ from flowc.executor.runtime import files
 from flowc.executor.streaming.commit import Checkpoint
 from flowc.executor.streaming.plan import StreamingPlan, plan_streaming
 from flowc.executor.streaming.task import SubtaskRun, operator_state, snapshot_path
+from flowc.operators import KafkaSource
 from flowc.savepoint.metadata import METADATA_FILE, OperatorMeta, metadata_from_plan
 from flowc.savepoint.state import OperatorState, class_names, split_subtask, write_operator
 
@@ -55,13 +56,16 @@ def take_savepoint(checkpoint: str, graph: ExecutionGraph, origin: str, out: str
     if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
         raise ConfigError(f"{out} already exists: a savepoint is written to a new directory")
     batch = done[-1]
-    plan = plan_streaming(graph.job_graph)
+    adopted = ckpt.adopted_max_parallelism()  # a restored run's state keeps its key groups
+    plan = plan_streaming(graph.job_graph, adopted)
     states = _operator_states(plan, ckpt.state, batch, checkpoint)
     meta = metadata_from_plan(graph, origin)
     listed = {o.id for o in meta.operators}
     extra = [_extra_meta(graph, op_id) for op_id, s in states.items()
              if op_id not in listed and not s.empty()]
-    meta = replace(meta, operators=meta.operators + tuple(extra))
+    meta = replace(meta, operators=tuple(
+        replace(o, max_parallelism=adopted[o.vertex_id]) if o.vertex_id in adopted else o
+        for o in meta.operators + tuple(extra)))
     tmp = f"{out.rstrip(os.sep)}.{os.getpid()}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     for o in meta.operators:
@@ -73,8 +77,11 @@ def take_savepoint(checkpoint: str, graph: ExecutionGraph, origin: str, out: str
     for k, s in enumerate(unbounded):  # the n-th unbounded source is Spark's source n
         source_id = next(m.operator_id for v in plan.vertices for m in v.members
                          if m.nid == s.node)
-        doc = {"units_read": read[k] if k < len(read) else 0,
-               "kind": type(s.spec).__name__, "done": done_files(ckpt, batch, k)}
+        doc: dict[str, Any] = {"units_read": read[k] if k < len(read) else 0,
+                               "kind": type(s.spec).__name__,
+                               "done": done_files(ckpt, batch, k)}
+        if isinstance(s.spec, KafkaSource):
+            doc["offsets"] = kafka_offsets(ckpt, batch, k)
         with open(os.path.join(tmp, "sources", f"{source_id}.json"), "w",
                   encoding="utf-8") as fh:
             json.dump(doc, fh, indent=1)
@@ -173,6 +180,29 @@ def done_files(ckpt: Checkpoint, batch: int, source: int = 0) -> list[str]:
                 if entry is not None and entry[1] <= batch:
                     found.add(files.local_path(entry[0]) or entry[0])
     return sorted(found)
+
+
+def kafka_offsets(ckpt: Checkpoint, batch: int, source: int
+                  ) -> dict[str, dict[str, int]] | None:
+    """The query's ``source``-th source's position after completed ``batch``: its entry
+    in Spark's offsets log (``spark/offsets/<batch>``: ``v1``, the batch's metadata, then
+    one line per source; a Kafka source's is ``{"topic": {"partition": next offset}}``).
+    A batch no Spark batch ran for (only a restore's) keeps the restored offsets."""
+    path = os.path.join(ckpt.spark, "offsets", str(batch))
+    if not os.path.exists(path):
+        restored = ckpt.kafka_offsets()
+        return restored[source] if source < len(restored) else None
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    try:
+        doc: Any = json.loads(lines[2 + source])
+    except (IndexError, ValueError):
+        raise ConfigError(f"Spark's offsets log {path} has no offsets of source {source}") \
+            from None
+    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+        raise ConfigError(f"Spark's offsets log {path}: source {source}'s offsets {doc!r} are "
+                          "not Kafka offsets (topic -> partition -> offset)")
+    return {str(t): {str(p): int(o) for p, o in parts.items()} for t, parts in doc.items()}
 
 
 def _log_entry(line: str) -> tuple[str, int] | None:

@@ -144,6 +144,8 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
                             f"rankRange=[rankStart=1, rankEnd={bound[1]}], "
                             f"partitionBy=[{part}], orderBy=[{order.sql()[9:]}], "
                             f"select=[{', '.join(names)}])", ())
+    if qt.catalog.is_batch():  # BATCH: a sort-based Rank emitting final rows (parser.topn.BatchTopN)
+        top.updating = None
     top_name = qt.named(top)
     alias = frm.this.alias
     frm.set("this", exp.Table(this=exp.to_identifier(top_name),

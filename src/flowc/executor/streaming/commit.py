@@ -7,6 +7,10 @@
 - ``state/-1/``: the state a run restored from a savepoint (``flowc.savepoint.restore``),
   laid out as a completed batch before Spark's first, plus ``_SOURCE.json`` (the files the
   savepoint's job had read: not read again).
+- ``restored.json``: what a savepoint restore decided for every later run on the
+  checkpoint: ``max_parallelism`` (vertex id -> the savepoint's max parallelism, adopted
+  where the job's was derived) and ``kafka_offsets`` (per unbounded source, the savepoint's
+  Kafka offsets by topic and partition, or null: where the new query starts).
 - ``sinks/<node>/<batch>``: a sink committed the batch (its files renamed into place, or its
   lines printed); a replayed batch skips it.
 
@@ -19,12 +23,14 @@ import json
 import os
 import shutil
 from collections.abc import Callable
+from typing import Any
 
 from flowc.errors import ExecutionError
 
 KEEP_SINK_MARKERS = 100  # batches of sink markers kept (a replay is of the last batch only)
 RESTORED_BATCH = -1  # the batch a savepoint's state is restored as (Spark's first is 0)
 SOURCE_FILES = "_SOURCE.json"
+RESTORED = "restored.json"
 
 
 def _batch(name: str) -> int | None:
@@ -67,6 +73,27 @@ class Checkpoint:
             return []
         with open(path, encoding="utf-8") as fh:
             return list(json.load(fh))
+
+    def restored(self) -> dict[str, Any]:
+        """``restored.json`` (empty when the checkpoint's first run did not restore)."""
+        path = os.path.join(self.root, "flowc", RESTORED)
+        if not os.path.exists(path):
+            return {}
+        with open(path, encoding="utf-8") as fh:
+            doc: dict[str, Any] = json.load(fh)
+        return doc
+
+    def adopted_max_parallelism(self) -> dict[str, int]:
+        return {str(k): int(v) for k, v in self.restored().get("max_parallelism", {}).items()}
+
+    def kafka_offsets(self) -> list[dict[str, dict[str, int]] | None]:
+        return list(self.restored().get("kafka_offsets", []))
+
+    def write_restored(self, max_parallelism: dict[str, int],
+                       kafka_offsets: list[dict[str, dict[str, int]] | None]) -> None:
+        _touch(os.path.join(self.root, "flowc", RESTORED),
+               json.dumps({"max_parallelism": max_parallelism,
+                           "kafka_offsets": kafka_offsets}, sort_keys=True))
 
     def units_read(self, batch: int | None) -> list[int]:
         """Per source (in the plan's order): the files, lines, rows or records read up to

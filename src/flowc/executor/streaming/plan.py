@@ -14,6 +14,7 @@ per micro-batch by a callback: the REPL); every partitioner.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,11 +123,15 @@ BOUNDED_KINDS = (FileSource, TextLineFileSource, CollectionSource, SequenceSourc
                  DatagenSource)
 
 
-def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
+def plan_streaming(job_graph: JobGraph, max_parallelism: Mapping[str, int] | None = None
+                   ) -> StreamingPlan:
     """The job's plan, or an UnsupportedError naming (and pointing at) the first operator
-    the streaming executor cannot run yet."""
+    the streaming executor cannot run yet. ``max_parallelism``: per vertex id, the max
+    parallelism a restore adopted from a savepoint (the vertex's was derived), used for its
+    key groups and for the routing into it."""
     sg = job_graph.stream_graph
     wiring = Wiring(job_graph)
+    adopted = max_parallelism or {}
     _check(sg)
     vertices: list[VertexPlan] = []
     slots: dict[int, tuple[str, int]] = {}  # id(stream edge) -> (producer vertex, slot)
@@ -135,6 +140,7 @@ def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
     found: list[tuple[Any, int, str]] = []
     for v in job_graph.vertices_sorted():
         p, m = wiring.vertex(v.id)
+        m = adopted.get(v.id, m)
         chained = {id(e) for e in v.chained_edges}
         op_ids = {o.node_id: o.id for o in v.operators}
         members: list[Member] = []
@@ -157,6 +163,7 @@ def plan_streaming(job_graph: JobGraph) -> StreamingPlan:
                     continue
                 target = job_graph.vertex_of_node(e.target_id)
                 tp, tm = wiring.vertex(target.id)
+                tm = adopted.get(target.id, tm)
                 order = list(sg.inputs(e.target_id)).index(e)
                 member.edges.append(EdgeOut(
                     n_slots, e, e.output_tag, tp, tm,

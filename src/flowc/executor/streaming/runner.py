@@ -46,6 +46,7 @@ from flowc.executor.streaming.sources import (
     bounded_shares,
     check_source,
     default_interval,
+    kafka_resume,
     query_dataframe,
     source_failure,
     source_of,
@@ -118,6 +119,9 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     root = tempfile.mkdtemp(prefix="flowc-checkpoint-") if temporary else checkpoint
     assert root is not None
     ckpt = Checkpoint(root)
+    adopted = ckpt.adopted_max_parallelism()
+    if adopted:  # restored from a savepoint whose max parallelism the job adopted
+        plan = plan_streaming(job_graph, adopted)
     stop = stop or threading.Event()
     spark = get_spark(master, verbose, spark_options(sg.config.options))
     for nid, spec in plan.sinks.items():
@@ -160,8 +164,15 @@ class _StreamJob:
         return [s for s in self.plan.sources if not s.bounded]
 
     def run(self, interval_ms: int, stop: threading.Event) -> None:
-        df = query_dataframe(self.spark, [(s.index, s.spec, self.sg.nodes[s.node].span)
-                                          for s in self.unbounded], interval_ms)
+        # after a restore a Kafka source starts at the savepoint's offsets (Spark reads
+        # startingOffsets only when its own offsets log is empty: on a query's first start)
+        offsets = self.ckpt.kafka_offsets()
+        specs = [kafka_resume(s.spec, offsets[k]) if k < len(offsets) and offsets[k]
+                 and isinstance(s.spec, KafkaSource) else s.spec
+                 for k, s in enumerate(self.unbounded)]
+        df = query_dataframe(self.spark, [(s.index, spec, self.sg.nodes[s.node].span)
+                                          for s, spec in zip(self.unbounded, specs)],
+                             interval_ms)
         writer = df.writeStream.foreachBatch(self._batch) \
             .option("checkpointLocation", self.ckpt.spark) \
             .queryName(f"flowc-{os.getpid()}")

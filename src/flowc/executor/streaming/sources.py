@@ -8,8 +8,11 @@ batch among the source's subtasks, and what a subtask reads from its share.
   of an unfinished batch again, as Flink's socket source neither);
 - datagen without a row limit: Spark's ``rate-micro-batch`` source only numbers the rows
   (offset = rows generated so far, so a replayed batch generates the same rows); the tasks
-  generate each row from its index with the table's generators;
-- Kafka: Spark's Kafka source, Flink's options mapped by ``kafka_options``.
+  generate each row from its index (the rows the checkpoint counts as read before, plus
+  the batch's) with the table's generators, so a restored job goes on from the savepoint's
+  row;
+- Kafka: Spark's Kafka source, Flink's options mapped by ``kafka_options`` (after a
+  restore, the savepoint's offsets: ``kafka_resume``).
 
 A job with several unbounded sources is still one query: ``query_dataframe`` tags each
 source's rows with its number (``src``) and unions them (Spark's offsets log tracks every
@@ -169,6 +172,17 @@ def kafka_options(spec: KafkaSource) -> dict[str, str]:
     return out
 
 
+def kafka_resume(spec: KafkaSource, offsets: dict[str, dict[str, int]]) -> KafkaSource:
+    """The Kafka source restored from a savepoint: it starts at the savepoint's offsets
+    (Spark's offsets-log entry of the savepoint's last batch: topic -> partition -> the
+    next offset to read, which Flink's restored splits hold too), whatever its startup
+    mode (Flink ignores the startup mode for restored splits as well)."""
+    specific = tuple((topic, int(partition), int(offset))
+                     for topic, parts in sorted(offsets.items())
+                     for partition, offset in sorted(parts.items(), key=lambda t: int(t[0])))
+    return dataclasses.replace(spec, startup="specific-offsets", specific_offsets=specific)
+
+
 def kafka_packages() -> str:
     """The ``--packages`` coordinates of Spark's Kafka connector for this PySpark."""
     import pyspark
@@ -236,7 +250,10 @@ def batch_shares(spec: Any, df: Any, before: int, p: int) -> BatchShares:
         if hi - lo + 1 != n:
             raise ExecutionError(f"the datagen batch's row numbers {lo}..{hi} are not "
                                  f"contiguous ({n} rows)")
-        ranges = [split_range(lo, hi, p, idx) for idx in range(p)]
+        # Rows are numbered from the rows read before (``before``), not from Spark's count:
+        # a query restored from a savepoint counts from 0 again, the job goes on where the
+        # savepoint's stopped (in a run without restore the two are equal).
+        ranges = [split_range(before, before + n - 1, p, idx) for idx in range(p)]
         return BatchShares([(r.start, r.stop) for r in ranges], n, _plural(n, "row"))
     if isinstance(spec, KafkaSource):
         rows = sorted((r.topic, r.partition, r.offset, r.value, r.ts) for r in df.collect())
