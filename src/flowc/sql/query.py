@@ -50,10 +50,12 @@ from flowc.types import Schema, Type, common_type
 
 WINDOW_COLUMNS = ("window_start", "window_end")
 _LEGACY = {"tumble": "tumbling", "hop": "sliding", "session": "session"}
+_TVF_KINDS = {**_LEGACY, "cumulate": "cumulative"}  # CUMULATE has no GROUP BY form
 _AGG_NAMES = ("first", "last", "first_value", "last_value")
 _TVF_PARAMS = {"tumble": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
                "hop": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
-               "session": ("DATA", "TIMECOL", "GAP")}
+               "session": ("DATA", "TIMECOL", "GAP"),
+               "cumulate": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET")}
 
 
 class Catalog(Protocol):
@@ -460,12 +462,10 @@ class QueryTranslator:
         assert isinstance(call, exp.Anonymous)
         fn = str(call.this).lower()
         span = self.spans(call)
-        if fn == "cumulate":
-            raise UnsupportedError("CUMULATE windows are not supported", span,
-                                   hint="use TUMBLE, HOP or SESSION")
-        if fn not in _LEGACY:
+        if fn not in _TVF_KINDS:
             raise UnsupportedError(f"table function {fn.upper()} is not supported", span,
-                                   hint="window table functions are TUMBLE, HOP and SESSION")
+                                   hint="window table functions are TUMBLE, HOP, CUMULATE "
+                                        "and SESSION")
         args = self._positional(fn, list(call.expressions), span)
         if len(args) < 3 or not isinstance(args[0], exp.Column) or not (
                 isinstance(args[1], exp.Anonymous) and str(args[1].this).lower() ==
@@ -541,14 +541,15 @@ class QueryTranslator:
                 raise FlowSyntaxError("window sizes are intervals, as in INTERVAL '5' SECOND",
                                       self.spans(s))
             ms.append(interval_millis(s, self.spans(s)))
-        kind = _LEGACY[fn]
-        want = {"tumbling": (1, 2), "sliding": (2, 3), "session": (1, 1)}[kind]
+        kind = _TVF_KINDS[fn]
+        want = {"tumbling": (1, 2), "sliding": (2, 3), "cumulative": (2, 3),
+                "session": (1, 1)}[kind]
         if not want[0] <= len(ms) <= want[1]:
             raise FlowSyntaxError(f"{fn.upper()} takes {want[0]}{'' if want[0] == want[1] else f' or {want[1]}'} "
                                   f"interval{'s' if want[1] > 1 else ''}", span)
         if kind == "tumbling":
             return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span, processing)
-        if kind == "sliding":  # Flink's HOP takes the slide first, then the size
+        if kind in ("sliding", "cumulative"):  # HOP / CUMULATE: the slide / step first
             return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span, processing)
         return A.WindowSpec(kind, ms[0], 0, 0, span, processing)
 
