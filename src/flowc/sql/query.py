@@ -35,7 +35,7 @@ from flowc.errors import (
 )
 from flowc.parser import ast as A
 from flowc.sql import ordering, setops
-from flowc.sql.changelog import KEY, Updating, reject_state_ttl_hint
+from flowc.sql.changelog import KEY, Updating
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
@@ -43,6 +43,7 @@ from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.over import over_windows, translate_over
 from flowc.sql.proctime import add_proctime, is_proctime_column
 from flowc.sql.source import Rewrites
+from flowc.sql.state_ttl_hint import hinted, state_ttl_hint
 from flowc.sql.window_join import window_join
 from flowc.sql.window_rank import window_rank
 from flowc.sql.windows import window_rows
@@ -304,7 +305,7 @@ class QueryTranslator:
         from flowc.sql.topn import rewrite_top_n
 
         rewrite_top_n(self, node)  # ROW_NUMBER() OVER (...) filtered on the rank
-        reject_state_ttl_hint(self.spans, node)
+        ttl_hint = state_ttl_hint(self.spans, node)
         frm = node.args.get("from_")
         if not node.expressions:
             # sqlglot takes `SELECT FROM t`; Flink's parser does not
@@ -317,7 +318,7 @@ class QueryTranslator:
                                    hint="read from a table or stream")
         ranked = window_rank(self, node)
         if ranked is not None:
-            return ranked
+            return hinted(ttl_hint, node, ranked, 0)
         joins = node.args.get("joins") or []
         where = node.args.get("where")
         if joins and where is not None and len(joins) == 1 and \
@@ -326,6 +327,7 @@ class QueryTranslator:
             # FROM a, b WHERE <keys and time bounds>: the WHERE is the join condition
             joins[0].set("on", where.this)
             where = None
+        first = 0  # the first of the steps this block makes (a join's sides are named)
         if joins and is_lateral(joins):
             piece, resolve = lateral_join(self, frm.this, joins, self.spans(node))
         elif joins:
@@ -333,6 +335,7 @@ class QueryTranslator:
                 translate_join(self, frm.this, joins, self.spans(node))
         else:
             piece = self.from_item(frm.this)
+            first = len(piece.steps)
             resolve = self._single_resolver(piece)
             aggregated = node.args.get("group") is not None or any(
                 is_aggregate(n) for item in node.expressions for n in item.walk())
@@ -349,11 +352,11 @@ class QueryTranslator:
                 if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)):
                     ex(n)  # raises: subqueries in expressions are not supported
         if over_windows(node):
-            return translate_over(self, node, piece, ex, resolve)
+            return hinted(ttl_hint, node, translate_over(self, node, piece, ex, resolve), first)
         group = node.args.get("group")
         if group is not None or any(is_aggregate(n) for item in node.expressions
                                     for n in item.walk()):
-            return self.aggregate(node, piece, ex, resolve)
+            return hinted(ttl_hint, node, self.aggregate(node, piece, ex, resolve), first)
         if node.args.get("having") is not None:
             raise FlowSyntaxError("HAVING needs GROUP BY", self.spans(node.args["having"]))
         items, names = self.projection(node, piece, ex)
@@ -363,7 +366,7 @@ class QueryTranslator:
                 piece.updating = piece.updating.renamed(_sources(node, piece))
             piece.names = names
         piece.span = self.spans(node)
-        return piece
+        return hinted(ttl_hint, node, piece, first)
 
     def _single_resolver(self, piece: Piece) -> Callable[[exp.Column, Span], A.Expr]:
         def resolve(col: exp.Column, span: Span) -> A.Expr:

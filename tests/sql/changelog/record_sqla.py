@@ -6,7 +6,8 @@ Flink 2.3 (not run by the tests):
 As record_changelog.py (STREAMING mode, parallelism 1, table.local-time-zone UTC): per
 query the ``changelog`` Flink's ``collect()`` returns, ``print``, the lines its print
 connector writes, ``plan``, the optimized physical plan with changelog modes (EXPLAIN
-CHANGELOG_MODE), or ``error``, the first line of Flink's exception. The queries and tables
+CHANGELOG_MODE), or ``error``, the first line of Flink's exception, ``cause``, its
+last "...Exception:" lines, and ``message``, the first exception's whole message. The queries and tables
 are in sqla_queries.py."""
 
 import json
@@ -71,6 +72,9 @@ def record_one(query: str) -> dict:
         cause = [x for x in lines if "Exception:" in x]
         out["error"] = lines[0][:500]
         out["cause"] = [x[:500] for x in cause[-3:]]
+        # the first exception's whole message (it may span lines), without the stack trace
+        head = text.split("\n: ", 1)[-1].split("\n\tat ", 1)[0]
+        out["message"] = head.split(": ", 1)[-1]
         out.pop("plan", None)
         return out
     cols = ", ".join(f"`c{i}` {ty}" for i, ty in enumerate(types))
@@ -79,14 +83,42 @@ def record_one(query: str) -> dict:
     return out
 
 
+def error_message(t, query: str) -> str | None:
+    """The first exception's whole message of a query Flink rejects (its EXPLAIN fails
+    alike), without the stack trace; None if Flink takes the query."""
+    try:
+        t.explain_sql(query)
+    except Exception as err:  # noqa: BLE001 - recorded
+        return str(err).split("\n: ", 1)[-1].split("\n\tat ", 1)[0].split(": ", 1)[-1]
+    return None
+
+
 def main() -> None:
+    """``[stem ...]``: record those files (all without arguments); ``stem:3,7``: re-record
+    those cases into the existing file; ``--messages stem``: add each rejected query's
+    ``message`` to the existing file (EXPLAIN only, one Flink session)."""
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         stem, i = sys.argv[2].split(":")
         print("@@JSON " + json.dumps(record_one(FILES[stem][int(i)])), flush=True)
         return
-    for stem in sys.argv[1:] or list(FILES):
+    if len(sys.argv) == 3 and sys.argv[1] == "--messages":
+        path = here / f"{sys.argv[2]}.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        t = env(Path(tempfile.mkdtemp()))
+        for case in doc["cases"]:
+            if "error" in case:
+                case["message"] = error_message(t, case["query"])
+        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        return
+    for arg in sys.argv[1:] or list(FILES):
+        stem, _, only = arg.partition(":")
+        chosen = {int(x) for x in only.split(",")} if only else None
+        old = json.loads((here / f"{stem}.json").read_text())["cases"] if chosen else []
         cases = []
         for i, q in enumerate(FILES[stem]):
+            if chosen is not None and i not in chosen:
+                cases.append(next(c for c in old if c["query"] == q))
+                continue
             p = subprocess.run([sys.executable, __file__, "--one", f"{stem}:{i}"],
                                capture_output=True, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
