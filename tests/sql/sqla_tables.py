@@ -42,9 +42,10 @@ def sql_text(tmp: Path, query: str, parallelism: int, settings: str = "") -> str
             f"\n{query};\n")
 
 
-def printed(tmp: Path, query: str, parallelism: int, runner: Any = run_reference) -> list[str]:
+def printed(tmp: Path, query: str, parallelism: int, runner: Any = run_reference,
+            settings: str = "") -> list[str]:
     """The print sink's lines, without a subtask prefix."""
-    script = compile_sql(sql_text(tmp, query, parallelism), "q.sql")
+    script = compile_sql(sql_text(tmp, query, parallelism, settings), "q.sql")
     return [line.split("> ", 1)[1] if "> " in line.split("[", 1)[0] else line
             for line in runner(script.env.get_job_graph()).printed]
 

@@ -92,6 +92,20 @@ def test_the_plan_names_the_cumulative_window(tmp_path: Path) -> None:
     assert any("CumulativeEventTimeWindows" in n for n in names), names
 
 
+@pytest.mark.parametrize("mode", ["streaming", "batch"])
+def test_the_columnar_executor_runs_the_window_itself(tmp_path: Path, mode: str) -> None:
+    """A CUMULATE aggregate is a columnar window member (not the row operator inside the
+    columnar chain); its rows on Spark: test_sql_cumulate_spark.py."""
+    from flowc.executor.arrow.plan import plan_members
+
+    settings = f"SET 'execution.runtime-mode' = '{mode}';\n"
+    script = compile_sql(sql_text(tmp_path, RUNS[0]["query"], 2, settings), "q.sql")
+    members = plan_members(script.env.get_job_graph())
+    assert isinstance(members, dict), members
+    kinds = [getattr(m, "kind", None) for ms in members.values() for m in ms]
+    assert "window" in kinds and "row_op" not in kinds, kinds
+
+
 FLOW = """source events (user_id string, amount int, ts timestamp) from csv '{path}'
   options (header = false, null_value = '') watermark ts - 1s;
 events | key by user_id | window cumulating 6s every 2s

@@ -1,6 +1,7 @@
 """CUMULATE windows on Spark (test_sql_cumulate.py's fixtures): the window aggregate, the
-TVF's rows and a window join print Flink's rows. The columnar window code takes tumbling
-and sliding windows only, so CUMULATE runs on the row runtime there (docs/sql.md)."""
+TVF's rows and a window join print Flink's rows; window aggregates also with
+``flowc.executor = columnar``, in BATCH and STREAMING mode, where the window is a columnar
+(Arrow) window member (test_sql_cumulate.py checks the plan)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,17 @@ def test_cumulate_on_spark(tmp_path: Path, case: dict) -> None:  # type: ignore[
     lines = printed(tmp_path, case["query"], 2, run_job_graph)
     assert sorted(lines) == sorted(case["print"])
     assert final_table(lines) == final_table(case["print"])
+
+
+AGGREGATES = [c for c in RUNS if "GROUP BY window_start" in c["query"] and " JOIN " not in
+              c["query"] and "ROW_NUMBER" not in c["query"] and "HAVING" not in c["query"]]
+
+
+@pytest.mark.parametrize("mode", ["streaming", "batch"])
+@pytest.mark.parametrize("case", AGGREGATES, ids=[c["query"][:70] for c in AGGREGATES])
+def test_cumulate_aggregates_run_columnar(tmp_path: Path, case: dict,  # type: ignore[type-arg]
+                                          mode: str) -> None:
+    settings = (f"SET 'flowc.executor' = 'columnar';\n"
+                f"SET 'execution.runtime-mode' = '{mode}';\n")
+    lines = printed(tmp_path, case["query"], 2, run_job_graph, settings)
+    assert sorted(lines) == sorted(case["print"])
