@@ -86,6 +86,11 @@ TOPN_OUTSIDE = [
     "SELECT user_id, s FROM (SELECT user_id, s, ROW_NUMBER() OVER (ORDER BY n DESC) AS rn FROM "
     "(SELECT user_id, SUM(amount) AS s, COUNT(*) AS n FROM orders GROUP BY user_id)) "
     "WHERE rn <= 2",
+    # over a time attribute: Flink's Deduplicate (rn = 1 on the rowtime) and a Rank
+    "SELECT user_id, amount FROM (SELECT user_id, amount, ROW_NUMBER() OVER (PARTITION BY "
+    "user_id ORDER BY ts DESC) AS rn FROM events) WHERE rn = 1",
+    "SELECT amount FROM (SELECT amount, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts "
+    "ASC) AS rn FROM events) WHERE rn <= 2",
     # the inner query projects the ORDER BY column away: not in scope (an error in Flink)
     "SELECT user_id, amount FROM (SELECT user_id, amount, ROW_NUMBER() OVER (PARTITION BY "
     "user_id ORDER BY ts DESC) rn FROM (SELECT user_id, amount FROM orders)) WHERE rn <= 2",
