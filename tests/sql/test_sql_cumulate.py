@@ -134,3 +134,18 @@ def test_flow_cumulating_errors(tmp_path: Path) -> None:
         compile_source(text, "t.flow")
     assert "integral multiple of step" in info.value.message
     assert info.value.span is not None and info.value.span.line == 3
+
+
+def test_cumulate_over_processing_time(tmp_path: Path) -> None:
+    """CUMULATE over a ``PROCTIME()`` column plans CumulativeProcessingTimeWindows; in BATCH
+    every window fires at the end of input (all rows at processing time 12.345 s: the 10 s
+    epoch's windows ending at 14 s, 16 s, ... 20 s)."""
+    from test_sql_proctime import _job, _printed
+
+    jg = _job(tmp_path, "SELECT user_id, window_start, window_end, COUNT(*) AS n FROM TABLE("
+                        "CUMULATE(TABLE clicks, DESCRIPTOR(pt), INTERVAL '2' SECOND, "
+                        "INTERVAL '10' SECOND)) GROUP BY window_start, window_end, user_id;")
+    names = [n.name for n in jg.stream_graph.nodes.values()]  # type: ignore[attr-defined]
+    assert "CumulativeProcessingTimeWindows" in names
+    assert _printed(jg) == [f"+I[{u}, 1970-01-01T00:00:10, 1970-01-01T00:00:{e}, {n}]"
+                            for u, n in (("a", 2), ("b", 1)) for e in (14, 16, 18, 20)]
