@@ -12,8 +12,8 @@ from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation
 FLOW_KEYWORDS = (
     "set", "import", "udf", "source", "from", "let", "values", "datagen", "rows", "sequence",
     "to", "watermark", "dead", "letter", "options", "with", "map", "select", "filter",
-    "where", "flat_map", "key", "by", "window", "tumbling", "sliding", "every", "offset",
-    "session", "gap", "allowed", "lateness", "late", "into", "aggregate", "union", "join",
+    "where", "flat_map", "key", "by", "window", "tumbling", "sliding", "cumulating", "every",
+    "offset", "session", "gap", "allowed", "lateness", "late", "into", "aggregate", "union", "join",
     "interval", "between", "on", "as", "rebalance", "rescale", "shuffle", "broadcast",
     "global", "forward", "print", "write", "blackhole", "csv", "json", "parquet", "and", "or",
     "not", "is", "in", "like", "case", "when", "then", "else", "end", "cast", "distinct",

@@ -332,6 +332,56 @@ def sliding_windows(timestamp: int, size: int, slide: int, offset: int) -> list[
     return windows
 
 
+def cumulative_windows(timestamp: int, max_size: int, step: int,
+                       offset: int) -> list[TimeWindow]:
+    """The cumulating windows holding ``timestamp``: ``[start, start + k * step)`` of its
+    ``max_size`` epoch for each k whose window has not ended at the timestamp, earliest end
+    first (Flink's table runtime ``CumulativeWindowAssigner.assignWindows``)."""
+    start = window_start_with_offset(timestamp, offset, max_size)
+    last_end = start + max_size
+    end = window_start_with_offset(timestamp, offset, step) + step
+    windows = []
+    while end <= last_end:
+        windows.append(TimeWindow(start, end))
+        end += step
+    return windows
+
+
+def check_cumulative(max_size: int, step: int, offset: int) -> None:
+    """Flink's CUMULATE parameter checks, with its texts (``CumulativeWindowAssigner``)."""
+    if max_size <= 0 or step <= 0:
+        raise ValueError("Cumulative Window parameters must satisfy maxSize > 0 and step > 0, "
+                         f"but got maxSize {max_size}ms and step {step}ms.")
+    if max_size % step != 0:
+        raise ValueError("Cumulative Window requires maxSize must be an integral multiple of "
+                         f"step, but got maxSize {max_size}ms and step {step}ms.")
+
+
+@dataclass(frozen=True)
+class CumulativeEventTimeWindows(WindowAssigner):
+    """SQL's CUMULATE window (Flink has it in the table runtime only): windows growing by
+    ``step`` from the start of each ``max_size`` epoch, each fired at its own end."""
+
+    max_size: int
+    step: int
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        check_cumulative(self.max_size, self.step, self.offset)
+
+    @staticmethod
+    def of(max_size: Duration | int, step: Duration | int,
+           offset: Duration | int = 0) -> CumulativeEventTimeWindows:
+        return CumulativeEventTimeWindows(to_millis(max_size), to_millis(step),
+                                          to_millis(offset))
+
+    def assign_windows(self, timestamp: int) -> list[TimeWindow]:
+        return cumulative_windows(timestamp, self.max_size, self.step, self.offset)
+
+    def describe(self) -> str:
+        return f"CumulativeEventTimeWindows({self.max_size}, {self.step})"
+
+
 # -- processing time: the same windows, assigned by the operator's clock -------------------
 # (``assign`` gets the processing time from the window operator, not the element's
 # timestamp; Flink's assigners read ``context.getCurrentProcessingTime()``).
@@ -384,6 +434,22 @@ class SlidingProcessingTimeWindows(WindowAssigner):
 
     def describe(self) -> str:
         return f"SlidingProcessingTimeWindows({self.size}, {self.slide})"
+
+
+@dataclass(frozen=True)
+class CumulativeProcessingTimeWindows(CumulativeEventTimeWindows):
+    """CUMULATE over a processing-time attribute (windows by the operator's clock)."""
+
+    is_event_time = False
+
+    @staticmethod
+    def of(max_size: Duration | int, step: Duration | int,
+           offset: Duration | int = 0) -> CumulativeProcessingTimeWindows:
+        return CumulativeProcessingTimeWindows(to_millis(max_size), to_millis(step),
+                                               to_millis(offset))
+
+    def describe(self) -> str:
+        return f"CumulativeProcessingTimeWindows({self.max_size}, {self.step})"
 
 
 @dataclass(frozen=True)

@@ -216,8 +216,8 @@ def test_every_syntax_label_has_a_golden_case() -> None:
                                    "window 5s", "join clicks as c on user_id window 5s"])
 def test_window_kind_label_wherever_a_window_goes(steps: str) -> None:
     err = errors_of(f"clicks | {steps} | aggregate count(*) as n | print;")[0]
-    assert err.message == ("a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or "
-                           "'session gap GAP'")
+    assert err.message == ("a window is 'tumbling SIZE', 'sliding SIZE every SLIDE', "
+                           "'session gap GAP' or 'cumulating SIZE every STEP'")
     assert err.hint == "for example: window tumbling 5s"
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from flowc.errors import FlowcError
 from flowc.executor import run_reference
 from flowc.parser import compile_source
 from flowc.sql import compile_sql
@@ -22,8 +21,7 @@ sys.path.insert(0, str(HERE))
 from data import ORDERS, ORDERS_COLUMNS  # noqa: E402
 
 CASES = json.loads((HERE / "keyless_windows.json").read_text())["cases"]
-# CUMULATE windows are not built (docs/sql.md): a positioned error says so
-RUNS = [c for c in CASES if "error" not in c and "CUMULATE" not in c["query"]]
+RUNS = [c for c in CASES if "error" not in c]
 
 
 def compiled(tmp: Path, query: str, parallelism: int):  # type: ignore[no-untyped-def]
@@ -60,13 +58,6 @@ def test_the_window_runs_at_parallelism_1(tmp_path: Path, query: str) -> None:
     assert len(windows) == 1 and windows[0].parallelism == 1
     lines = [line.split("> ", 1)[-1] for line in run_reference(graph).printed]
     assert sorted(lines) == sorted(flink["print"])
-
-
-def test_cumulate_without_a_key_is_a_positioned_error(tmp_path: Path) -> None:
-    query = next(c["query"] for c in CASES if "CUMULATE" in c["query"])
-    with pytest.raises(FlowcError) as info:
-        compiled(tmp_path, query, 1)
-    assert info.value.span is not None and "CUMULATE" in info.value.message
 
 
 def test_flow_window_without_a_key_is_the_sql_one(tmp_path: Path) -> None:

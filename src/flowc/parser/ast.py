@@ -223,7 +223,8 @@ class KeyByStep:
 
 @dataclass(frozen=True)
 class WindowSpec:
-    """``tumbling SIZE [offset O]``, ``sliding SIZE every SLIDE [offset O]``, ``session gap G``;
+    """``tumbling SIZE [offset O]``, ``sliding SIZE every SLIDE [offset O]``, ``session gap G``,
+    ``cumulating SIZE every STEP [offset O]`` (kind ``cumulative``: ``slide`` is the step);
     ``processing``: ``on processing time`` (windows by the operator's clock)."""
 
     kind: str

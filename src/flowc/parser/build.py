@@ -308,6 +308,12 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
                             self._dur(offset) if offset is not None else 0, self.meta(meta))
 
     @v_args(meta=True, inline=True)
+    def cumulating(self, meta: Any, size: Token, step: Token,
+                   offset: Token | None) -> A.WindowSpec:
+        return A.WindowSpec("cumulative", self._dur(size), self._dur(step),
+                            self._dur(offset) if offset is not None else 0, self.meta(meta))
+
+    @v_args(meta=True, inline=True)
     def session(self, meta: Any, gap: Token) -> A.WindowSpec:
         return A.WindowSpec("session", self._dur(gap), 0, 0, self.meta(meta))
 

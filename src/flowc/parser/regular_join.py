@@ -37,12 +37,15 @@ class RegularJoin(KeyedCoProcessFunction):
 
     def __init__(self, kind: str, widths: tuple[int, int],
                  key_positions: tuple[tuple[int, ...], tuple[int, ...]],
-                 ttl: int | None = None) -> None:
+                 ttl: int | None = None,
+                 side_ttls: tuple[int | None, int | None] | None = None) -> None:
         assert kind in JOIN_KINDS
         self.kind = kind
         self.widths = widths
         self.key_positions = key_positions
         self.ttl = ttl  # table.exec.state.ttl (ms): each side's rows expire, as Flink's
+        # per side (SQL's STATE_TTL hint: Flink's left / right state retention time)
+        self.ttls = side_ttls if side_ttls is not None else (ttl, ttl)
 
     @property
     def emits_updates(self) -> bool:
@@ -51,8 +54,8 @@ class RegularJoin(KeyedCoProcessFunction):
         return self.kind != "inner"
 
     def open(self, runtime_context: Any) -> None:
-        self.sides = (runtime_context.get_state(value_state("left-records", self.ttl)),
-                      runtime_context.get_state(value_state("right-records", self.ttl)))
+        self.sides = (runtime_context.get_state(value_state("left-records", self.ttls[0])),
+                      runtime_context.get_state(value_state("right-records", self.ttls[1])))
 
     def process_element1(self, value: Any, ctx: Any) -> Iterator[tuple[Any, ...]]:
         return self._process(value, 0)

@@ -28,8 +28,11 @@ IDLE_TIMEOUT = "table.exec.source.idle-timeout"
 STATE_TTL = "table.exec.state.ttl"
 # Dotted keys with these prefixes are free options, recorded in the job's configuration.
 FREE_PREFIXES = ("spark.", "flowc.")
+# Per-operator idle state retention (SQL's STATE_TTL hint), read where a rolling aggregate
+# ('state_ttl') or a regular join (all three) is lowered, an error on any other step
+TTL_HINTS = ("state_ttl", "left_state_ttl", "right_state_ttl")
 HINT_KEYS = ("parallelism", "max_parallelism", "slot_group", "slot_sharing_group", "uid",
-             "uid_hash", "name", "description", "chain")
+             "uid_hash", "name", "description", "chain", *TTL_HINTS)
 MAX_PARALLELISM = 1 << 15
 _HEX32 = re.compile(r"^[0-9a-fA-F]{32}$")
 _ON = {"on": True, "true": True, "off": False, "false": False}
@@ -189,8 +192,21 @@ def apply_hints(target: Any, hints: tuple[A.Setting, ...], *, sink: bool = False
             raise FlowTypeError(e.message, h.span) from None
 
 
+def ttl_hint(hints: tuple[A.Setting, ...], key: str, default: int | None) -> int | None:
+    """The ``key`` TTL hint in ms (0: never expire, as ``table.exec.state.ttl``), else
+    ``default``."""
+    h = next((h for h in hints if h.key == key), None)
+    if h is None:
+        return default
+    return duration_setting(h, key) or None
+
+
 def _apply_one(target: Any, h: A.Setting) -> None:
     key = h.key
+    if key in TTL_HINTS:
+        raise FlowTypeError(f"the '{key}' hint belongs on a rolling 'aggregate' (state_ttl) or "
+                            "a regular join (state_ttl, left_state_ttl, right_state_ttl)",
+                            h.key_span)
     if key == "parallelism":
         target.set_parallelism(int_setting(h, "parallelism", 1, MAX_PARALLELISM))
     elif key == "max_parallelism":

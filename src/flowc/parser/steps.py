@@ -40,6 +40,8 @@ from flowc.transformations import KeySelector, OutputTag
 from flowc.types import TIMESTAMP, Field, Schema, Type
 from flowc.vector import VCol, VJoinRows
 from flowc.windowing import (
+    CumulativeEventTimeWindows,
+    CumulativeProcessingTimeWindows,
     EventTimeSessionWindows,
     ProcessingTimeSessionWindows,
     SlidingEventTimeWindows,
@@ -108,7 +110,7 @@ def check_storable(schema_types: list[tuple[str, Type, Span]]) -> None:
 
 def assigner_of(spec: A.WindowSpec) -> WindowAssigner:
     for value, what in ((spec.size, "window size"), (spec.slide, "slide")):
-        if spec.kind != "session" and (what == "window size" or spec.kind == "sliding") \
+        if spec.kind != "session" and (what == "window size" or spec.kind != "tumbling") \
                 and value <= 0:
             raise FlowTypeError(f"the {what} must be positive", spec.span)
     if spec.kind == "tumbling":
@@ -122,6 +124,13 @@ def assigner_of(spec: A.WindowSpec) -> WindowAssigner:
             raise FlowTypeError("the window offset must be smaller than the slide", spec.span)
         return (SlidingProcessingTimeWindows if spec.processing
                 else SlidingEventTimeWindows).of(spec.size, spec.slide, spec.offset)
+    if spec.kind == "cumulative":
+        if spec.size % spec.slide:  # Flink's planner's text (any offset is accepted)
+            raise FlowTypeError("CUMULATE table function based aggregate requires maxSize "
+                                "must be an integral multiple of step, but got maxSize "
+                                f"{spec.size} ms and step {spec.slide} ms.", spec.span)
+        return (CumulativeProcessingTimeWindows if spec.processing
+                else CumulativeEventTimeWindows).of(spec.size, spec.slide, spec.offset)
     if spec.size <= 0:
         raise FlowTypeError("the session gap must be positive", spec.span)
     return (ProcessingTimeSessionWindows if spec.processing

@@ -19,7 +19,7 @@ from flowc.parser.changes import (
     RollingStart,
 )
 from flowc.parser.regular_join import RegularJoin
-from flowc.parser.settings import STATE_TTL, apply_hints
+from flowc.parser.settings import STATE_TTL, TTL_HINTS, apply_hints, ttl_hint
 from flowc.parser.topn import BatchTopN, TopN
 from flowc.parser.topn_retract import RetractTopN
 from flowc.parser.topn_update import UpdateTopN
@@ -117,11 +117,14 @@ class ChangelogSteps:
         k2 = key_selector(info.schema, right_keys, row=True)
         positions = (tuple(flow.schema.index_of(k) or 0 for k in left_keys),
                      tuple(info.schema.index_of(k) or 0 for k in right_keys))
-        fn = RegularJoin(step.kind, (len(flow.schema), len(info.schema)), positions,
-                         self.state_ttl())
+        ttl = ttl_hint(step.hints, "state_ttl", self.state_ttl())
+        ttls = (ttl_hint(step.hints, "left_state_ttl", ttl),
+                ttl_hint(step.hints, "right_state_ttl", ttl))
+        fn = RegularJoin(step.kind, (len(flow.schema), len(info.schema)), positions, ttl,
+                         ttls)
         stream = flow.stream.connect(info.stream).key_by(k1, k2).process(
             fn, output_type=schema)
-        apply_hints(stream, step.hints)
+        apply_hints(stream, tuple(h for h in step.hints if h.key not in TTL_HINTS))
         out = Flow(stream, schema, False, head=flow.head, names=names)
         out.updating = flow.updating or info.updating or fn.emits_updates
         return out
@@ -163,7 +166,11 @@ class ChangelogSteps:
         batch = self.ctx.env.config.mode is RuntimeExecutionMode.BATCH
         # Hints are applied as each operator is made, as a Python user would (the key_by
         # partition inherits the parallelism of the map before it).
-        ttl = None if batch else self.state_ttl()
+        for h in step.hints:
+            if h.key in TTL_HINTS[1:]:
+                raise FlowTypeError(f"'{h.key}' is a join's hint: an aggregate takes "
+                                    "state_ttl", h.key_span)
+        ttl = None if batch else ttl_hint(step.hints, "state_ttl", self.state_ttl())
         start = flow.stream.map(RollingStart(positions, rolling, flow.updating, ttl))
         apply_hints(start, shared + tuple(h for h in step.hints if h.key == "chain"))
         reduced = start.key_by(key_selector(acc_schema, flow.key, flow.row_key)).reduce(

@@ -170,7 +170,8 @@ _STEP_LIST = ("a pipeline step starts after '|': map, select, filter, flat_map, 
               "window, aggregate, over, union, join, left / right / full join, interval join, "
               "top, a partitioning, print, write or blackhole")
 
-_WINDOW_KINDS = "a window is 'tumbling SIZE', 'sliding SIZE every SLIDE' or 'session gap GAP'"
+_WINDOW_KINDS = ("a window is 'tumbling SIZE', 'sliding SIZE every SLIDE', 'session gap GAP' or "
+                 "'cumulating SIZE every STEP'")
 # Common mistakes, recognised by the parser state they fail in (Lark's match_examples).
 _EXAMPLES: dict[str, list[str]] = {
     "a source needs a schema: source NAME (field type, ...) from ...": [

@@ -87,15 +87,3 @@ def consumer_error(consumer: str, up: Updating, span: Span, hint: str | None = N
                            hint=hint or "aggregate in a window (TUMBLE, HOP or SESSION): "
                                         "a window emits final rows, not updates")
 
-
-def reject_state_ttl_hint(spans: Any, node: exp.Select) -> None:
-    """``/*+ STATE_TTL(...) */`` is Flink's per-operator state TTL: not built (the job-wide
-    ``SET 'table.exec.state.ttl'`` is), so a positioned error rather than a silent no-op."""
-    hint = node.args.get("hint")
-    for h in hint.expressions if hint is not None else ():
-        if isinstance(h, exp.Anonymous) and str(h.this).upper() == "STATE_TTL":
-            at = spans.keyword_before(node.expressions[0], "STATE_TTL") \
-                if node.expressions else spans(node)
-            raise UnsupportedError("the STATE_TTL hint is not supported", at,
-                                   hint="SET 'table.exec.state.ttl' = '...' sets the state "
-                                        "TTL of the whole job")

@@ -35,7 +35,7 @@ from flowc.errors import (
 )
 from flowc.parser import ast as A
 from flowc.sql import ordering, setops
-from flowc.sql.changelog import KEY, Updating, reject_state_ttl_hint
+from flowc.sql.changelog import KEY, Updating
 from flowc.sql.ddl import TableDef
 from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
 from flowc.sql.joins import translate_join
@@ -43,6 +43,7 @@ from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.over import over_windows, translate_over
 from flowc.sql.proctime import add_proctime, is_proctime_column
 from flowc.sql.source import Rewrites
+from flowc.sql.state_ttl_hint import hinted, state_ttl_hint
 from flowc.sql.window_join import window_join
 from flowc.sql.window_rank import window_rank
 from flowc.sql.windows import window_rows
@@ -50,10 +51,12 @@ from flowc.types import Schema, Type, common_type
 
 WINDOW_COLUMNS = ("window_start", "window_end")
 _LEGACY = {"tumble": "tumbling", "hop": "sliding", "session": "session"}
+_TVF_KINDS = {**_LEGACY, "cumulate": "cumulative"}  # CUMULATE has no GROUP BY form
 _AGG_NAMES = ("first", "last", "first_value", "last_value")
 _TVF_PARAMS = {"tumble": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
                "hop": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
-               "session": ("DATA", "TIMECOL", "GAP")}
+               "session": ("DATA", "TIMECOL", "GAP"),
+               "cumulate": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET")}
 
 
 class Catalog(Protocol):
@@ -302,7 +305,7 @@ class QueryTranslator:
         from flowc.sql.topn import rewrite_top_n
 
         rewrite_top_n(self, node)  # ROW_NUMBER() OVER (...) filtered on the rank
-        reject_state_ttl_hint(self.spans, node)
+        ttl_hint = state_ttl_hint(self.spans, node)
         frm = node.args.get("from_")
         if not node.expressions:
             # sqlglot takes `SELECT FROM t`; Flink's parser does not
@@ -315,7 +318,7 @@ class QueryTranslator:
                                    hint="read from a table or stream")
         ranked = window_rank(self, node)
         if ranked is not None:
-            return ranked
+            return hinted(ttl_hint, node, ranked, 0)
         joins = node.args.get("joins") or []
         where = node.args.get("where")
         if joins and where is not None and len(joins) == 1 and \
@@ -324,6 +327,7 @@ class QueryTranslator:
             # FROM a, b WHERE <keys and time bounds>: the WHERE is the join condition
             joins[0].set("on", where.this)
             where = None
+        first = 0  # the first of the steps this block makes (a join's sides are named)
         if joins and is_lateral(joins):
             piece, resolve = lateral_join(self, frm.this, joins, self.spans(node))
         elif joins:
@@ -331,6 +335,7 @@ class QueryTranslator:
                 translate_join(self, frm.this, joins, self.spans(node))
         else:
             piece = self.from_item(frm.this)
+            first = len(piece.steps)
             resolve = self._single_resolver(piece)
             aggregated = node.args.get("group") is not None or any(
                 is_aggregate(n) for item in node.expressions for n in item.walk())
@@ -347,11 +352,11 @@ class QueryTranslator:
                 if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)):
                     ex(n)  # raises: subqueries in expressions are not supported
         if over_windows(node):
-            return translate_over(self, node, piece, ex, resolve)
+            return hinted(ttl_hint, node, translate_over(self, node, piece, ex, resolve), first)
         group = node.args.get("group")
         if group is not None or any(is_aggregate(n) for item in node.expressions
                                     for n in item.walk()):
-            return self.aggregate(node, piece, ex, resolve)
+            return hinted(ttl_hint, node, self.aggregate(node, piece, ex, resolve), first)
         if node.args.get("having") is not None:
             raise FlowSyntaxError("HAVING needs GROUP BY", self.spans(node.args["having"]))
         items, names = self.projection(node, piece, ex)
@@ -361,7 +366,7 @@ class QueryTranslator:
                 piece.updating = piece.updating.renamed(_sources(node, piece))
             piece.names = names
         piece.span = self.spans(node)
-        return piece
+        return hinted(ttl_hint, node, piece, first)
 
     def _single_resolver(self, piece: Piece) -> Callable[[exp.Column, Span], A.Expr]:
         def resolve(col: exp.Column, span: Span) -> A.Expr:
@@ -460,12 +465,10 @@ class QueryTranslator:
         assert isinstance(call, exp.Anonymous)
         fn = str(call.this).lower()
         span = self.spans(call)
-        if fn == "cumulate":
-            raise UnsupportedError("CUMULATE windows are not supported", span,
-                                   hint="use TUMBLE, HOP or SESSION")
-        if fn not in _LEGACY:
+        if fn not in _TVF_KINDS:
             raise UnsupportedError(f"table function {fn.upper()} is not supported", span,
-                                   hint="window table functions are TUMBLE, HOP and SESSION")
+                                   hint="window table functions are TUMBLE, HOP, CUMULATE "
+                                        "and SESSION")
         args = self._positional(fn, list(call.expressions), span)
         if len(args) < 3 or not isinstance(args[0], exp.Column) or not (
                 isinstance(args[1], exp.Anonymous) and str(args[1].this).lower() ==
@@ -541,14 +544,15 @@ class QueryTranslator:
                 raise FlowSyntaxError("window sizes are intervals, as in INTERVAL '5' SECOND",
                                       self.spans(s))
             ms.append(interval_millis(s, self.spans(s)))
-        kind = _LEGACY[fn]
-        want = {"tumbling": (1, 2), "sliding": (2, 3), "session": (1, 1)}[kind]
+        kind = _TVF_KINDS[fn]
+        want = {"tumbling": (1, 2), "sliding": (2, 3), "cumulative": (2, 3),
+                "session": (1, 1)}[kind]
         if not want[0] <= len(ms) <= want[1]:
             raise FlowSyntaxError(f"{fn.upper()} takes {want[0]}{'' if want[0] == want[1] else f' or {want[1]}'} "
                                   f"interval{'s' if want[1] > 1 else ''}", span)
         if kind == "tumbling":
             return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span, processing)
-        if kind == "sliding":  # Flink's HOP takes the slide first, then the size
+        if kind in ("sliding", "cumulative"):  # HOP / CUMULATE: the slide / step first
             return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span, processing)
         return A.WindowSpec(kind, ms[0], 0, 0, span, processing)
 

@@ -2,7 +2,10 @@
 k ORDER BY c [DESC]) AS rn FROM t) WHERE rn <= N`` (or ``rn < N``, ``rn = 1``) -> .flow's
 ``key by k | top N by c [desc] [as rn]`` (flowc.parser.topn), read by the outer query as a
 table. The rank column is kept when the outer query reads it (Flink's Rank outputs the
-rank number then). ``RANK()`` / ``DENSE_RANK()`` fail as in Flink's STREAMING mode.
+rank number then). ``RANK()`` / ``DENSE_RANK()`` fail as in Flink's STREAMING mode. A
+PARTITION BY / ORDER BY column of the subquery's FROM that its select list leaves out
+(``SELECT a, ROW_NUMBER() OVER (ORDER BY ts) ...``) is ranked on and projected away after the
+Top-N, as Flink's Rank reads its input's columns and a Calc drops them.
 
 Window Top-N (``PARTITION BY window_start, window_end``) and OVER aggregates are another
 module's; this rewrite leaves any other query to them.
@@ -64,6 +67,42 @@ def _update_fast_key(up: Updating, items: tuple[A.OrderItem, ...]) -> tuple[str,
     return tuple(keys)
 
 
+def _selected(select: exp.Select) -> set[str] | None:
+    """The names a select list gives its columns; None when it has a ``*``."""
+    if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and
+                                       isinstance(e.this, exp.Star)) for e in select.expressions):
+        return None
+    return {e.alias if isinstance(e, exp.Alias) else e.name for e in select.expressions
+            if isinstance(e, (exp.Alias, exp.Column))}
+
+
+def _add_hidden(qt: QueryTranslator, inner: exp.Select,
+                columns: list[exp.Expression]) -> set[str]:
+    """Append to ``inner``'s select list the PARTITION BY / ORDER BY columns it does not
+    select (they are read from its FROM, as in Flink); their names, to drop after ranking."""
+    selected = _selected(inner)
+    if selected is None:
+        return set()
+    frm = inner.args.get("from_")
+    source = frm.this if frm is not None else None
+    known = _selected(source.this) if isinstance(source, exp.Subquery) and \
+        isinstance(source.this, exp.Select) else None
+    hidden: set[str] = set()
+    for c in columns:
+        if known is not None and isinstance(c, exp.Column) and c.name not in known:
+            raise FlowNameError(f"Column '{c.name}' not found in any table", qt.spans(c),
+                                hint=did_you_mean(c.name, sorted(known)) or "the OVER clause "
+                                "reads the columns of the subquery's FROM")  # Flink's text
+        if isinstance(c, exp.Column) and c.name not in selected | hidden:
+            copy = c.copy()
+            r = qt.spans.ranges.get(id(c))
+            if r is not None:  # an unknown column is reported where the OVER clause names it
+                qt.spans.ranges[id(copy)] = r
+            inner.append("expressions", copy)
+            hidden.add(c.name)
+    return hidden
+
+
 def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     """Rewrite ``node`` in place when it is a Top-N query (its FROM becomes the Top-N's
     stream, its WHERE loses the rank condition); False (untouched) otherwise."""
@@ -105,6 +144,7 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     if order is None or not order.expressions:
         raise UnsupportedError("a Top-N needs ORDER BY in its OVER clause", spans(window))
     found.pop()  # the inner query without the rank column
+    hidden = _add_hidden(qt, inner, [*partition, *(o.this for o in order.expressions)])
     piece = qt.query(inner)
     name = qt.named(piece)
     schema = qt.catalog.schema_of(name)
@@ -135,6 +175,10 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     from flowc.sql.query import Piece
 
     names = list(schema.names) + ([rank_name] if outer_reads else [])
+    if hidden:
+        names = [n for n in names if n not in hidden]
+        steps.append(A.MapStep(tuple(A.SelectItem(A.FieldRef(n, None, wspan), None, wspan)
+                                     for n in names), wspan))
     top = Piece((A.FieldRef(name, None, wspan),), steps, names, frm.this.alias or name, wspan)
     part = ", ".join(k.name for k in keys)
     strategy = ("AppendFastStrategy" if piece.updating is None else "RetractStrategy"

@@ -5,7 +5,9 @@ minus 1 ms) to every row: TUMBLE gives one row per input row, HOP one per window
 falls in; a row with a null time attribute is dropped (Flink's WindowTableFunctionOperator
 does the same). The columns are computed as Flink's window assigners compute them
 (``TimeWindow.getWindowStartWithOffset``), so this lowers onto plain ``filter``, ``map``
-and ``flat_map`` steps. A SESSION window needs the whole session first: not supported.
+and ``flat_map`` steps; CUMULATE gives one row per window the row falls in, its epoch's
+windows ``[start, start + k * step)`` whose end is past the row's time. A SESSION window
+needs the whole session first: not supported.
 """
 
 from __future__ import annotations
@@ -49,8 +51,22 @@ def window_rows(piece: Piece) -> None:
         return A.Call("to_timestamp", (e,), span, span)
 
     steps: list[A.Step] = [A.FilterStep(A.IsNull(ts, True, span), span)]
+    end: A.Expr | None = None
     if spec.kind == "tumbling":
         start: A.Expr = as_ts(start_of(spec.size))
+    elif spec.kind == "cumulative":
+        from flowc.parser.steps import assigner_of
+
+        assigner_of(spec)  # Flink's checks of the step and size
+        # CumulativeWindowAssigner: ends from the step's next boundary up to the epoch's end
+        start = as_ts(start_of(spec.size))
+        first = A.Binary("+", start_of(spec.slide), lit(spec.slide), span)
+        ends = tuple(as_ts(A.Binary("+", first, lit(i * spec.slide), span))
+                     for i in range(spec.size // spec.slide))
+        steps.append(A.FlatMapStep(A.ArrayLit(ends, span), "window_end", span))
+        end = A.FieldRef("window_end", None, span)
+        steps.append(A.FilterStep(A.Binary(
+            "<=", end, A.Binary("+", start, A.DurationLit(spec.size, span), span), span), span))
     else:
         # SlidingWindowAssigner: starts from the last one down, while start > ts - size
         last = start_of(spec.slide)
@@ -61,7 +77,8 @@ def window_rows(piece: Piece) -> None:
         start = A.FieldRef("window_start", None, span)
         late = A.Binary("-", ts, A.DurationLit(spec.size, span), span)
         steps.append(A.FilterStep(A.Binary(">", start, late, span), span))
-    end = A.Binary("+", start, A.DurationLit(spec.size, span), span)
+    if end is None:
+        end = A.Binary("+", start, A.DurationLit(spec.size, span), span)
     assert piece.names is not None  # a TVF reads a table, whose columns are known
     items = [A.SelectItem(A.FieldRef(n, None, span), None, span) for n in piece.names]
     items.append(A.SelectItem(start, "window_start", span))

@@ -80,10 +80,9 @@ class StreamWindow:
         before = np.searchsorted(mpos, np.arange(n, dtype=np.int64), side="right")
         wm_rec = np.where(before > 0, running[np.maximum(before - 1, 0)] if len(running)
                           else self.wm, self.wm)
-        start, repeat = self.assigned.windows(ts)
+        start, end, repeat = self.assigned.windows(ts)
         pair_rec = np.arange(n, dtype=np.int64) if repeat is None else repeat
-        size = self.assigned.assigner.size
-        last = start + size - 1
+        last = end - 1
         wm_pair = wm_rec[pair_rec]
         accepted = _plus(last, self.lateness) > wm_pair
         on_time = accepted & (last > wm_pair)
@@ -105,7 +104,7 @@ class StreamWindow:
 
         def pairs(mask: np.ndarray) -> pa.Table:
             assert table is not None
-            return with_window(table.take(pa.array(pair_rec[mask])), start[mask], size,
+            return with_window(table.take(pa.array(pair_rec[mask])), start[mask], end[mask],
                                rows[mask])
         if n:
             self.state.append(pairs(on_time))

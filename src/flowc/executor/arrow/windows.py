@@ -11,7 +11,8 @@ hands out the final results of any set of groups, ordered by (end, first row), a
 ``BatchWindow`` is exactly the row WindowOperator's BATCH rule (``runtime/windows.py``): no
 watermarks, every (key, window) fires once at end of input, ordered by window end and,
 within one end, by when the group was first seen. Windows are assigned as Flink assigns
-them (tumbling: one; sliding: latest first).
+them (tumbling: one; sliding: latest first; cumulating: earliest end first, all sharing
+their epoch's start, so a window is its (start, end) pair).
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ from flowc.executor.arrow.running import _last_of_groups, _sequential_cumsum, gr
 from flowc.executor.runtime.core import require_timestamp
 from flowc.types import Schema
 from flowc.vector import VAggregate, VCol, vector_of
-from flowc.windowing import SlidingEventTimeWindows, TumblingEventTimeWindows
+from flowc.windowing import (
+    CumulativeEventTimeWindows,
+    SlidingEventTimeWindows,
+    TumblingEventTimeWindows,
+)
 
 _COUNT_ALL = pc.CountOptions(mode="all")
 _COUNT_VALID = pc.CountOptions(mode="only_valid")
@@ -39,7 +44,8 @@ WINDOW = ["ws", "we"]
 def supported(spec: Any, key: Any, batch: bool) -> bool:
     """Whether this WindowOp runs here: tumbling or sliding, ``aggregate`` items with vector
     forms and a key made of fields (STREAMING: any allowed lateness and late side output)."""
-    if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
+    if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows,
+                                      CumulativeEventTimeWindows)):
         return False
     agg = vector_aggregate(spec, key)
     return agg is not None and all(a is None or compile_expr(a) is not None for a in agg.args)
@@ -94,8 +100,8 @@ class Assigned:
         names = self.keys + [f"a{i}" for i in range(len(self.args))]
         return pa.Table.from_arrays(cols, names=names)
 
-    def windows(self, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        return assign_windows(self.assigner, ts)
+    def windows(self, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        return window_bounds(self.assigner, ts)
 
 
 def assign_windows(a: Any, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -112,9 +118,25 @@ def assign_windows(a: Any, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray | Non
     return last[rows] - j * a.slide, rows
 
 
-def with_window(table: pa.Table, start: np.ndarray, size: int, rows: np.ndarray) -> pa.Table:
+def window_bounds(a: Any, ts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Starts and ends of each (row, window) pair, and the row of each pair (None: one
+    window per row)."""
+    if not isinstance(a, CumulativeEventTimeWindows):
+        start, rows = assign_windows(a, ts)
+        return start, start + a.size, rows
+    # CumulativeWindowAssigner: the epoch's start; ends from the step after ts to its end
+    epoch = ts - np.mod(ts - a.offset, a.max_size)
+    first = ts - np.mod(ts - a.offset, a.step) + a.step
+    counts = (epoch + a.max_size - first) // a.step + 1
+    rows = np.repeat(np.arange(len(ts)), counts)
+    j = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return epoch[rows], first[rows] + j * a.step, rows
+
+
+def with_window(table: pa.Table, start: np.ndarray, end: np.ndarray,
+                rows: np.ndarray) -> pa.Table:
     return table.append_column("ws", pa.array(start)).append_column(
-        "we", pa.array(start + size)).append_column("row", pa.array(rows))
+        "we", pa.array(end)).append_column("row", pa.array(rows))
 
 
 def float_sums(table: pa.Table, kinds: tuple[str, ...]) -> list[int]:
@@ -393,13 +415,13 @@ class BatchWindow:
         if n == 0:
             return None
         table = self.assigned.table(c)
-        start, repeat = self.assigned.windows(c.ts.to_numpy(zero_copy_only=False))
+        start, end, repeat = self.assigned.windows(c.ts.to_numpy(zero_copy_only=False))
         rows = np.arange(self.seen, self.seen + n, dtype=np.int64)
         if repeat is not None:
             table = table.take(pa.array(repeat))
             rows = rows[repeat]
         self.seen += n
-        self.state.append(with_window(table, start, self.assigned.assigner.size, rows))
+        self.state.append(with_window(table, start, end, rows))
         return None
 
     def fire(self) -> Chunk | None:
