@@ -30,6 +30,13 @@ _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _TYPE_ALIASES = {"integer": "int", "long": "int", "bigint": "int", "float": "double",
                  "real": "double", "boolean": "bool", "varchar": "string", "text": "string",
                  "str": "string", "list": "array", "datetime": "timestamp"}
+# Units people write out, mapped to flowc's (a "did you mean" for `10sec`, `5 minutes`).
+_UNIT_ALIASES = {**{w: "ms" for w in ("msec", "msecs", "milli", "millis", "millisecond",
+                                      "milliseconds")},
+                 **{w: "s" for w in ("sec", "secs", "second", "seconds")},
+                 **{w: "m" for w in ("min", "mins", "minute", "minutes")},
+                 **{w: "h" for w in ("hr", "hrs", "hour", "hours")},
+                 **{w: "d" for w in ("day", "days")}}
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
@@ -62,8 +69,13 @@ def duration_millis(text: str, span: Span) -> int:
         raise FlowSyntaxError(f"'{text}' looks like a number in exponent notation, which .flow "
                               "does not have", span, hint=f"write the number out: {plain}")
     if m is None or unit not in _UNITS:
+        hint = "durations are a number and a unit: 500ms, 5s, 1m, 1h or 1d"
+        meant = _UNIT_ALIASES.get(unit.lower()) or (unit.lower() if unit.lower() in _UNITS
+                                                    else None)
+        if m is not None and meant is not None:
+            hint = f"did you mean '{m.group(1)}{meant}'?"
         raise FlowSyntaxError(f"'{text}' is not a duration: unknown unit '{unit}'", span,
-                              hint="durations are a number and a unit: 500ms, 5s, 1m, 1h or 1d")
+                              hint=hint)
     number = m.group(1)
     millis = float(number) * _UNITS[unit] if "." in number else int(number) * _UNITS[unit]
     if abs(millis) > MAX_DURATION_MS:
