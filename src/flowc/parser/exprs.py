@@ -517,7 +517,8 @@ class ExprCompiler:
             if fn is not None:
                 hint = f"'{name}' is only available in a datagen source's generators"
             elif type_meant(name) not in (None, "array") and len(e.args) == 1:
-                hint = f"did you mean cast({_written(e.args[0])} as {type_meant(name)})?"
+                arg = e.args[0].span.written() or "..."
+                hint = f"did you mean cast({arg} as {type_meant(name)})?"
             raise FlowNameError(f"unknown function '{name}'", e.name_span,
                                 hint=hint or "see docs/language.md for the function library; "
                                 "Python functions are imported with 'import udf'")
@@ -616,9 +617,3 @@ def make_code_fn(source: str, params: tuple[str, ...], env: dict[str, Any], span
 def row_columns(names: Sequence[str], types: Sequence[Type], var: str = "r") -> list[Column]:
     return [Column(n, t, f"{var}[{i}]") for i, (n, t) in enumerate(zip(names, types))]
 
-
-def _written(e: A.Expr) -> str:
-    """An expression as written (one line), for a hint; ``...`` if it cannot be shown."""
-    sp = e.span
-    line = sp.source_line() if sp.end_line == sp.line else None
-    return line[sp.column - 1:sp.end_column - 1] if line else "..."
