@@ -47,6 +47,11 @@ class Span:
         # A byte order mark takes no column (see parser.syntax), so it is not shown either.
         return line[1:] if self.line == 1 and line.startswith("\ufeff") else line
 
+    def written(self) -> str | None:
+        """The text a one-line span covers, as written (for hints), or None."""
+        line = self.source_line() if self.end_line == self.line else None
+        return line[self.column - 1:self.end_column - 1] if line else None
+
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 

@@ -84,6 +84,20 @@ SCALARS: dict[str, Type] = {t.kind: t for t in (STRING, INT, DOUBLE, BOOL, TIMES
 SCALAR_NAMES = frozenset(SCALARS)
 # Names a user may write for a type, including array (which takes one parameter).
 TYPE_NAMES = tuple(sorted(SCALARS)) + ("array",)
+# Names people bring from SQL or other languages, mapped to flowc's type names.
+TYPE_ALIASES = {"integer": "int", "long": "int", "bigint": "int", "smallint": "int",
+                "tinyint": "int", "int32": "int", "int64": "int", "float": "double",
+                "real": "double", "float64": "double", "decimal": "double",
+                "numeric": "double", "boolean": "bool", "varchar": "string",
+                "char": "string", "text": "string", "str": "string", "list": "array",
+                "datetime": "timestamp", "date": "timestamp"}
+
+
+def type_meant(word: str) -> str | None:
+    """The .flow type a word names, itself or as another language spells it (``bigint``,
+    ``long``: int), or None."""
+    w = word.lower()
+    return w if w in TYPE_NAMES and w != "array" else TYPE_ALIASES.get(w)
 
 
 def array_of(element: Type) -> Type:

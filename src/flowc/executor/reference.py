@@ -25,7 +25,8 @@ from flowc.api.functions import Function
 from flowc.chaining.job_graph import JobGraph
 from flowc.errors import FlowcError
 from flowc.executor.failures import wrap
-from flowc.executor.reference_stream import BLOCKED, Channel, stream_merge
+from flowc.executor.reference_batches import MicroBatches, check_model, source_batches
+from flowc.executor.reference_stream import BATCH_END, BLOCKED, Channel, batch_merge, stream_merge
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator, files
@@ -85,14 +86,27 @@ class _Emitter:
     def __init__(self, sg: StreamGraph, node: StreamNode, subtask: int, wiring: Wiring,
                  channels: dict[tuple[int, int, int], Channel]) -> None:
         self.edges: list[tuple[StreamEdge, Callable[[Any], int], list[Channel], range]] = []
+        self.subtask, self.wiring = subtask, wiring
         for e in sg.outputs(node.id):
-            t, m = wiring.node(e.target_id)
-            targets = wiring.consumers_of(e, subtask)
+            t = wiring.node(e.target_id)[0]
             chans = [channels.setdefault((id(e), subtask, c), Channel()) for c in range(t)]
-            sel = make_selector(e.partitioner, producer=subtask, targets=targets, t=t,
-                                max_par=m, seed=e.edge_id)
-            self.edges.append((e, sel, chans, targets))
+            self.edges.append((e, self._selector(e), chans, wiring.consumers_of(e, subtask)))
         self.counts: dict[int, int] = {id(e): 0 for e in sg.outputs(node.id)}
+
+    def _selector(self, e: StreamEdge) -> Callable[[Any], int]:
+        t, m = self.wiring.node(e.target_id)
+        return make_selector(e.partitioner, producer=self.subtask,
+                             targets=self.wiring.consumers_of(e, self.subtask), t=t,
+                             max_par=m, seed=e.edge_id)
+
+    def end_batch(self, batch: int) -> None:
+        """The micro-batch model: the batch's end to every consumer; round-robin
+        partitioners start over, as each micro-batch's new tasks do on Spark."""
+        self.edges = [(e, self._selector(e), chans, targets)
+                      for e, _, chans, targets in self.edges]
+        for _, _, chans, targets in self.edges:
+            for t in targets:
+                chans[t].end_batch(batch)
 
     def close(self) -> None:
         """The subtask finished: its consumers' channels get nothing more."""
@@ -131,17 +145,24 @@ class _Outputs:
     def __init__(self, result: JobResult) -> None:
         self.result = result
         # per (node, subtask), joined in that order at the end as a node-at-a-time run would
-        self.collected: dict[tuple[int, int], tuple[str, list[Any]]] = {}
-        self.printed: dict[tuple[int, int], tuple[str, Any, list[Any]]] = {}
-        self.files: dict[int, dict[int, list[Any]]] = {}
+        # (the micro-batch model: per (batch, node, subtask))
+        self.collected: dict[tuple[int, ...], tuple[str, list[Any]]] = {}
+        self.printed: dict[tuple[int, ...], tuple[str, Any, list[Any]]] = {}
+        self.files: dict[int, dict[tuple[int, ...], list[Any]]] = {}
         self.dead: dict[int, files.BadRows] = {}
         self.splits: dict[int, list[files.Split]] = {}
 
 
-def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobResult:
+def run_reference(job_graph: JobGraph, *, job_name: str | None = None,
+                  micro_batches: MicroBatches | None = None) -> JobResult:
+    """Run a bounded job; with ``micro_batches``, an unbounded one as the streaming executor
+    runs it over those micro-batches (``reference_batches``)."""
     from flowc.executor.streaming import refuse_unbounded
 
-    refuse_unbounded(job_graph, "reference executor")
+    if micro_batches is None:
+        refuse_unbounded(job_graph, "reference executor")
+    else:
+        check_model(job_graph, micro_batches)
     start = time.perf_counter()
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH
@@ -160,7 +181,8 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None) -> JobRes
     edge_out: dict[int, int] = {}
     outs = _Outputs(result)
     chains = _Chains(job_graph, wiring, channels, batch)
-    pending = [_Subtask(sg.nodes[nid], subtask, wiring, batch, channels, chains, outs)
+    pending = [_Subtask(sg.nodes[nid], subtask, wiring, batch, channels, chains, outs,
+                        micro_batches)
                for nid in topological_order(sg) for subtask in range(wiring.node(nid)[0])]
     while pending:  # producers precede consumers: every pass makes progress
         still: list[_Subtask] = []
@@ -358,8 +380,10 @@ class _Subtask:
 
     def __init__(self, node: StreamNode, subtask: int, wiring: Wiring, batch: bool,
                  channels: dict[tuple[int, int, int], Channel], chains: _Chains,
-                 outs: _Outputs) -> None:
+                 outs: _Outputs, micro: MicroBatches | None = None) -> None:
         self.node, self.subtask, self.batch = node, subtask, batch
+        self.micro = micro
+        self.batch_no = 0  # the micro-batch model's current batch
         self.p = wiring.node(node.id)[0]
         self.chains, self.outs = chains, outs
         self.op: Operator | None = None
@@ -374,7 +398,8 @@ class _Subtask:
                 for k in wiring.producers_of(e, subtask):
                     chans.append(channels.setdefault((id(e), k, subtask), Channel()))
                     inputs.append(e.type_number or 1)
-            self.merged = stream_merge(chans, inputs, batch)
+            self.merged = stream_merge(chans, inputs, batch) if micro is None else \
+                batch_merge(chans, inputs)
         self.is_sink = node.kind is NodeKind.SINK
         self.sink: list[Any] | None = None
 
@@ -383,8 +408,14 @@ class _Subtask:
         if self.emitter is None:  # the chain is opened when its first member runs
             self.op, self.emitter = self.chains.member(self.node.id, self.subtask)
             if self.is_sink:
-                self.sink = _sink_buffer(self.node, self.subtask, self.p, self.outs)
-        done = self._source_step() if self.node.kind is NodeKind.SOURCE else self._consume()
+                self.sink = _sink_buffer(self.node, self.subtask, self.p, self.outs,
+                                         self._batch_key())
+        if self.micro is not None:
+            done = self._source_batches() if self.node.kind is NodeKind.SOURCE else \
+                self._consume_batches()
+        else:
+            done = self._source_step() if self.node.kind is NodeKind.SOURCE else \
+                self._consume()
         if done:
             self.emitter.close()
             self.chains.ran(self.node.id, self.subtask)
@@ -414,6 +445,79 @@ class _Subtask:
             op.on_watermark(LONG_MAX)
         op.finish()
         return True
+
+    def _batch_key(self) -> tuple[int, ...]:
+        """Sink outputs are kept per (micro-batch, node, subtask) in the model: printed
+        batch by batch, as the streaming executor prints them."""
+        return () if self.micro is None else (self.batch_no,)
+
+    def _source_batches(self) -> bool:
+        """The micro-batch model's source subtask (``reference_batches.source_batches``)."""
+        op, emitter = self.op, self.emitter
+        assert emitter is not None and self.micro is not None
+        if self.source is None:
+            bounded = getattr(self.node.operator, "bounded", True)
+            whole = iter(_source_values(self.node, self.subtask, self.p, self.outs)) \
+                if bounded else iter(())
+            bad = None
+            if not bounded and isinstance(self.node.operator, FileSource):
+                bad = self.outs.dead.setdefault(self.node.id, files.BadRows(self.node.operator))
+            self.source = source_batches(self.node, self.subtask, self.p, self.micro, whole,
+                                         bad)
+        n = 0
+        emit = emitter.out if op is None else op.process
+        for kind, x in self.source:
+            if kind == 0:
+                emit(x, None)
+                n += 1
+                if n == SOURCE_BATCH:
+                    break
+            elif kind == 2:  # a bounded source's end of input
+                emitter.out_wm(LONG_MAX) if op is None else op.on_watermark(LONG_MAX)
+            else:
+                if op is not None and not getattr(self.node.operator, "bounded", True):
+                    op.emit_periodic()  # type: ignore[attr-defined]
+                emitter.end_batch(x)
+                self.batch_no = x + 1
+        else:
+            self.n_in += n
+            return True  # stopped after the last batch: no end of input, no finish
+        self.n_in += n
+        return False
+
+    def _consume_batches(self) -> bool:
+        """The micro-batch model's consumer: a batch-end goes on to the outputs; after the
+        last batch the job is stopped, not finished (no ``finish``)."""
+        op, emitter = self.op, self.emitter
+        assert emitter is not None
+        n = 0
+        try:
+            for item in self.merged:
+                if item is BLOCKED:
+                    return False
+                i, v, ts = item
+                if v is BATCH_END:
+                    self.batch_no = ts + 1
+                    if self.is_sink:
+                        self.sink = _sink_buffer(self.node, self.subtask, self.p, self.outs,
+                                                 self._batch_key())
+                    else:
+                        emitter.end_batch(ts)
+                elif i == 0:
+                    if op is not None:
+                        op.on_watermark(ts)
+                else:
+                    n += 1
+                    if self.is_sink:
+                        if self.sink is not None:
+                            self.sink.append(v)
+                    else:
+                        assert op is not None
+                        (op.process2 if i == 2 and op.two_input else
+                         op.process1 if op.two_input else op.process)(v, ts)
+            return True
+        finally:
+            self.n_in += n
 
     def _consume(self) -> bool:
         op, sink = self.op, self.sink
@@ -447,16 +551,19 @@ class _Subtask:
             self.n_in += n
 
 
-def _sink_buffer(node: StreamNode, subtask: int, p: int, outs: _Outputs) -> list[Any] | None:
-    """Where a sink subtask's records go (None: nowhere); print lines are made at the end."""
+def _sink_buffer(node: StreamNode, subtask: int, p: int, outs: _Outputs,
+                 batch: tuple[int, ...] = ()) -> list[Any] | None:
+    """Where a sink subtask's records go (None: nowhere); print lines are made at the end.
+    ``batch``: (micro-batch,) in the micro-batch model, which keys outputs by it first."""
     spec = node.operator
     values: list[Any] = []
     if isinstance(spec, CollectSink):
-        outs.collected[(node.id, subtask)] = (spec.name, values)
+        outs.collected[(*batch, node.id, subtask)] = (spec.name, values)
     elif isinstance(spec, PrintSink):
-        outs.printed[(node.id, subtask)] = (print_prefix(spec, subtask, p), spec, values)
+        outs.printed[(*batch, node.id, subtask)] = (print_prefix(spec, subtask, p), spec,
+                                                    values)
     elif isinstance(spec, (FileSink, RowFormatFileSink)):
-        outs.files.setdefault(node.id, {})[subtask] = values
+        outs.files.setdefault(node.id, {})[(*batch, subtask)] = values
     elif isinstance(spec, DiscardingSink):
         return None
     else:

@@ -21,15 +21,26 @@ from flowc.executor.runtime.core import LONG_MIN, Watermark
 BLOCKED = object()
 
 
-class Channel:
-    """One producer subtask -> one consumer subtask over one edge."""
+# The end of a micro-batch in a channel (``(BATCH_END, batch)``), in the reference
+# executor's micro-batch model only (``reference_batches``).
+BATCH_END = object()
 
-    __slots__ = ("items", "done", "append")
+
+class Channel:
+    """One producer subtask -> one consumer subtask over one edge; ``ends``: the
+    micro-batch ends the producer appended (the micro-batch model)."""
+
+    __slots__ = ("items", "done", "append", "ends")
 
     def __init__(self) -> None:
         self.items: deque[tuple[Any, Any]] = deque()
         self.done = False
         self.append = self.items.append
+        self.ends = 0
+
+    def end_batch(self, batch: int) -> None:
+        self.items.append((BATCH_END, batch))
+        self.ends += 1
 
 
 def stream_merge(channels: Sequence[Channel], inputs: Sequence[int],
@@ -72,3 +83,33 @@ def stream_merge(channels: Sequence[Channel], inputs: Sequence[int],
             else:
                 yield inputs[c], v, ts
         live = still
+
+
+def batch_merge(channels: Sequence[Channel], inputs: Sequence[int]) -> Iterator[Any]:
+    """The micro-batch model's merge, as the streaming executor's consumer subtask merges a
+    micro-batch (``streaming.task.SubtaskRun.run_input``): once every channel holds its
+    whole batch *b* (up to its end marker, or it is done), the batch's elements are merged
+    by ``merge_with_valve`` (round robin by position, restarting with each batch; the
+    channels' watermarks carry over in one valve), then ``(0, BATCH_END, b)``."""
+    from flowc.executor.runtime.channels import WatermarkValve, merge_with_valve
+
+    valve = WatermarkValve(len(channels))
+    batch = 0
+    while True:
+        for ch in channels:
+            while ch.ends <= batch and not ch.done:
+                yield BLOCKED
+        if all(ch.done and not ch.items for ch in channels):
+            return
+        lists: list[list[tuple[Any, Any]]] = []
+        for ch in channels:
+            taken: list[tuple[Any, Any]] = []
+            while ch.items:
+                el = ch.items.popleft()
+                if el[0] is BATCH_END:
+                    break
+                taken.append(el)
+            lists.append(taken)
+        yield from merge_with_valve(lists, inputs, valve)
+        yield 0, BATCH_END, batch
+        batch += 1

@@ -579,13 +579,15 @@ SourceBody = (
 
 @dataclass(frozen=True)
 class Watermark:
-    """``watermark <timestamp expr> [- <duration>]``; ``idle_timeout``: SQL's
-    ``'scan.watermark.idle-timeout'`` (``WatermarkStrategy.with_idleness``)."""
+    """``watermark <timestamp expr> [- <duration>] [idle after <duration>]``;
+    ``idle_timeout``: .flow's ``idle after``, SQL's ``'scan.watermark.idle-timeout'``
+    (``WatermarkStrategy.with_idleness``); ``idle_span`` where it was written."""
 
     expr: Expr
     out_of_orderness: int
     span: Span
     idle_timeout: int | None = None
+    idle_span: Span | None = None
 
 
 @dataclass(frozen=True)

@@ -21,15 +21,30 @@ from flowc.parser import ast as A
 from flowc.parser.build_over import OverSteps
 from flowc.parser.build_sort import SortSteps
 from flowc.parser.build_sources import SourceSteps
-from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, TYPE_NAMES, Type, type_from_name
+from flowc.types import (
+    BOOL,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    TYPE_ALIASES,
+    TYPE_NAMES,
+    Type,
+    type_from_name,
+    type_meant,
+)
 
 INT64_MAX = 2**63 - 1
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([A-Za-z_][A-Za-z0-9_]*)$")
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-# Names people bring from SQL or other languages, mapped to flowc's type names.
-_TYPE_ALIASES = {"integer": "int", "long": "int", "bigint": "int", "float": "double",
-                 "real": "double", "boolean": "bool", "varchar": "string", "text": "string",
-                 "str": "string", "list": "array", "datetime": "timestamp"}
+# Units people write out, mapped to flowc's (a "did you mean" for `10sec`, `5 minutes`).
+_UNIT_ALIASES = {**{w: "ms" for w in ("msec", "msecs", "milli", "millis", "millisecond",
+                                      "milliseconds")},
+                 **{w: "s" for w in ("sec", "secs", "second", "seconds")},
+                 **{w: "m" for w in ("min", "mins", "minute", "minutes")},
+                 **{w: "h" for w in ("hr", "hrs", "hour", "hours")},
+                 **{w: "d" for w in ("day", "days")}}
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
@@ -62,8 +77,13 @@ def duration_millis(text: str, span: Span) -> int:
         raise FlowSyntaxError(f"'{text}' looks like a number in exponent notation, which .flow "
                               "does not have", span, hint=f"write the number out: {plain}")
     if m is None or unit not in _UNITS:
+        hint = "durations are a number and a unit: 500ms, 5s, 1m, 1h or 1d"
+        meant = _UNIT_ALIASES.get(unit.lower()) or (unit.lower() if unit.lower() in _UNITS
+                                                    else None)
+        if m is not None and meant is not None:
+            hint = f"did you mean '{m.group(1)}{meant}'?"
         raise FlowSyntaxError(f"'{text}' is not a duration: unknown unit '{unit}'", span,
-                              hint="durations are a number and a unit: 500ms, 5s, 1m, 1h or 1d")
+                              hint=hint)
     number = m.group(1)
     millis = float(number) * _UNITS[unit] if "." in number else int(number) * _UNITS[unit]
     if abs(millis) > MAX_DURATION_MS:
@@ -173,7 +193,7 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
                 msg = "array needs an element type, as in array<string>"
         else:
             msg = f"unknown type '{text}'"
-        alias = _TYPE_ALIASES.get(text.lower())
+        alias = TYPE_ALIASES.get(text.lower())
         hint = f"did you mean '{alias}'?" if alias else did_you_mean(text, TYPE_NAMES)
         return FlowNameError(msg, self.tok(name), hint=hint or
                              "types are string, int, double, bool, timestamp and array<T>")
@@ -509,9 +529,13 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
     def typed_lit(self, meta: Any, prefix: Token, text: Token) -> A.Literal:
         span = self.meta(meta)
         if str(prefix).lower() != "timestamp":
+            hint = "is a ',' or an operator missing? (a timestamp literal is written " \
+                "timestamp '2024-05-01 10:00:00')"
+            flow_type = type_meant(str(prefix))
+            if flow_type is not None:  # `bigint '5'`: SQL's typed literal
+                hint = f"did you mean cast({text} as {flow_type})?"
             raise FlowSyntaxError(f"unexpected string after '{prefix}'", self.tok(text),
-                                  hint="is a ',' or an operator missing? (a timestamp literal "
-                                  "is written timestamp '2024-05-01 10:00:00')")
+                                  hint=hint)
         millis = parse_timestamp(string_value(text))
         if millis is None:
             raise FlowSyntaxError(f"'{string_value(text)}' is not a timestamp", self.tok(text),

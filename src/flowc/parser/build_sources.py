@@ -102,12 +102,16 @@ class SourceSteps(Transformer_NonRecursive):
         return self._int(t, negative=True)
 
     @v_args(meta=True, inline=True)
-    def watermark(self, meta: Any, expr: A.Expr) -> A.Watermark:
+    def watermark(self, meta: Any, expr: A.Expr,
+                  idle: tuple[int, Span] | None = None) -> A.Watermark:
         span = self.meta(meta)
+        timeout, idle_span = idle if idle is not None else (None, None)
         # `ts - 2s` is parsed as an expression; a trailing "- <duration>" is the bound.
         if isinstance(expr, A.Binary) and expr.op == "-" and isinstance(expr.right, A.DurationLit):
-            return A.Watermark(expr.left, expr.right.millis, span)
-        return A.Watermark(expr, 0, span)
+            return A.Watermark(expr.left, expr.right.millis, span, timeout, idle_span)
+        return A.Watermark(expr, 0, span, timeout, idle_span)
+
+    idle = monitor  # ``idle after <duration>``: (milliseconds, span)
 
     @v_args(meta=True, inline=True)
     def dead_letter(self, meta: Any, path: Token) -> tuple[str, str, Span]:

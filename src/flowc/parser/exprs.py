@@ -36,6 +36,7 @@ from flowc.types import (
     assignable,
     common_type,
     decimal_of,
+    type_meant,
 )
 
 # Python's own parser rejects very deep nesting (about 200 parentheses); stop well before it
@@ -515,6 +516,9 @@ class ExprCompiler:
             hint = did_you_mean(name, pool + list(self.scope.udfs))
             if fn is not None:
                 hint = f"'{name}' is only available in a datagen source's generators"
+            elif type_meant(name) not in (None, "array") and len(e.args) == 1:
+                arg = e.args[0].span.written() or "..."
+                hint = f"did you mean cast({arg} as {type_meant(name)})?"
             raise FlowNameError(f"unknown function '{name}'", e.name_span,
                                 hint=hint or "see docs/language.md for the function library; "
                                 "Python functions are imported with 'import udf'")
@@ -612,3 +616,4 @@ def make_code_fn(source: str, params: tuple[str, ...], env: dict[str, Any], span
 
 def row_columns(names: Sequence[str], types: Sequence[Type], var: str = "r") -> list[Column]:
     return [Column(n, t, f"{var}[{i}]") for i, (n, t) in enumerate(zip(names, types))]
+

@@ -372,7 +372,10 @@ class Lowerer:
         assigner = c.code_fn(typed.code, ("r", "record_ts"), wm.span, typed.vec)
         strategy = WatermarkStrategy.for_bounded_out_of_orderness(
             wm.out_of_orderness).with_timestamp_assigner(assigner)
-        idle = wm.idle_timeout  # the table's own, else the job's default (0: none)
+        if wm.idle_timeout is not None and wm.idle_timeout <= 0:
+            raise FlowTypeError("the idleness timeout must be positive", wm.idle_span or wm.span,
+                                hint="for example: watermark ts - 2s idle after 10s")
+        idle = wm.idle_timeout  # the source's own, else the job's default (0: none)
         if idle is None:
             idle = int(dict(self.env.config.options).get(IDLE_TIMEOUT, "0")) or None
         return strategy if idle is None else strategy.with_idleness(idle)

@@ -214,6 +214,13 @@ def _describe_terminal(name: str) -> str:
     return name.lower()
 
 
+def _keywords(expected: set[str]) -> list[str]:
+    """The keywords among terminal names (the words a misspelling may have meant)."""
+    words = {t.name: t.pattern.value for t in flow_parser().terminals
+             if t.pattern.type == "str" and t.pattern.value.isalpha()}
+    return [words[n] for n in sorted(expected) if n in words]
+
+
 def describe_expected(expected: set[str]) -> str:
     """Plain words for a set of terminal names: never RPAR or __ANON_3."""
     names = set(expected)
@@ -360,6 +367,8 @@ class SyntaxErrors:
             hint = "a duration needs a unit: 500ms, 5s, 1m, 1h or 1d"
         elif tok.type == "EQUAL" and "COMPARE" in expected:
             hint = "'=' compares; it cannot be chained (a = b = c)"
+        elif tok.type == "NAME":  # a misspelt keyword (`idel after 10s`)
+            hint = did_you_mean(str(tok), _keywords(expected))
         return FlowSyntaxError(message, span, hint=hint)
 
     @staticmethod

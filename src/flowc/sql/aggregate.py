@@ -171,8 +171,10 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
             if sub.sql() in expr_keys:  # a GROUP BY expression: its computed key
                 overrides[id(sub)] = A.FieldRef(expr_keys[sub.sql()], None, spans(sub))
                 continue
-            if isinstance(sub, exp.Anonymous) and str(sub.this).lower() in _LEGACY_PROPS:
-                fn, col = _LEGACY_PROPS[str(sub.this).lower()]
+            if isinstance(sub, exp.Anonymous) and str(sub.this).lower() in _LEGACY_PROPS.keys() | \
+                    _PROCTIME:
+                fn, col = _LEGACY_PROPS.get(str(sub.this).lower()) or (
+                    str(sub.this).lower()[:-9], "window_proctime")
                 aux = str(sub.this).upper()
                 args = list(sub.expressions)
                 if legacy_fn != fn or not args or _window_call(
@@ -183,17 +185,26 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                         f"to group function '${fn.upper()}' in GROUP BY clause", spans(sub),
                         hint=_aux_hint(aux, fn, legacy_fn, legacy_text))
                 sspan = spans(sub)
-                if col == "window_rowtime":  # the window's time attribute: its end - 1 ms
+                processing = legacy is not None and legacy[1].processing
+                if col == "window_rowtime" and processing:
+                    raise FlowSyntaxError("A proctime window cannot provide a rowtime "
+                                          "attribute.", sspan,
+                                          hint=f"{fn.upper()}_PROCTIME is a processing-time "
+                                               "window's time attribute")
+                if col == "window_proctime":
+                    if not processing:  # Flink casts an unset proctime to a ROWTIME type
+                        raise UnsupportedError(
+                            f"{aux} over an event-time window is not supported",
+                            sspan, hint=f"{fn.upper()}_ROWTIME is the window's event time")
+                    # Flink's PROCTIME_MATERIALIZE in the Calc after the window aggregate:
+                    # the processing time when the window's row passes it
+                    overrides[id(sub)] = A.Call("_proctime", (), sspan, sspan, internal=True)
+                elif col == "window_rowtime":  # the window's time attribute: its end - 1 ms
                     overrides[id(sub)] = A.Binary("-", A.FieldRef("window_end", None, sspan),
                                                   A.DurationLit(1, sspan), sspan)
                 else:
                     overrides[id(sub)] = A.FieldRef(col, None, sspan)
                 continue
-            if isinstance(sub, exp.Anonymous) and str(sub.this).lower() in _PROCTIME:
-                raise UnsupportedError(f"{str(sub.this).upper()} (processing time) is not "
-                                       "supported: windows use event time", spans(sub),
-                                       hint=f"{str(sub.this).upper()[:-8]}ROWTIME is the "
-                                            "window's event time")
             if isinstance(sub, exp.Anonymous):
                 ex.check_function(sub)  # a misspelt aggregate is not a column error
                 fn = str(sub.this).lower()

@@ -63,8 +63,6 @@ UNSUPPORTED_FUNCTIONS = {
                         "results depend only on the data",
     "currentdate": "CURRENT_DATE is not supported: flowc results depend only on the data",
     "now": "NOW() is not supported: flowc results depend only on the data",
-    "proctime": "PROCTIME() is supported as a table's computed column only: "
-                "CREATE TABLE t (..., pt AS PROCTIME()) WITH (...)",
     "localtimestamp": "LOCALTIMESTAMP is not supported: flowc results depend only on the data",
 }
 # SQL names of library functions, offered by did-you-mean (FUNCTION_NAMES also holds
@@ -73,7 +71,7 @@ SQL_SPELLINGS = ("char_length", "character_length", "substring", "pow", "ceiling
                  "nvl", "cardinality", "first_value", "last_value", "dayofmonth", "locate",
                  "position", "mod")
 # handled by the translator before the library is consulted
-SPECIAL_FUNCTIONS = frozenset({"timestampdiff", "timestampadd", "descriptor"} | {
+SPECIAL_FUNCTIONS = frozenset({"timestampdiff", "timestampadd", "descriptor", "proctime"} | {
     f"{w}{p}" for w in ("tumble", "hop", "session", "cumulate")
     for p in ("", "_start", "_end", "_rowtime", "_proctime")})
 SQL_AGGREGATES = ("count", "sum", "avg", "min", "max", "first_value", "last_value")
@@ -547,10 +545,21 @@ class ExprTranslator:
             args_nodes = _args_of(node)
         if raw in UNSUPPORTED_FUNCTIONS:
             raise UnsupportedError(UNSUPPORTED_FUNCTIONS[raw], span)
+        if raw == "proctime":  # Flink's PROCTIME_MATERIALIZE(PROCTIME()) in a Calc
+            if args_nodes:
+                raise FlowSyntaxError("Invalid number of arguments to function 'PROCTIME'. "
+                                      "Was expecting 0 arguments", span)
+            return A.Call("_proctime", (), span, span, internal=True)
         if raw == "timestampdiff":
             return self._timestampdiff(args_nodes, span)
         if raw == "timestampadd":
             return self._timestampadd(args_nodes, span)
+        if raw.endswith(("_rowtime", "_proctime")) and raw.split("_")[0] in (
+                "tumble", "hop", "session"):  # Flink's code generation refuses it
+            fn = raw.split("_")[0].upper()
+            raise FlowSyntaxError(f"Unsupported call: {raw.upper()}", span,
+                                  hint=f"an auxiliary group function needs GROUP BY "
+                                       f"{fn}(...) with the same arguments")
         if raw in ("tumble", "hop", "session", "cumulate", "tumble_start", "tumble_end",
                    "hop_start", "hop_end", "session_start", "session_end"):
             raise FlowSyntaxError(f"{raw.upper()} is only allowed in GROUP BY (or as a window "

@@ -232,8 +232,8 @@ def batch_shares(spec: Any, df: Any, before: int, p: int) -> BatchShares:
         # enumerator hands splits to readers in turn; one file per batch still reaches
         # every subtask, so none holds the watermark back for long).
         paths = sorted({files.local_path(r.path) or r.path for r in df.collect()})
-        return BatchShares([[f for k, f in enumerate(paths) if (before + k) % p == idx]
-                            for idx in range(p)], len(paths), _plural(len(paths), "file"))
+        return BatchShares(file_shares(paths, before, p), len(paths),
+                           _plural(len(paths), "file"))
     if isinstance(spec, SocketSource):
         lines = [r.value for r in df.collect()]
         return BatchShares([[x for k, x in enumerate(lines) if (before + k) % p == idx]
@@ -262,6 +262,13 @@ def batch_shares(spec: Any, df: Any, before: int, p: int) -> BatchShares:
             shares[kafka_split_owner(topic, partition, p)].append((value, ts))
         return BatchShares(shares, len(rows), _plural(len(rows), "record"))
     raise ExecutionError(f"'{type(spec).__name__}' is not an unbounded source")
+
+
+def file_shares(paths: list[str], before: int, p: int) -> list[list[str]]:
+    """A micro-batch's new files (sorted) among ``p`` source subtasks: the job's n-th file
+    to subtask n % p (``before``: the files of earlier batches). The reference executor's
+    micro-batch model (``executor.reference_batches``) assigns them the same way."""
+    return [[f for k, f in enumerate(paths) if (before + k) % p == idx] for idx in range(p)]
 
 
 def bounded_shares(spec: Any, p: int) -> BatchShares:
