@@ -69,6 +69,30 @@ def _local_dir() -> str:
     return dirs.split(",")[0] if dirs else tempfile.gettempdir()
 
 
+class Spilling:
+    """A BATCH operator that may have spilled: its results come range by range at end of
+    input (``fired``), and ``close`` removes its files (also after a failure)."""
+
+    def fired(self) -> Iterator[Chunk]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def write_run(directory: str, name: str, table: pa.Table) -> tuple[str, int]:
+    """``table`` as an Arrow IPC file of ``BATCH_ROWS``-row batches: its path and size."""
+    path = os.path.join(directory, f"{name}.arrow")
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=BATCH_ROWS)
+    return path, os.path.getsize(path)
+
+
+def spill_directory() -> str:
+    """A new directory for one subtask's runs under Spark's local dirs."""
+    return tempfile.mkdtemp(prefix="flowc-spill-", dir=_local_dir())
+
+
 class SpillingState(WindowState):
     """A BATCH ``WindowState`` that spills its folded state past ``limit`` bytes."""
 
@@ -128,15 +152,12 @@ class SpillingState(WindowState):
 
     def _spill(self) -> None:
         if self.directory is None:
-            self.directory = tempfile.mkdtemp(prefix="flowc-spill-", dir=_local_dir())
+            self.directory = spill_directory()
         run: dict[str, str] = {}
         for name, table in self.tables().items():
-            table = _by_end(table)
-            path = os.path.join(self.directory, f"run{len(self.runs)}-{name}.arrow")
-            with pa.OSFile(path, "wb") as sink, \
-                    pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table, max_chunksize=BATCH_ROWS)
-            self.spilled_bytes += os.path.getsize(path)
+            path, size = write_run(self.directory, f"run{len(self.runs)}-{name}",
+                                   _by_end(table))
+            self.spilled_bytes += size
             run[name] = path
         self.runs.append(run)
         self.partials = []
@@ -149,7 +170,7 @@ class SpillingState(WindowState):
             self.directory = None
 
 
-class SpillingWindow(BatchWindow):
+class SpillingWindow(BatchWindow, Spilling):
     """A BatchWindow whose state spills past ``limit`` bytes (see the module)."""
 
     def __init__(self, *args: Any, limit: int = DEFAULT, **kwargs: Any) -> None:
@@ -243,9 +264,10 @@ class _Cursor:
 
 
 def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
-               names: list[str]) -> Iterator[dict[str, list[pa.Table]]]:
-    """Per range of window ends, in order: per table name, the rows of every run (in run
-    order, ``last`` after the files) whose groups end in the range."""
+               names: list[str], lead: str = "p") -> Iterator[dict[str, list[pa.Table]]]:
+    """Per range of window ends (column ``we``; any int64 the runs are sorted by), in
+    order: per table name, the rows of every run (in run order, ``last`` after the files)
+    whose groups end in the range; a range without rows of table ``lead`` is skipped."""
     cursors = {name: [_Cursor(r[name]) for r in runs] + [_Cursor(t[name]) for t in last]
                for name in names}
     every = [c for cs in cursors.values() for c in cs]
@@ -260,7 +282,7 @@ def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
             else None
         if hi is not None:
             ranged = {name: [c.take_below(hi) for c in cs] for name, cs in cursors.items()}
-            if any(t.num_rows for t in ranged["p"]):
+            if any(t.num_rows for t in ranged[lead]):
                 yield ranged
         for c, e in zip(live, ends):
             if e is None or e == hi:
@@ -300,15 +322,29 @@ class Received:
         """The items in (channel, sequence) order; the spill file is removed after."""
         self.index.sort(key=lambda x: (x[0], x[1]))
         try:
-            if self.file is not None:
-                self.file.flush()
-            for cid, seq, data, offset, length, rest in self.index:
-                if data is None:
-                    self.file.seek(offset)
-                    data = self.file.read(length)
-                yield (cid, seq, data, *rest)
+            for entry in self.index:
+                yield self._item(entry)
         finally:
             self.close()
+
+    def channels(self, cids: list[int]) -> list[Iterator[tuple[Any, ...]]]:
+        """Per channel of ``cids``, its items in sequence order, each read (from memory
+        or the spill file) only when it is reached: the STREAMING merge interleaves the
+        channels (``merge.merge_chunks``). ``close`` removes the file."""
+        self.index.sort(key=lambda x: (x[0], x[1]))
+        mine: dict[int, list[Any]] = {c: [] for c in cids}
+        for entry in self.index:
+            mine[entry[0]].append(entry)
+        return [(self._item(e)[2:] for e in mine[c]) for c in cids]
+
+    def _item(self, entry: tuple[int, int, bytes | None, int, int, tuple[Any, ...]]
+              ) -> tuple[Any, ...]:
+        cid, seq, data, offset, length, rest = entry
+        if data is None:
+            self.file.flush()
+            self.file.seek(offset)
+            data = self.file.read(length)
+        return (cid, seq, data, *rest)
 
     def close(self) -> None:
         self.index = []
