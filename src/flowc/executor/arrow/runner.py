@@ -15,7 +15,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import FlowcError
-from flowc.executor.arrow import convert, csvsource, joins, merge, spill
+from flowc.executor.arrow import convert, csvsource, joins, joinspill, merge, spill
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
@@ -297,7 +297,12 @@ class _ColumnarJob(_SparkJob):
             if streaming and join is None:  # channels interleaved, a range at a time
                 return run_chain(idx, _merged(inbox, channel_ids[idx], in_schema))
             received: Any = inbox.ordered()
-            if join is not None:  # a join groups its whole input first
+            if join is not None and not streaming:  # part by part (``joinspill.py``)
+                return run_chain(idx, (joinspill.JoinPart(
+                    join.sides[x[0] >> 16],
+                    convert.from_ipc(x[2], side_schemas[join.sides[x[0] >> 16]]))
+                    for x in received))
+            if join is not None:  # a STREAMING join groups its whole input first
                 received = list(received)
             if join is not None:  # both sides at once, each record in its merged place
                 by_cid: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
