@@ -216,10 +216,12 @@ class ChainProgram:
             return rolling.add
         if m.kind == "session":
             from flowc.executor.arrow.sessions import SessionWindow
+            from flowc.executor.arrow.stream_sessions import StreamSessionWindow
 
-            session = self.windows[m.nid] = SessionWindow(
+            session = self.windows[m.nid] = (
+                StreamSessionWindow if self.streaming else SessionWindow)(
                 m.spec, m.key, m.in_schema, out_schema)
-            return session.add
+            return session.add  # type: ignore[no-any-return]
         if m.kind in ("window_join", "interval_join"):
             from flowc.executor.arrow.joins import compile_join
 

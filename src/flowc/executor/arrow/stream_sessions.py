@@ -1,0 +1,218 @@
+"""STREAMING event-time session windows (fixed gap, no allowed lateness) over Arrow, with
+exactly the row WindowOperator's results, firing order and late records
+(``runtime/windows.py``: Flink's MergingWindowSet and EventTimeTrigger).
+
+Per key the operator holds disjoint session windows. A record at ``ts`` brings the window
+``[ts, ts + gap)``; it merges with every live window it intersects (``start <=
+other.end and end >= other.start``). Without allowed lateness:
+
+- a record whose window intersects no live window and is late itself (``ts + gap - 1 <=
+  watermark``) is late: to the late side output, or dropped and counted;
+- otherwise it joins the merged window, which is never late (a live window's end is past
+  the watermark), and a window created (alone or by a merge) registers its timer at ``end
+  - 1``; the windows it absorbed lose theirs;
+- a watermark rise fires every live window whose timer it reaches, in timer order
+  (timestamp, then registration: the window's creation), and forgets it.
+
+So the windowing is decided per record over a few integers (key id, timestamp, the
+watermark in force) - a loop over the chunk's records and marks with a heap of timers, as
+cheap as a dict lookup per record -, and the aggregates are computed vectorised: a
+record's rows carry the session id it joined, merged sessions are a union-find, and the
+sessions fired in a chunk are aggregated together by one ``group_by`` over the rows of
+their roots, ordered by firing, placed at the watermark that fired them (after its
+earlier marks, before its record). The rows of live sessions are the state.
+
+Only aggregates whose result does not depend on the merge order run here (as for BATCH
+sessions, ``sessions.supported``); allowed lateness (late firings, merges of fired
+windows) stays on the runtime operator.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from flowc.executor.arrow import convert
+from flowc.executor.arrow.convert import Chunk
+from flowc.executor.arrow.running import group_ids
+from flowc.executor.arrow.windows import Assigned, evaluate
+from flowc.executor.runtime.core import require_timestamp
+from flowc.types import Schema
+
+LONG_MIN = -(1 << 63)
+_NONE = np.zeros(0, np.int64)
+
+
+def streaming_supported(spec: Any) -> bool:
+    """STREAMING sessions run here without allowed lateness."""
+    return int(spec.allowed_lateness) == 0
+
+
+class StreamSessionWindow:
+    """One subtask's STREAMING session window aggregate; ``add`` returns the results with
+    the watermarks and leaves the late records in ``late``."""
+
+    streaming = True
+
+    def __init__(self, spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema) -> None:
+        self.assigned = Assigned(spec, key)
+        self.gap = int(spec.assigner.gap)
+        self.side_output = spec.late_tag is not None
+        self.out_schema = out_schema
+        self.wm = LONG_MIN
+        self.dropped = 0
+        self.late: Chunk | None = None
+        self.key_ids: dict[tuple[Any, ...], int] = {}
+        self.live: dict[int, list[list[int]]] = {}  # key id -> [start, end, sid] windows
+        self.timers: list[tuple[int, int, int, int]] = []  # (end - 1, seq, sid, key id)
+        self.alive: set[int] = set()  # sids of live windows
+        self.parent: list[int] = []  # per sid: the sid it was merged into (itself: root)
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.held: list[pa.Table] = []  # rows of live sessions: keys, a<i>, sid
+
+    def fire(self) -> None:
+        """End of input: nothing left (the sources' final Long.MAX_VALUE fired it all)."""
+        return None
+
+    def _new(self, start: int, end: int, key: int) -> int:
+        sid = len(self.parent)
+        self.parent.append(sid)
+        self.starts.append(start)
+        self.ends.append(end)
+        self.alive.add(sid)
+        # Registration order is creation order: sid doubles as the timer's sequence.
+        heapq.heappush(self.timers, (end - 1, sid, sid, key))
+        return sid
+
+    def _advance(self, wm: int, mark: int, fired: list[tuple[int, int]]) -> None:
+        timers = self.timers
+        while timers and timers[0][0] <= wm:
+            _, _, sid, key = heapq.heappop(timers)
+            if sid not in self.alive:  # merged away: its timer was deleted
+                continue
+            self.alive.discard(sid)
+            windows = self.live[key]
+            windows[:] = [w for w in windows if w[2] != sid]
+            if not windows:
+                del self.live[key]
+            fired.append((sid, mark))
+
+    def _key_ids(self, table: pa.Table) -> np.ndarray:
+        """Each row's key id, stable across chunks (the row operator's dict of keys)."""
+        gid = group_ids(table, self.assigned.keys)
+        groups = int(gid.max()) + 1 if len(gid) else 0
+        first = np.full(groups, len(gid), dtype=np.int64)
+        np.minimum.at(first, gid, np.arange(len(gid), dtype=np.int64))
+        rows = table.select(self.assigned.keys).take(pa.array(first)).to_pylist()
+        ids = np.array([self.key_ids.setdefault(tuple(r.values()), len(self.key_ids))
+                        for r in rows], dtype=np.int64)
+        return ids[gid] if len(gid) else _NONE
+
+    def add(self, c: Chunk) -> Chunk:
+        n = c.num_rows
+        mpos, mval = c.marks if c.marks is not None else (_NONE, _NONE)
+        mpos, mval = np.asarray(mpos, np.int64), np.asarray(mval, np.int64)
+        if n and c.ts.null_count:
+            require_timestamp(None, "an event-time window")
+        ts = c.ts.to_numpy(zero_copy_only=False).astype(np.int64) if n else _NONE
+        table = self.assigned.table(c) if n else None
+        keys = self._key_ids(table) if table is not None else _NONE
+        lo = self.wm
+        running = np.maximum.accumulate(np.maximum(mval, lo)) if len(mval) else mval
+        rise = mval > np.concatenate([[lo], running[:-1]]) if len(mval) else mval > 0
+        sid_of = np.full(n, -1, dtype=np.int64)
+        fired: list[tuple[int, int]] = []  # (sid, index of the mark that fired it)
+        gap, wm, j, m = self.gap, self.wm, 0, len(mpos)
+        mp, rv = mpos.tolist(), running.tolist()
+        for i, (t, k) in enumerate(zip(ts.tolist(), keys.tolist())):
+            while j < m and mp[j] <= i:
+                if rv[j] > wm:
+                    wm = rv[j]
+                    self._advance(wm, j, fired)
+                j += 1
+            sid_of[i] = self._place(k, t, t + gap, wm)
+        while j < m:
+            if rv[j] > wm:
+                wm = rv[j]
+                self._advance(wm, j, fired)
+            j += 1
+        self.wm = wm
+        late = np.flatnonzero(sid_of < 0)
+        if self.side_output:  # the late records, with the watermarks that rose
+            taken = c.take(late)
+            at = np.searchsorted(late, mpos[rise], side="left")
+            self.late = Chunk(taken.batch, taken.ts, (at, running[rise]))
+        else:
+            self.dropped += len(late)
+        if table is not None:
+            kept = np.flatnonzero(sid_of >= 0)
+            self.held.append(table.take(pa.array(kept)).append_column(
+                "sid", pa.array(sid_of[kept])))
+        return self._output(fired, mpos, running, rise)
+
+    def _place(self, key: int, start: int, end: int, wm: int) -> int:
+        """The sid of the window the record at ``start`` joins, -1 if it is late."""
+        windows = self.live.get(key)
+        hit = [w for w in windows if start <= w[1] and end >= w[0]] if windows else []
+        if not hit:
+            if end - 1 <= wm:
+                return -1
+            sid = self._new(start, end, key)
+            self.live.setdefault(key, []).append([start, end, sid])
+            return sid
+        if len(hit) == 1 and hit[0][0] <= start and end <= hit[0][1]:
+            return hit[0][2]  # inside a live window: no merge
+        lo = min(start, *(w[0] for w in hit))
+        hi = max(end, *(w[1] for w in hit))
+        sid = self._new(lo, hi, key)
+        gone = {w[2] for w in hit}
+        for old in gone:  # absorbed: their rows now count for the merged window
+            self.parent[old] = sid
+            self.alive.discard(old)
+        assert windows is not None
+        windows[:] = [w for w in windows if w[2] not in gone] + [[lo, hi, sid]]
+        return sid
+
+    def _output(self, fired: list[tuple[int, int]], mpos: np.ndarray, running: np.ndarray,
+                rise: np.ndarray) -> Chunk:
+        """The fired sessions' results in firing order, each at the mark that fired it,
+        and the rising marks after what they fired."""
+        val = running[rise]
+        rank_of = np.full(len(self.parent), -1, dtype=np.int64)
+        result = None
+        if fired:
+            sids = np.array([s for s, _ in fired], dtype=np.int64)
+            rank_of[sids] = np.arange(len(sids), dtype=np.int64)
+            rows = pa.concat_tables(self.held) if len(self.held) > 1 else self.held[0]
+            root = self._roots(rows.column("sid").to_numpy())
+            rank = rank_of[root]
+            mine = rank >= 0
+            done = rows.filter(pa.array(mine)).drop_columns(["sid"])
+            r, rk = root[mine], rank[mine]
+            starts, ends = np.asarray(self.starts), np.asarray(self.ends)
+            done = done.append_column("sid", pa.array(r)).append_column(
+                "ws", pa.array(starts[r])).append_column(
+                "we", pa.array(ends[r])).append_column("row", pa.array(rk))
+            result = evaluate(done, ["sid", *self.assigned.keys, "ws", "we"],
+                              self.assigned.keys, self.assigned.agg.kinds, self.out_schema,
+                              order=[("row_min", "ascending")])
+            self.held = [rows.filter(pa.array(~mine))]
+        if result is None:
+            e = convert.empty(self.out_schema)
+            return Chunk(e.batch, e.ts, (np.zeros(len(val), np.int64), val))
+        marks = np.array([mk for _, mk in fired], dtype=np.int64)
+        # A rising mark comes after the results it (and the marks before it) fired.
+        at = np.searchsorted(marks, np.flatnonzero(rise), side="right")
+        return Chunk(result.batch, result.ts, (at.astype(np.int64), val))
+
+    def _roots(self, sid: np.ndarray) -> np.ndarray:
+        parent = np.asarray(self.parent, dtype=np.int64)
+        while True:  # path halving over the union-find, all rows at once
+            up = parent[sid]
+            if np.array_equal(up, sid):
+                return sid
+            sid = up
