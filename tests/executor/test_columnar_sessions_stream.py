@@ -1,7 +1,8 @@
 """Vectorised STREAMING session windows (``executor/arrow/stream_sessions.py``) against the
 runtime WindowOperator: random out-of-order records (null keys included) with rising
 watermarks among them, cut into random chunks, random gaps and order-free aggregates,
-with or without a late side output: the same results, watermarks, late records and
+first / last (the runtime's merge order), with or without a late side output: the same
+results, watermarks, late records and
 dropped count, in the same order. End to end: a STREAMING .flow job on Spark == the
 reference executor."""
 
@@ -25,7 +26,8 @@ from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
 AGGS = ["count(*) as c", "count(distinct n) as dn", "count(n) as cn", "min(x) as mx",
-        "max(k) as mk", "sum(n) as sn", "avg(n) as an"]
+        "max(k) as mk", "sum(n) as sn", "avg(n) as an", "first(x) as fx", "last(n) as ln",
+        "first(n) as fn", "last(x) as lx"]
 
 
 def _member(gap: str, aggs: list[str], side: bool) -> Any:
@@ -83,6 +85,11 @@ def _columnar(m: Any, chunks: list[Any]) -> tuple[list[Any], list[Any], int]:
 # A late-alone record kept by a live session it touches; a merge of two sessions.
 @example(rows=[("a", 1, None, 10_000), ("a", 2, None, 4_000), ("a", 3, None, 12_000)],
          marks=[9_500, 9_600], cuts=[], gap="3s", side=True, aggs=["count(*) as c"])
+# A bridging record merges [5s, 8s) (second) with [10s, 13s) (first): the accumulator is
+# the earlier-starting window's, then the other's, then the bridge - not arrival order.
+@example(rows=[("a", 1, 0.5, 10_000), ("a", 2, -2.0, 5_000), ("a", 3, 1e3, 8_000)],
+         marks=[0, 1], cuts=[2], gap="3s", side=False,
+         aggs=["first(x) as fx", "last(n) as ln"])
 def test_streaming_sessions_equal_runtime_operator(rows: list[Any], marks: list[int],
                                                    cuts: list[int], gap: str, side: bool,
                                                    aggs: list[str]) -> None:
@@ -96,11 +103,12 @@ def test_streaming_sessions_equal_runtime_operator(rows: list[Any], marks: list[
 
 
 def test_streaming_sessions_plan() -> None:
-    """Without allowed lateness and with order-free aggregates a STREAMING session runs
-    vectorised; lateness or first / last keep the runtime operator."""
-    assert _member("2s", ["count(*) as c"], True).kind == "session"
+    """Without allowed lateness and with order-free aggregates or first / last a
+    STREAMING session runs vectorised; lateness or double sums keep the runtime
+    operator."""
+    assert _member("2s", ["count(*) as c", "first(n) as f"], True).kind == "session"
     for window, agg in (("session gap 2s allowed lateness 1s", "count(*) as c"),
-                        ("session gap 2s", "first(n) as f")):
+                        ("session gap 2s", "sum(x) as s"), ("session gap 2s", "avg(x) as a")):
         script = compile_source(
             "source s (k string, n int, x double, ts timestamp) from csv 'x.csv' "
             f"watermark ts - 1s;\ns | key by k | window {window} | aggregate {agg} | print;\n",
@@ -118,7 +126,8 @@ def test_streaming_session_job_equals_reference(spark: Any, tmp_path: Path) -> N
             f"source s (k string, n int, ts timestamp) from csv '{tmp_path}/d.csv' "
             "watermark ts - 2s;\n"
             "let r = s | key by k | window session gap 1500ms late into late_r "
-            "| aggregate count(*) as c, count(distinct n) as dn, max(n) as mx;\n")
+            "| aggregate count(*) as c, count(distinct n) as dn, max(n) as mx, first(n) as f, "
+            "last(n) as l;\n")
 
     def job(executor: str) -> Any:
         script = compile_source(text, str(tmp_path / "job.flow"),

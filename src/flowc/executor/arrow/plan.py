@@ -120,7 +120,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                     kind = "window"
                 elif isinstance(spec, WindowOp) and sessions.supported(
                         spec, node.keys[0] if node.keys else None,
-                        in_schema if isinstance(in_schema, Schema) else None) and (
+                        in_schema if isinstance(in_schema, Schema) else None,
+                        streaming=not batch) and (
                         batch or stream_sessions.streaming_supported(spec)):
                     kind = "session"
                 if not kind and isinstance(spec, rowop.KINDS) and not node.two_input \

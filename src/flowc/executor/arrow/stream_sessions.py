@@ -22,9 +22,13 @@ sessions fired in a chunk are aggregated together by one ``group_by`` over the r
 their roots, ordered by firing, placed at the watermark that fired them (after its
 earlier marks, before its record). The rows of live sessions are the state.
 
-Only aggregates whose result does not depend on the merge order run here (as for BATCH
-sessions, ``sessions.supported``); allowed lateness (late firings, merges of fired
-windows) stays on the runtime operator.
+The aggregates: those whose result does not depend on the merge order, and first / last,
+whose accumulator is the concatenation of the absorbed windows' (in window start order,
+the runtime's ``merge`` of the state windows) followed by the records added since: a
+session's items (row ids and absorbed sessions) are kept and its rows sorted in that
+order before the ``group_by`` (``sessions.supported``). Double sums (additions of merged
+partial sums) and allowed lateness (late firings, merges of fired windows) stay on the
+runtime operator.
 """
 
 from __future__ import annotations
@@ -72,7 +76,13 @@ class StreamSessionWindow:
         self.parent: list[int] = []  # per sid: the sid it was merged into (itself: root)
         self.starts: list[int] = []
         self.ends: list[int] = []
-        self.held: list[pa.Table] = []  # rows of live sessions: keys, a<i>, sid
+        self.held: list[pa.Table] = []  # rows of live sessions: keys, a<i>, sid, rid
+        # first / last: a session's accumulator is its absorbed windows' (in start order,
+        # ``merge``'s concatenation) and then its own records: per sid its items, a row
+        # id (>= 0) or an absorbed sid (-1 - sid).
+        self.ordered = any(k in ("first", "last") for k in self.assigned.agg.kinds)
+        self.items: dict[int, list[int]] = {}
+        self.seen = 0  # row ids handed out
 
     def fire(self) -> None:
         """End of input: nothing left (the sources' final Long.MAX_VALUE fired it all)."""
@@ -134,7 +144,7 @@ class StreamSessionWindow:
                     wm = rv[j]
                     self._advance(wm, j, fired)
                 j += 1
-            sid_of[i] = self._place(k, t, t + gap, wm)
+            sid_of[i] = self._place(k, t, t + gap, wm, self.seen + i)
         while j < m:
             if rv[j] > wm:
                 wm = rv[j]
@@ -151,11 +161,14 @@ class StreamSessionWindow:
         if table is not None:
             kept = np.flatnonzero(sid_of >= 0)
             self.held.append(table.take(pa.array(kept)).append_column(
-                "sid", pa.array(sid_of[kept])))
+                "sid", pa.array(sid_of[kept])).append_column(
+                "rid", pa.array(self.seen + kept)))
+        self.seen += n
         return self._output(fired, mpos, running, rise)
 
-    def _place(self, key: int, start: int, end: int, wm: int) -> int:
-        """The sid of the window the record at ``start`` joins, -1 if it is late."""
+    def _place(self, key: int, start: int, end: int, wm: int, rid: int) -> int:
+        """The sid of the window the record at ``start`` (row id ``rid``) joins, -1 if
+        it is late."""
         windows = self.live.get(key)
         hit = [w for w in windows if start <= w[1] and end >= w[0]] if windows else []
         if not hit:
@@ -163,9 +176,14 @@ class StreamSessionWindow:
                 return -1
             sid = self._new(start, end, key)
             self.live.setdefault(key, []).append([start, end, sid])
+            if self.ordered:
+                self.items[sid] = [rid]
             return sid
         if len(hit) == 1 and hit[0][0] <= start and end <= hit[0][1]:
-            return hit[0][2]  # inside a live window: no merge
+            sid = hit[0][2]  # inside a live window: no merge
+            if self.ordered:
+                self.items[sid].append(rid)
+            return sid
         lo = min(start, *(w[0] for w in hit))
         hi = max(end, *(w[1] for w in hit))
         sid = self._new(lo, hi, key)
@@ -173,9 +191,25 @@ class StreamSessionWindow:
         for old in gone:  # absorbed: their rows now count for the merged window
             self.parent[old] = sid
             self.alive.discard(old)
+        if self.ordered:  # the absorbed windows' accumulators in start order, then rid
+            self.items[sid] = [-1 - w[2] for w in sorted(hit)] + [rid]
         assert windows is not None
         windows[:] = [w for w in windows if w[2] not in gone] + [[lo, hi, sid]]
         return sid
+
+    def _sequence(self, sids: list[int]) -> dict[int, int]:
+        """The place of each row of the sessions ``sids`` in its accumulator's order (the
+        items expanded depth first, with a stack); their items are forgotten."""
+        place: dict[int, int] = {}
+        for sid in sids:
+            stack = [-1 - sid]
+            while stack:
+                item = stack.pop()
+                if item >= 0:
+                    place[item] = len(place)
+                else:
+                    stack.extend(reversed(self.items.pop(-1 - item)))
+        return place
 
     def _output(self, fired: list[tuple[int, int]], mpos: np.ndarray, running: np.ndarray,
                 rise: np.ndarray) -> Chunk:
@@ -193,6 +227,13 @@ class StreamSessionWindow:
             mine = rank >= 0
             done = rows.filter(pa.array(mine)).drop_columns(["sid"])
             r, rk = root[mine], rank[mine]
+            if self.ordered:  # rows in accumulator order: Arrow's first / last follow it
+                place = self._sequence(sids.tolist())
+                at = np.array([place[x] for x in done.column("rid").to_pylist()],
+                              dtype=np.int64)
+                order = np.argsort(at, kind="stable")
+                done, r, rk = done.take(pa.array(order)), r[order], rk[order]
+            done = done.drop_columns(["rid"])
             starts, ends = np.asarray(self.starts), np.asarray(self.ends)
             done = done.append_column("sid", pa.array(r)).append_column(
                 "ws", pa.array(starts[r])).append_column(
