@@ -75,6 +75,9 @@ def _columnar(m: Any, chunks: list[Any]) -> tuple[list[Any], list[Any], int]:
     end = convert.empty(convert.arrow_schema(m.in_schema))
     final = convert.Chunk(end.batch, end.ts, ([0], [LONG_MAX]))
     out = _run(step, [*chunks, final])
+    # Everything fired: no session, key, merge tree or row is held any more.
+    assert not (w.live or w.alive or w.parent or w.extent or w.items or w.key_ids)
+    assert sum(t.num_rows for t in w.held) == 0
     return [(tuple(r), t) if r != "wm" else (r, t) for r, t in out], late, w.dropped
 
 

@@ -73,9 +73,12 @@ class StreamSessionWindow:
         self.live: dict[int, list[list[int]]] = {}  # key id -> [start, end, sid] windows
         self.timers: list[tuple[int, int, int, int]] = []  # (end - 1, seq, sid, key id)
         self.alive: set[int] = set()  # sids of live windows
-        self.parent: list[int] = []  # per sid: the sid it was merged into (itself: root)
-        self.starts: list[int] = []
-        self.ends: list[int] = []
+        # Per sid with rows held: the sid it was merged into (itself: a root), and its
+        # window; a fired session's sids are forgotten, so these hold live sessions only.
+        self.parent: dict[int, int] = {}
+        self.extent: dict[int, tuple[int, int]] = {}
+        self.sids = 0  # sids handed out (creation order, the timers' sequence)
+        self.next_key = 0
         self.held: list[pa.Table] = []  # rows of live sessions: keys, a<i>, sid, rid
         # first / last: a session's accumulator is its absorbed windows' (in start order,
         # ``merge``'s concatenation) and then its own records: per sid its items, a row
@@ -89,10 +92,10 @@ class StreamSessionWindow:
         return None
 
     def _new(self, start: int, end: int, key: int) -> int:
-        sid = len(self.parent)
-        self.parent.append(sid)
-        self.starts.append(start)
-        self.ends.append(end)
+        sid = self.sids
+        self.sids += 1
+        self.parent[sid] = sid
+        self.extent[sid] = (start, end)
         self.alive.add(sid)
         # Registration order is creation order: sid doubles as the timer's sequence.
         heapq.heappush(self.timers, (end - 1, sid, sid, key))
@@ -118,9 +121,15 @@ class StreamSessionWindow:
         first = np.full(groups, len(gid), dtype=np.int64)
         np.minimum.at(first, gid, np.arange(len(gid), dtype=np.int64))
         rows = table.select(self.assigned.keys).take(pa.array(first)).to_pylist()
-        ids = np.array([self.key_ids.setdefault(tuple(r.values()), len(self.key_ids))
-                        for r in rows], dtype=np.int64)
+        ids = np.array([self._key_id(tuple(r.values())) for r in rows], dtype=np.int64)
         return ids[gid] if len(gid) else _NONE
+
+    def _key_id(self, key: tuple[Any, ...]) -> int:
+        got = self.key_ids.get(key)
+        if got is None:
+            got = self.key_ids[key] = self.next_key
+            self.next_key += 1
+        return got
 
     def add(self, c: Chunk) -> Chunk:
         n = c.num_rows
@@ -164,6 +173,8 @@ class StreamSessionWindow:
                 "sid", pa.array(sid_of[kept])).append_column(
                 "rid", pa.array(self.seen + kept)))
         self.seen += n
+        # A key without live windows needs no id (a later record gets a new one).
+        self.key_ids = {k: i for k, i in self.key_ids.items() if i in self.live}
         return self._output(fired, mpos, running, rise)
 
     def _place(self, key: int, start: int, end: int, wm: int, rid: int) -> int:
@@ -190,6 +201,7 @@ class StreamSessionWindow:
         gone = {w[2] for w in hit}
         for old in gone:  # absorbed: their rows now count for the merged window
             self.parent[old] = sid
+            del self.extent[old]
             self.alive.discard(old)
         if self.ordered:  # the absorbed windows' accumulators in start order, then rid
             self.items[sid] = [-1 - w[2] for w in sorted(hit)] + [rid]
@@ -216,28 +228,35 @@ class StreamSessionWindow:
         """The fired sessions' results in firing order, each at the mark that fired it,
         and the rising marks after what they fired."""
         val = running[rise]
-        rank_of = np.full(len(self.parent), -1, dtype=np.int64)
         result = None
         if fired:
             sids = np.array([s for s, _ in fired], dtype=np.int64)
-            rank_of[sids] = np.arange(len(sids), dtype=np.int64)
+            rank_of = dict(zip(sids.tolist(), range(len(sids))))
             rows = pa.concat_tables(self.held) if len(self.held) > 1 else self.held[0]
-            root = self._roots(rows.column("sid").to_numpy())
-            rank = rank_of[root]
+            own = rows.column("sid").to_numpy()
+            root = self._roots(own)
+            uniq, inverse = np.unique(root, return_inverse=True)
+            rank = np.array([rank_of.get(x, -1) for x in uniq.tolist()],
+                            dtype=np.int64)[inverse.reshape(-1)]
             mine = rank >= 0
+            for sid in np.unique(own[mine]).tolist():  # fired: their sids are done
+                del self.parent[sid]
+            span = np.array([self.extent.pop(x) if rank_of.get(x, -1) >= 0 else (0, 0)
+                             for x in uniq.tolist()], dtype=np.int64).reshape(-1, 2)
+            wstart, wend = span[inverse.reshape(-1), 0], span[inverse.reshape(-1), 1]
             done = rows.filter(pa.array(mine)).drop_columns(["sid"])
-            r, rk = root[mine], rank[mine]
+            r, rk, ws, we = root[mine], rank[mine], wstart[mine], wend[mine]
             if self.ordered:  # rows in accumulator order: Arrow's first / last follow it
                 place = self._sequence(sids.tolist())
                 at = np.array([place[x] for x in done.column("rid").to_pylist()],
                               dtype=np.int64)
                 order = np.argsort(at, kind="stable")
-                done, r, rk = done.take(pa.array(order)), r[order], rk[order]
+                done = done.take(pa.array(order))
+                r, rk, ws, we = r[order], rk[order], ws[order], we[order]
             done = done.drop_columns(["rid"])
-            starts, ends = np.asarray(self.starts), np.asarray(self.ends)
             done = done.append_column("sid", pa.array(r)).append_column(
-                "ws", pa.array(starts[r])).append_column(
-                "we", pa.array(ends[r])).append_column("row", pa.array(rk))
+                "ws", pa.array(ws)).append_column(
+                "we", pa.array(we)).append_column("row", pa.array(rk))
             result = evaluate(done, ["sid", *self.assigned.keys, "ws", "we"],
                               self.assigned.keys, self.assigned.agg.kinds, self.out_schema,
                               order=[("row_min", "ascending")])
@@ -251,9 +270,13 @@ class StreamSessionWindow:
         return Chunk(result.batch, result.ts, (at.astype(np.int64), val))
 
     def _roots(self, sid: np.ndarray) -> np.ndarray:
-        parent = np.asarray(self.parent, dtype=np.int64)
-        while True:  # path halving over the union-find, all rows at once
-            up = parent[sid]
-            if np.array_equal(up, sid):
+        """The root (live session) of each sid: the union-find followed for all at once."""
+        ids = np.fromiter(self.parent.keys(), np.int64, len(self.parent))
+        up = np.fromiter(self.parent.values(), np.int64, len(self.parent))
+        order = np.argsort(ids)
+        ids, up = ids[order], up[order]
+        while True:
+            nxt = up[np.searchsorted(ids, sid)]
+            if np.array_equal(nxt, sid):
                 return sid
-            sid = up
+            sid = nxt
