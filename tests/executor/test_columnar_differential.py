@@ -224,14 +224,17 @@ def test_columnar_batch_sessions_match_reference(spark: Any, tmp_path_factory: A
 
 
 def test_order_dependent_or_streaming_sessions_run_the_row_operator(tmp_path: Path) -> None:
-    """first / last and double sums depend on Flink's merge order, and STREAMING sessions
-    on the watermark: those run the runtime WindowOperator inside the columnar chain."""
+    """first / last (BATCH) and double sums depend on Flink's merge order, and STREAMING
+    sessions with allowed lateness fire late and merge fired windows: those run the
+    runtime WindowOperator inside the columnar chain; STREAMING sessions without, first /
+    last included, run columnar."""
     from flowc.executor.arrow.plan import plan_members
 
-    def kinds(aggs: str, mode: str) -> list[str]:
+    def kinds(aggs: str, mode: str, lateness: str = "") -> list[str]:
         text = ("source s (user string, n int, x double, ts timestamp) from csv 'x.csv' "
                 "watermark ts - 1s;\n"
-                f"let r = s | key by user | window session gap 1s | aggregate {aggs};\n")
+                f"let r = s | key by user | window session gap 1s{lateness} "
+                f"| aggregate {aggs};\n")
         script = compile_source(text, str(tmp_path / "job.flow"), options={"mode": mode})
         script.streams["r"].stream.sink_to(CollectSink("r"))
         members = plan_members(script.env.get_job_graph())
@@ -239,6 +242,8 @@ def test_order_dependent_or_streaming_sessions_run_the_row_operator(tmp_path: Pa
         return [m.kind for ms in members.values() for m in ms]
 
     assert "session" in kinds("count(*) as c, sum(n) as s, avg(n) as a", "batch")
+    assert "session" in kinds("count(*) as c, sum(n) as s, last(x) as l", "streaming")
     for aggs, mode in [("first(x) as f", "batch"), ("sum(x) as s", "batch"),
-                       ("avg(x) as a", "batch"), ("count(*) as c", "streaming")]:
+                       ("avg(x) as a", "batch"), ("sum(x) as s", "streaming")]:
         assert "row_op" in kinds(aggs, mode), (aggs, mode)
+    assert "row_op" in kinds("count(*) as c", "streaming", " allowed lateness 1s")

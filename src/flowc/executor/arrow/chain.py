@@ -216,14 +216,23 @@ class ChainProgram:
             return rolling.add
         if m.kind == "session":
             from flowc.executor.arrow.sessions import SessionWindow
+            from flowc.executor.arrow.stream_sessions import StreamSessionWindow
 
-            session = self.windows[m.nid] = SessionWindow(
+            session = self.windows[m.nid] = (
+                StreamSessionWindow if self.streaming else SessionWindow)(
                 m.spec, m.key, m.in_schema, out_schema)
-            return session.add
+            return session.add  # type: ignore[no-any-return]
         if m.kind in ("window_join", "interval_join"):
             from flowc.executor.arrow.joins import compile_join
 
             join = self.joins[m.nid] = compile_join(m.spec, out_schema, self.streaming)
+            if not self.streaming:  # fed part by part, spilled past the state memory
+                from flowc.executor.arrow.joinspill import SpillingJoin
+
+                spilling = self.windows[m.nid] = SpillingJoin(  # type: ignore[assignment]
+                    join, (convert.arrow_schema(m.spec.schemas[0]),
+                           convert.arrow_schema(m.spec.schemas[1])), self.state_memory)
+                return spilling.add  # type: ignore[return-value]
             return join.run  # type: ignore[no-any-return]
         if m.kind in ("sink", "source", "pass", "tag"):  # tag: the side is the channel's edge
             return lambda c: c
@@ -326,13 +335,13 @@ class ChainProgram:
 
     def finish(self) -> None:
         """End of input: windows fire head-first (each may feed the ones after it)."""
-        from flowc.executor.arrow.spill import SpillingWindow
+        from flowc.executor.arrow.spill import Spilling
 
         for nid in self.order:
             w = self.windows.get(nid)
             if w is None:
                 continue
-            fired = w.fired() if isinstance(w, SpillingWindow) else iter([w.fire()])
+            fired = w.fired() if isinstance(w, Spilling) else iter([w.fire()])
             m = self.members[nid]
             while True:  # range by range when the window spilled (bounded memory)
                 try:
@@ -366,10 +375,10 @@ class ChainProgram:
     def close(self) -> None:
         """Close head -> tail (the reverse of opening); the first error is raised."""
         first: BaseException | None = None
-        from flowc.executor.arrow.spill import SpillingWindow
+        from flowc.executor.arrow.spill import Spilling
 
         for w in self.windows.values():  # spilled state goes with the subtask
-            if isinstance(w, SpillingWindow):
+            if isinstance(w, Spilling):
                 w.close()
         while self.functions:
             try:

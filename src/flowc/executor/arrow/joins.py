@@ -218,6 +218,16 @@ class WindowJoin:
                           _key_columns(right.chunk, self.keys[1]))
         pairs = [self._pairs(s, c) for s, c in zip(inp.sides, codes)]
         (lrow, lcode, lstart), (rrow, rcode, rstart) = pairs
+        return self.match((left.chunk, left.pos, lrow, lcode, lstart),
+                          (right.chunk, right.pos, rrow, rcode, rstart))
+
+    def match(self, lside: tuple[Chunk, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+              rside: tuple[Chunk, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+              ) -> Chunk | None:
+        """The joined pairs of the (record, window) pairs of both sides, each given as
+        (records, their merged places, record of each pair, key code, window start)."""
+        lchunk, lpos, lrow, lcode, lstart = lside
+        rchunk, rpos, rrow, rcode, rstart = rside
         # Groups: (key, window) over both sides; only those with both sides emit.
         code = np.concatenate([lcode, rcode])
         start = np.concatenate([lstart, rstart])
@@ -236,23 +246,23 @@ class WindowJoin:
             return None
         # Fired by (end, first record seen on either side), the WindowOperator's order.
         first = np.full(groups, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(first, lg, left.pos[lrow])
-        np.minimum.at(first, rg, right.pos[rrow])
+        np.minimum.at(first, lg, lpos[lrow])
+        np.minimum.at(first, rg, rpos[rrow])
         end = np.zeros(groups, dtype=np.int64)
         end[lg] = lstart + self.assigner.size
         kept = np.flatnonzero(both)
         rank = np.zeros(groups, dtype=np.int64)
         rank[kept[np.lexsort((first[kept], end[kept]))]] = np.arange(len(kept), dtype=np.int64)
         # Left pairs in firing order (group rank, arrival); right pairs by (group, arrival).
-        lo = np.lexsort((left.pos[lrow], rank[lg]))
-        ro = np.lexsort((right.pos[rrow], rg))
+        lo = np.lexsort((lpos[lrow], rank[lg]))
+        ro = np.lexsort((rpos[rrow], rg))
         counts = np.bincount(rg, minlength=groups)
         begin = np.cumsum(counts) - counts
         owner, ri = _expand(begin[lg[lo]], counts[lg[lo]])
         li = lrow[lo][owner]
         ri = rrow[ro][ri]
         ts = end[lg[lo]][owner] - 1
-        return self.pairing.make(left.chunk, right.chunk, li, ri, ts)
+        return self.pairing.make(lchunk, rchunk, li, ri, ts)
 
     def _pairs(self, s: Side, code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(record, key code, window start) per (record, window) the window accepts."""
@@ -280,6 +290,17 @@ class IntervalJoin:
         self.dropped = 0
 
     def run(self, inp: JoinInput) -> Chunk | None:
+        left, right = inp.sides
+        li, ri, _ = self.pairs(inp)
+        lts = left.chunk.ts.to_numpy(zero_copy_only=False).astype(np.int64)
+        rts = right.chunk.ts.to_numpy(zero_copy_only=False).astype(np.int64)
+        return self.pairing.make(left.chunk, right.chunk, li, ri, np.maximum(lts[li], rts[ri]))
+
+    def pairs(self, inp: JoinInput) -> tuple[np.ndarray, np.ndarray, tuple[
+            np.ndarray, np.ndarray, np.ndarray]]:
+        """The joined (left, right) record pairs in output order, and per pair its sort
+        key: (the later record's merged place, the earlier record's bucket generation,
+        the earlier record's place)."""
         left, right = inp.sides
         kept: list[tuple[np.ndarray, np.ndarray]] = []  # per side: (records, timestamps)
         for s in inp.sides:
@@ -311,8 +332,7 @@ class IntervalJoin:
         bucket = np.where(left_later, rgen[ri], lgen[li])
         earlier = np.where(left_later, right.pos[ri], left.pos[li])
         order = np.lexsort((earlier, bucket, later))
-        li, ri = li[order], ri[order]
-        return self.pairing.make(left.chunk, right.chunk, li, ri, np.maximum(lts[li], rts[ri]))
+        return li[order], ri[order], (later[order], bucket[order], earlier[order])
 
     def _band(self, lcode: np.ndarray, lts: np.ndarray, rcode: np.ndarray,
               rts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,6 +13,7 @@ one element at a time, and the combined watermark's rises among the records
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 
 LONG_MIN = -(1 << 63)
+SPAN = 1 << 16  # element positions per channel merged at a time (merge_chunks)
 
 
 def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
@@ -56,44 +58,161 @@ def merge_order(channels: list[list[tuple[int, Any, Any]]]) -> tuple[
     for c, payloads in enumerate(channels):
         base = 0
         for n, positions, values in payloads:
-            pos = np.asarray(positions, dtype=np.int64)
-            # Record r is preceded by the watermarks at positions <= r.
-            before = np.searchsorted(pos, np.arange(n, dtype=np.int64), side="right")
-            rec_pos.append(base + np.arange(n, dtype=np.int64) + before)
+            r, w, v = _elements(n, positions, values, base)
+            rec_pos.append(r)
             rec_chan.append(np.full(n, c, dtype=np.int64))
-            wm_pos.append(base + pos + np.arange(len(pos), dtype=np.int64))
-            wm_val.append(np.asarray(values, dtype=np.int64))
-            wm_chan.append(np.full(len(pos), c, dtype=np.int64))
-            base += n + len(pos)
-    r_pos, r_chan = _cat(rec_pos), _cat(rec_chan)
-    w_pos, w_val, w_chan = _cat(wm_pos), _cat(wm_val), _cat(wm_chan)
-    n_chan = len(channels)
-    # Merged order: by (position, channel); records and watermarks together.
-    keys = np.concatenate([r_pos * n_chan + r_chan, w_pos * n_chan + w_chan])
-    order = np.argsort(keys, kind="stable")
-    is_wm = order >= len(r_pos)
-    # Each channel's latest watermark at every merged element, then the minimum over them.
-    current = np.full((n_chan, len(order)), LONG_MIN, dtype=np.int64)
-    wm_index = order[is_wm] - len(r_pos)
-    where = np.flatnonzero(is_wm)
-    for c in range(n_chan):
-        mine = w_chan[wm_index] == c
-        row = current[c]
-        row[where[mine]] = w_val[wm_index[mine]]
-        np.maximum.accumulate(row, out=row)
-    combined = np.maximum.accumulate(current.min(axis=0)) if n_chan else \
-        np.zeros(0, np.int64)
-    # A record sees the watermark of the elements before it (a record does not move it).
-    rec_order = order[~is_wm]
-    at = np.flatnonzero(~is_wm)
-    seen = np.where(at > 0, combined[np.maximum(at - 1, 0)], LONG_MIN)
-    # The combined watermark's rises, placed among the merged records: what the head
-    # operator receives (and forwards) between them.
-    prev = np.concatenate([[LONG_MIN], combined[:-1]])
-    rises = np.flatnonzero(is_wm & (combined > prev))
-    before = np.cumsum(~is_wm) - ~is_wm  # records before each merged element
-    marks = (before[rises].astype(np.int64), combined[rises])
-    return rec_order, seen, marks
+            wm_pos.append(w)
+            wm_val.append(v)
+            wm_chan.append(np.full(len(w), c, dtype=np.int64))
+            base += n + len(w)
+    return _Merger(len(channels)).order(_cat(rec_pos), _cat(rec_chan), _cat(wm_pos),
+                                        _cat(wm_val), _cat(wm_chan))
+
+
+def _elements(n: int, positions: Any, values: Any, base: int) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray]:
+    """A payload's record and watermark element positions in its channel (from ``base``)
+    and its watermark values."""
+    pos = np.asarray(positions, dtype=np.int64)
+    # Record r is preceded by the watermarks at positions <= r.
+    before = np.searchsorted(pos, np.arange(n, dtype=np.int64), side="right")
+    return (base + np.arange(n, dtype=np.int64) + before,
+            base + pos + np.arange(len(pos), dtype=np.int64),
+            np.asarray(values, dtype=np.int64))
+
+
+class _Merger:
+    """The channel rule over consecutive ranges of element positions: each channel's
+    latest watermark and the combined watermark carry from one range to the next."""
+
+    def __init__(self, n_chan: int) -> None:
+        self.n_chan = n_chan
+        self.latest = np.full(n_chan, LONG_MIN, dtype=np.int64)
+        self.combined = LONG_MIN
+
+    def order(self, r_pos: np.ndarray, r_chan: np.ndarray, w_pos: np.ndarray,
+              w_val: np.ndarray, w_chan: np.ndarray) -> tuple[
+            np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """``merge_order``'s result for the elements of one range (records numbered in
+        the order given), after the ranges before it."""
+        n_chan = self.n_chan
+        # Merged order: by (position, channel); records and watermarks together.
+        keys = np.concatenate([r_pos * n_chan + r_chan, w_pos * n_chan + w_chan])
+        order = np.argsort(keys, kind="stable")
+        is_wm = order >= len(r_pos)
+        # Each channel's latest watermark at every merged element, then the minimum.
+        current = np.repeat(self.latest[:, None], len(order), axis=1)
+        wm_index = order[is_wm] - len(r_pos)
+        where = np.flatnonzero(is_wm)
+        for c in range(n_chan):
+            mine = w_chan[wm_index] == c
+            row = current[c]
+            row[where[mine]] = w_val[wm_index[mine]]
+            np.maximum.accumulate(row, out=row)
+        if len(order):
+            combined = np.maximum.accumulate(np.maximum(current.min(axis=0), self.combined))
+        else:
+            combined = np.zeros(0, np.int64)
+        # A record sees the watermark of the elements before it (a record does not move it).
+        rec_order = order[~is_wm]
+        at = np.flatnonzero(~is_wm)
+        seen = np.where(at > 0, combined[np.maximum(at - 1, 0)], self.combined)
+        # The combined watermark's rises, placed among the merged records: what the head
+        # operator receives (and forwards) between them.
+        prev = np.concatenate([[self.combined], combined[:-1]])
+        rises = np.flatnonzero(is_wm & (combined > prev))
+        before = np.cumsum(~is_wm) - ~is_wm  # records before each merged element
+        marks = (before[rises].astype(np.int64), combined[rises])
+        if len(order):
+            self.latest = current[:, -1].copy()
+            self.combined = int(combined[-1])
+        return rec_order, seen, marks
+
+
+class _Channel:
+    """One channel's payloads read one at a time; ``pending`` holds the read elements not
+    yet merged: (records, their element positions, watermark positions, values)."""
+
+    def __init__(self, payloads: Iterator[tuple[bytes, Any, Any]], schema: pa.Schema) -> None:
+        self.payloads = payloads
+        self.schema = schema
+        self.base = 0  # element position of the next payload's first element
+        self.pending: list[tuple[Chunk, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.done = False
+
+    def read_to(self, hi: int) -> None:
+        """Read payloads until one has an element at or past ``hi``, or to the end."""
+        while not self.done and self.base < hi:
+            item = next(self.payloads, None)
+            if item is None:
+                self.done = True
+                return
+            data, positions, values = item
+            c = convert.from_ipc(data, self.schema)
+            r, w, v = _elements(c.num_rows, positions, values, self.base)
+            self.base += c.num_rows + len(w)
+            self.pending.append((c, r, w, v))
+
+    def take_below(self, hi: int) -> tuple[list[Chunk], np.ndarray, np.ndarray, np.ndarray]:
+        """The pending elements at positions below ``hi`` (records, their positions,
+        watermark positions, values); the rest stays pending."""
+        chunks, rs, ws, vs = [], [], [], []
+        rest = []
+        for c, r, w, v in self.pending:
+            nr = int(np.searchsorted(r, hi))
+            nw = int(np.searchsorted(w, hi))
+            if nr:
+                chunks.append(_slice(c, 0, nr))
+            rs.append(r[:nr])
+            ws.append(w[:nw])
+            vs.append(v[:nw])
+            if nr < len(r) or nw < len(w):
+                rest.append((_slice(c, nr, len(r) - nr),
+                             r[nr:], w[nw:], v[nw:]))
+        self.pending = rest
+        return chunks, _cat(rs), _cat(ws), _cat(vs)
+
+
+def _slice(c: Chunk, start: int, n: int) -> Chunk:
+    return c if start == 0 and n == c.num_rows else \
+        Chunk(c.batch.slice(start, n), c.ts.slice(start, n))
+
+
+def merge_chunks(channels: list[Iterator[tuple[bytes, Any, Any]]], schema: pa.Schema,
+                 span: int = SPAN) -> Iterator[Chunk]:
+    """``merge_streaming``'s records, watermarks and ``wm_at`` as consecutive chunks, one
+    per range of ``span`` element positions, reading each channel's payloads (iterators
+    of (ipc records, watermark positions, values) in arrival order, in channel order)
+    only as far as the range needs: memory holds a range and a payload per channel, not
+    the partition."""
+    chans = [_Channel(it, schema) for it in channels]
+    merger = _Merger(len(chans))
+    lo = 0
+    sent = False
+    while True:
+        hi = lo + span
+        for ch in chans:
+            ch.read_to(hi)
+        parts = [ch.take_below(hi) for ch in chans]
+        lo = hi
+        chunks = [c for p in parts for c in p[0]]
+        r_pos = _cat([p[1] for p in parts])
+        r_chan = _cat([np.full(len(p[1]), c, np.int64) for c, p in enumerate(parts)])
+        w_pos = _cat([p[2] for p in parts])
+        w_val = _cat([p[3] for p in parts])
+        w_chan = _cat([np.full(len(p[2]), c, np.int64) for c, p in enumerate(parts)])
+        if len(r_pos) or len(w_pos):
+            rec_order, seen, marks = merger.order(r_pos, r_chan, w_pos, w_val, w_chan)
+            records = convert.concat(chunks, schema)
+            merged = records.take(pa.array(rec_order)) if len(rec_order) else records
+            sent = True
+            yield Chunk(merged.batch, merged.ts, marks, pa.array(seen, pa.int64()))
+        if all(ch.done and not ch.pending for ch in chans):
+            break
+    if not sent:
+        e = convert.empty(schema)
+        yield Chunk(e.batch, e.ts, (np.zeros(0, np.int64), np.zeros(0, np.int64)),
+                    pa.array([], pa.int64()))
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:

@@ -12,7 +12,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
 from flowc.common.typeinfo import TypeInformation
-from flowc.executor.arrow import rolling, rowop, sessions, typed
+from flowc.executor.arrow import rolling, rowop, sessions, stream_sessions, typed
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.convert import Changelog
 from flowc.executor.arrow.joins import plan_join, tag_side
@@ -118,9 +118,11 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 if isinstance(spec, WindowOp) and supported(spec, node.keys[0] if node.keys
                                                              else None, batch):
                     kind = "window"
-                elif batch and isinstance(spec, WindowOp) and sessions.supported(
+                elif isinstance(spec, WindowOp) and sessions.supported(
                         spec, node.keys[0] if node.keys else None,
-                        in_schema if isinstance(in_schema, Schema) else None):
+                        in_schema if isinstance(in_schema, Schema) else None,
+                        streaming=not batch) and (
+                        batch or stream_sessions.streaming_supported(spec)):
                     kind = "session"
                 if not kind and isinstance(spec, rowop.KINDS) and not node.two_input \
                         and _declared(in_schema, pickled):

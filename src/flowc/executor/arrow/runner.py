@@ -15,7 +15,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import FlowcError
-from flowc.executor.arrow import convert, csvsource, joins, merge, spill
+from flowc.executor.arrow import convert, csvsource, joins, joinspill, merge, spill
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
@@ -290,12 +290,19 @@ class _ColumnarJob(_SparkJob):
                                                   for s in join.schemas]
 
         def run_consumer(idx: int, it: Any) -> Any:
-            # BATCH reads its partition back in order, spilled past the state memory.
+            # The partition is read back in channel order, spilled past the state memory.
             inbox = spill.Received(state_memory)
             for _, item in it:
                 inbox.add(item)
+            if streaming and join is None:  # channels interleaved, a range at a time
+                return run_chain(idx, _merged(inbox, channel_ids[idx], in_schema))
             received: Any = inbox.ordered()
-            if join is not None or streaming:  # these group their whole input first
+            if join is not None and not streaming:  # part by part (``joinspill.py``)
+                return run_chain(idx, (joinspill.JoinPart(
+                    join.sides[x[0] >> 16],
+                    convert.from_ipc(x[2], side_schemas[join.sides[x[0] >> 16]]))
+                    for x in received))
+            if join is not None:  # a STREAMING join groups its whole input first
                 received = list(received)
             if join is not None:  # both sides at once, each record in its merged place
                 by_cid: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
@@ -305,15 +312,8 @@ class _ColumnarJob(_SparkJob):
                 return run_chain(idx, iter([joins.gather(
                     [(s, side_schemas[s], by_cid[c]) for s, c in zip(sides, channel_ids[idx])],
                     streaming)]))
-            if not streaming:
-                chunks: Any = (convert.from_ipc(x[2], in_schema) for x in received)
-                return run_chain(idx, chunks)
-            by_channel: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
-            for cid, _, data, positions, values in received:
-                by_channel[cid].append((data, positions, values))
-            merged = merge.merge_streaming([by_channel[c] for c in channel_ids[idx]],
-                                           in_schema)
-            return run_chain(idx, iter([merged]))
+            chunks: Any = (convert.from_ipc(x[2], in_schema) for x in received)
+            return run_chain(idx, chunks)
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     # -- actions ------------------------------------------------------------------------
@@ -355,6 +355,15 @@ class _ColumnarJob(_SparkJob):
             lambda idx, it, i=slot.index, pre=prefixes, sc=schema, spec=slot.sink:
             (f"{pre[idx]}{print_text(spec, r)}" for x in it if x[0] == i
              for r in convert.from_ipc(x[1], sc).rows()))
+
+
+def _merged(inbox: spill.Received, cids: list[int], schema: Any) -> Any:
+    """A STREAMING consumer's input: its channels merged (``merge.merge_chunks``) as the
+    inbox reads them back; the inbox's spill file goes at the end."""
+    try:
+        yield from merge.merge_chunks(inbox.channels(cids), schema)
+    finally:
+        inbox.close()
 
 
 def _only_marks(c: convert.Chunk) -> convert.Chunk:

@@ -32,8 +32,9 @@ from flowc.windowing import EventTimeSessionWindows
 _ORDER_FREE = {"count_star", "count", "count_distinct", "min", "max"}
 
 
-def supported(spec: Any, key: Any, in_schema: Schema | None) -> bool:
-    """A fixed-gap session ``aggregate`` whose aggregates do not depend on merge order."""
+def supported(spec: Any, key: Any, in_schema: Schema | None, streaming: bool = False) -> bool:
+    """A fixed-gap session ``aggregate`` whose aggregates do not depend on merge order;
+    ``streaming``: first / last too (``stream_sessions.py`` follows the merge order)."""
     if not isinstance(spec.assigner, EventTimeSessionWindows):
         return False
     agg = vector_aggregate(spec, key)
@@ -48,7 +49,7 @@ def supported(spec: Any, key: Any, in_schema: Schema | None) -> bool:
         return False
     empty = convert.empty(convert.arrow_schema(in_schema)).batch
     for kind, a in zip(agg.kinds, agg.args):
-        if kind in _ORDER_FREE:
+        if kind in _ORDER_FREE or (streaming and kind in ("first", "last")):
             continue
         if kind not in ("sum", "avg") or a is None:
             return False

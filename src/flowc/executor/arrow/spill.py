@@ -69,6 +69,55 @@ def _local_dir() -> str:
     return dirs.split(",")[0] if dirs else tempfile.gettempdir()
 
 
+class Spilling:
+    """A BATCH operator that may have spilled: its results come range by range at end of
+    input (``fired``), and ``close`` removes its files (also after a failure)."""
+
+    def fired(self) -> Iterator[Chunk]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class RunWriter:
+    """A run file being written: Arrow IPC batches of ``BATCH_ROWS`` rows, smaller ones to
+    keep a batch within 1/16 of ``limit`` bytes (a merge holds a batch per run)."""
+
+    def __init__(self, directory: str, name: str, schema: pa.Schema,
+                 limit: int | None = None) -> None:
+        self.path = os.path.join(directory, f"{name}.arrow")
+        self.limit = limit
+        self.sink = pa.OSFile(self.path, "wb")
+        self.writer = pa.ipc.new_file(self.sink, schema)
+
+    def write(self, table: pa.Table) -> None:
+        rows = BATCH_ROWS
+        if self.limit is not None and table.num_rows:
+            rows = max(1, min(rows, (self.limit // 16) * table.num_rows
+                              // max(table.nbytes, 1)))
+        self.writer.write_table(table, max_chunksize=rows)
+
+    def close(self) -> tuple[str, int]:
+        """The file's path and size."""
+        self.writer.close()
+        self.sink.close()
+        return self.path, os.path.getsize(self.path)
+
+
+def write_run(directory: str, name: str, table: pa.Table,
+              limit: int | None = None) -> tuple[str, int]:
+    """``table`` as one run file (``RunWriter``): its path and size."""
+    w = RunWriter(directory, name, table.schema, limit)
+    w.write(table)
+    return w.close()
+
+
+def spill_directory() -> str:
+    """A new directory for one subtask's runs under Spark's local dirs."""
+    return tempfile.mkdtemp(prefix="flowc-spill-", dir=_local_dir())
+
+
 class SpillingState(WindowState):
     """A BATCH ``WindowState`` that spills its folded state past ``limit`` bytes."""
 
@@ -128,15 +177,12 @@ class SpillingState(WindowState):
 
     def _spill(self) -> None:
         if self.directory is None:
-            self.directory = tempfile.mkdtemp(prefix="flowc-spill-", dir=_local_dir())
+            self.directory = spill_directory()
         run: dict[str, str] = {}
         for name, table in self.tables().items():
-            table = _by_end(table)
-            path = os.path.join(self.directory, f"run{len(self.runs)}-{name}.arrow")
-            with pa.OSFile(path, "wb") as sink, \
-                    pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table, max_chunksize=BATCH_ROWS)
-            self.spilled_bytes += os.path.getsize(path)
+            path, size = write_run(self.directory, f"run{len(self.runs)}-{name}",
+                                   _by_end(table), self.limit)
+            self.spilled_bytes += size
             run[name] = path
         self.runs.append(run)
         self.partials = []
@@ -149,7 +195,7 @@ class SpillingState(WindowState):
             self.directory = None
 
 
-class SpillingWindow(BatchWindow):
+class SpillingWindow(BatchWindow, Spilling):
     """A BatchWindow whose state spills past ``limit`` bytes (see the module)."""
 
     def __init__(self, *args: Any, limit: int = DEFAULT, **kwargs: Any) -> None:
@@ -205,7 +251,7 @@ def _by_end(table: pa.Table) -> pa.Table:
 
 class _Cursor:
     """One run file read a batch at a time; ``buffer`` holds what is read but not yet
-    merged (sorted by window end)."""
+    merged (sorted by window end), ``ends`` its window ends."""
 
     def __init__(self, source: str | pa.Table) -> None:
         if isinstance(source, pa.Table):
@@ -215,7 +261,9 @@ class _Cursor:
             reader = pa.ipc.open_file(pa.OSFile(source, "rb"))
             self.batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
             schema = reader.schema
-        self.buffer = schema.empty_table()
+        self.empty = schema.empty_table()
+        self.buffer = self.empty
+        self.ends = np.zeros(0, np.int64)
         self.done = False
         self.load()
 
@@ -224,44 +272,71 @@ class _Cursor:
         for batch in self.batches:
             if batch.num_rows:
                 self.buffer = pa.concat_tables([self.buffer, pa.Table.from_batches([batch])])
+                self.ends = np.concatenate([self.ends, batch.column("we").to_numpy()])
                 return
         self.done = True
 
     def last_end(self) -> int | None:
-        n = self.buffer.num_rows
-        return None if n == 0 else self.buffer.column("we")[n - 1].as_py()
+        return int(self.ends[-1]) if len(self.ends) else None
 
     def take_below(self, end: int | None) -> pa.Table:
         """The buffered rows whose window ends before ``end`` (all with None)."""
-        if end is None:
-            out, self.buffer = self.buffer, self.buffer.slice(0, 0)
-            return out
-        ends = self.buffer.column("we").to_numpy()
-        cut = int(np.searchsorted(ends, end, side="left"))
+        cut = len(self.ends) if end is None else \
+            0 if not len(self.ends) or self.ends[0] >= end else \
+            int(np.searchsorted(self.ends, end, side="left"))
+        if cut == 0:
+            return self.empty
         out, self.buffer = self.buffer.slice(0, cut), self.buffer.slice(cut)
+        self.ends = self.ends[cut:]
         return out
 
 
 def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
-               names: list[str]) -> Iterator[dict[str, list[pa.Table]]]:
-    """Per range of window ends, in order: per table name, the rows of every run (in run
-    order, ``last`` after the files) whose groups end in the range."""
+               names: list[str], lead: str | None = "p",
+               rows: int | None = None) -> Iterator[dict[str, list[pa.Table]]]:
+    """Per range of window ends (column ``we``; any int64 the runs are sorted by), in
+    order: per table name, the rows of every run (in run order, ``last`` after the files)
+    whose groups end in the range; a range without rows of table ``lead`` is skipped
+    (but the last). A range gathers about ``rows`` (default ``BATCH_ROWS``) rows: fewer,
+    larger ranges, each within a caller's memory budget."""
+    target = BATCH_ROWS if rows is None else max(1, rows)
     cursors = {name: [_Cursor(r[name]) for r in runs] + [_Cursor(t[name]) for t in last]
                for name in names}
     every = [c for cs in cursors.values() for c in cs]
+    pieces = {name: [[] for _ in cs] for name, cs in cursors.items()}
+    held = 0
+
+    def gathered() -> dict[str, list[pa.Table]]:
+        out = {name: [pa.concat_tables(ps) if len(ps) > 1 else ps[0] if ps else c.empty
+                      for ps, c in zip(pieces[name], cursors[name])] for name in names}
+        for lists in pieces.values():
+            for ps in lists:
+                ps.clear()
+        return out
     while True:
         live = [c for c in every if not c.done]
         if not live:
-            yield {name: [c.take_below(None) for c in cs] for name, cs in cursors.items()}
+            for name, cs in cursors.items():
+                for ps, c in zip(pieces[name], cs):
+                    ps.append(c.take_below(None))
+            yield gathered()
             return
         # Groups ending before the smallest last-read end are complete in every buffer.
         ends = [c.last_end() for c in live]
         hi = min(e for e in ends if e is not None) if any(e is not None for e in ends) \
             else None
         if hi is not None:
-            ranged = {name: [c.take_below(hi) for c in cs] for name, cs in cursors.items()}
-            if any(t.num_rows for t in ranged["p"]):
-                yield ranged
+            for name, cs in cursors.items():
+                for ps, c in zip(pieces[name], cs):
+                    t = c.take_below(hi)
+                    if t.num_rows:
+                        ps.append(t)
+                        held += t.num_rows
+            if held >= target:
+                held = 0
+                out = gathered()
+                if lead is None or any(t.num_rows for t in out[lead]):
+                    yield out
         for c, e in zip(live, ends):
             if e is None or e == hi:
                 c.load()
@@ -300,15 +375,29 @@ class Received:
         """The items in (channel, sequence) order; the spill file is removed after."""
         self.index.sort(key=lambda x: (x[0], x[1]))
         try:
-            if self.file is not None:
-                self.file.flush()
-            for cid, seq, data, offset, length, rest in self.index:
-                if data is None:
-                    self.file.seek(offset)
-                    data = self.file.read(length)
-                yield (cid, seq, data, *rest)
+            for entry in self.index:
+                yield self._item(entry)
         finally:
             self.close()
+
+    def channels(self, cids: list[int]) -> list[Iterator[tuple[Any, ...]]]:
+        """Per channel of ``cids``, its items in sequence order, each read (from memory
+        or the spill file) only when it is reached: the STREAMING merge interleaves the
+        channels (``merge.merge_chunks``). ``close`` removes the file."""
+        self.index.sort(key=lambda x: (x[0], x[1]))
+        mine: dict[int, list[Any]] = {c: [] for c in cids}
+        for entry in self.index:
+            mine[entry[0]].append(entry)
+        return [(self._item(e)[2:] for e in mine[c]) for c in cids]
+
+    def _item(self, entry: tuple[int, int, bytes | None, int, int, tuple[Any, ...]]
+              ) -> tuple[Any, ...]:
+        cid, seq, data, offset, length, rest = entry
+        if data is None:
+            self.file.flush()
+            self.file.seek(offset)
+            data = self.file.read(length)
+        return (cid, seq, data, *rest)
 
     def close(self) -> None:
         self.index = []

@@ -1,0 +1,324 @@
+"""Bounded BATCH window and interval joins: a join subtask's input spills to sorted Arrow
+IPC runs past ``flowc.executor.state-memory`` and is joined range by range, with exactly
+the in-memory join's (``joins.py``) output and order.
+
+In BATCH a join subtask's merged input is its channels concatenated (the order
+``spill.Received.ordered`` hands the received items out), so each record's merged place
+is a running count and no record is late. ``SpillingJoin`` takes the input a part at a
+time (``JoinPart``: one received batch of one side) and buffers it; while the buffered
+parts stay under the limit the join at end of input is the in-memory one on all of them.
+Past the limit the buffer is written as one *run* per side (a directory of the subtask's
+own under Spark's local dirs, removed when it ends), sorted by a range column ``we``:
+
+- **window join**: one row per (record, window) pair, ``we`` the window end. A (key,
+  window) group's rows all have its end, so a range of ends (``spill.merge_runs``) holds
+  whole groups; the in-memory join orders groups by (end, first place), so the ranges'
+  outputs, in end order, are its output.
+- **interval join**: one row per record, ``we`` a hash of its key (equal keys, equal
+  hashes; a range joins every key it holds exactly, by ``joins.key_codes``). The pairs
+  of a range come out ordered by the in-memory join's sort key (the later record's
+  place, the earlier one's bucket generation and place: ``IntervalJoin.pairs``), which
+  a range of keys does not cover, so the pairs (both records' fields and timestamps,
+  with the key) go to runs of their own sorted by the later record's place and are
+  merged by ranges of it, each range sorted by the whole key and paired.
+
+Memory then holds the limit, a batch per run file and one range (the groups of a range
+of window ends, the records of a range of key hashes, the pairs of a range of places).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from flowc.executor.arrow import convert, spill
+from flowc.executor.arrow.convert import Chunk
+from flowc.executor.arrow.joins import (
+    LONG_MIN,
+    IntervalJoin,
+    JoinInput,
+    Side,
+    WindowJoin,
+    key_codes,
+)
+from flowc.executor.arrow.windows import assign_windows
+from flowc.executor.runtime.core import require_timestamp
+
+SIDES = ("l", "r")
+FAN_IN = 8  # runs merged into one
+
+
+@dataclass(frozen=True)
+class JoinPart:
+    """One received batch of a BATCH join subtask's input: its side (0 / 1) and records."""
+
+    side: int
+    chunk: Chunk
+
+    @property
+    def num_rows(self) -> int:
+        return self.chunk.num_rows
+
+
+class SpillingJoin(spill.Spilling):
+    """A BATCH join subtask (``join``: the in-memory operator) whose input spills past
+    ``limit`` bytes (see the module)."""
+
+    dropped = 0  # BATCH: no watermarks, nothing late
+    late = None
+
+    def __init__(self, join: WindowJoin | IntervalJoin, schemas: tuple[pa.Schema, pa.Schema],
+                 limit: int) -> None:
+        self.join = join
+        self.schemas = schemas
+        self.limit = limit
+        self.seen = 0  # merged places handed out
+        self.parts: list[list[tuple[Chunk, np.ndarray]]] = [[], []]
+        self.held = 0
+        self.runs: list[dict[str, str]] = []
+        self.directory: str | None = None
+        self.spilled_bytes = 0
+        self.row_bytes = 1  # the widest run row seen (sizes merged ranges)
+        self.levels: list[int] = []  # per run: how many merges made it
+        self.files = 0  # runs written (their files' names)
+
+    def add(self, part: JoinPart) -> None:
+        c = part.chunk
+        self.parts[part.side].append((c, np.arange(self.seen, self.seen + c.num_rows,
+                                                   dtype=np.int64)))
+        self.seen += c.num_rows
+        self.held += c.batch.nbytes + c.ts.nbytes
+        if self.held > self.limit:
+            self._write({side: self._ranged(side) for side in (0, 1)}, "run")
+            self.parts = [[], []]
+            self.held = 0
+
+    def fire(self) -> Chunk | None:
+        raise NotImplementedError("a SpillingJoin fires range by range (fired)")
+
+    def fired(self) -> Iterator[Chunk]:
+        try:
+            if not self.runs:  # all in memory: the in-memory join
+                out = self.join.run(JoinInput((self._side(0), self._side(1))))
+                if out is not None and out.num_rows:
+                    yield out
+                return
+            last = [{SIDES[s]: _by_range(self._ranged(s)) for s in (0, 1)}]
+            self.parts = [[], []]
+            ranges = spill.merge_runs(self.runs, last, list(SIDES), lead="l",
+                                      rows=self._range_rows())
+            if isinstance(self.join, WindowJoin):
+                for tables in ranges:
+                    out = self._window_range(tables)
+                    if out is not None and out.num_rows:
+                        yield out
+            else:
+                yield from self._interval(ranges)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.parts = [[], []]
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory = None
+
+    # -- runs ---------------------------------------------------------------------------
+
+    def _write(self, tables: dict[Any, pa.Table], prefix: str) -> None:
+        """One run: per table, its rows sorted by (``we``, merged place)."""
+        if self.directory is None:
+            self.directory = spill.spill_directory()
+        run: dict[str, str] = {}
+        for name, table in tables.items():
+            name = SIDES[name] if isinstance(name, int) else name
+            table = _by_range(table)
+            path, size = spill.write_run(self.directory, f"{prefix}{self.files}-{name}",
+                                         table, self.limit)
+            self.spilled_bytes += size
+            self.row_bytes = max(self.row_bytes, table.nbytes // max(table.num_rows, 1))
+            run[name] = path
+        self.runs.append(run)
+        self.files += 1
+        self.levels.append(0)
+        # FAN_IN runs of one level merge into one of the next: a merge then reads at most
+        # FAN_IN * log(runs) files at a batch each, and each row is rewritten log times.
+        while len(self.levels) >= FAN_IN and len(set(self.levels[-FAN_IN:])) == 1:
+            merged = self._merged(self.runs[-FAN_IN:], f"{prefix}{self.files}m")
+            self.files += 1
+            for old in self.runs[-FAN_IN:]:
+                for path in old.values():
+                    os.remove(path)
+            level = self.levels[-1] + 1
+            del self.runs[-FAN_IN:], self.levels[-FAN_IN:]
+            self.runs.append(merged)
+            self.levels.append(level)
+
+    def _merged(self, runs: list[dict[str, str]], prefix: str) -> dict[str, str]:
+        """``runs`` as one run, range by range (``spill.merge_runs``)."""
+        assert self.directory is not None
+        writers = {n: spill.RunWriter(self.directory, f"{prefix}-{n}",
+                                      pa.ipc.open_file(path).schema, self.limit)
+                   for n, path in runs[0].items()}
+        for tables in spill.merge_runs(runs, [], list(writers), lead=None,
+                                       rows=self._range_rows()):
+            for n, w in writers.items():
+                w.write(_by_range(pa.concat_tables(tables[n])))
+        return {n: w.close()[0] for n, w in writers.items()}
+
+    def _range_rows(self) -> int:
+        """Rows a merged range gathers: a quarter of the limit's worth."""
+        return self.limit // 4 // max(self.row_bytes, 1)
+
+    def _side(self, side: int) -> Side:
+        """The buffered records of ``side`` as the in-memory join's input."""
+        chunk = convert.concat([c for c, _ in self.parts[side]], self.schemas[side])
+        pos = np.concatenate([p for _, p in self.parts[side]]) if self.parts[side] else \
+            np.zeros(0, np.int64)
+        return Side(chunk, pos, np.full(len(pos), LONG_MIN, np.int64))
+
+    def _ranged(self, side: int) -> pa.Table:
+        """The buffered records of ``side`` as run rows: the record's columns, ``ts``,
+        ``pos`` (merged place) and ``we`` (the range column)."""
+        s = self._side(side)
+        table = pa.Table.from_batches([s.chunk.batch])
+        ts = s.chunk.ts.to_numpy(zero_copy_only=False)
+        if isinstance(self.join, WindowJoin):  # one row per (record, window)
+            if s.chunk.ts.null_count:
+                require_timestamp(None, "an event-time window")
+            ts = ts.astype(np.int64)
+            start, rep = assign_windows(self.join.assigner, ts)
+            rows = np.arange(len(ts), dtype=np.int64) if rep is None else rep.astype(np.int64)
+            return table.take(pa.array(rows)).append_column(
+                "ts", pa.array(ts[rows], pa.int64())).append_column(
+                "pos", pa.array(s.pos[rows])).append_column(
+                "we", pa.array(start + self.join.assigner.size, pa.int64()))
+        keys = [table.column(i).combine_chunks() for i in self.join.keys[side]]
+        return table.append_column("ts", s.chunk.ts).append_column(
+            "pos", pa.array(s.pos)).append_column("we", pa.array(key_hash(keys)))
+
+    def _chunk(self, side: int, tables: list[pa.Table]) -> tuple[
+            Chunk, np.ndarray, np.ndarray]:
+        """A range's rows of ``side`` as records (in merged order), their places and
+        their ``we``."""
+        t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        t = t.sort_by([("pos", "ascending")])
+        n = len(self.schemas[side])
+        batch = pa.RecordBatch.from_arrays(
+            [t.column(i).combine_chunks() for i in range(n)], schema=self.schemas[side])
+        return (Chunk(batch, t.column("ts").combine_chunks()),
+                t.column("pos").to_numpy().astype(np.int64),
+                t.column("we").to_numpy().astype(np.int64))
+
+    # -- window join --------------------------------------------------------------------
+
+    def _window_range(self, tables: dict[str, list[pa.Table]]) -> Chunk | None:
+        join = self.join
+        assert isinstance(join, WindowJoin)
+        (lc, lpos, lend), (rc, rpos, rend) = (self._chunk(s, tables[SIDES[s]]) for s in (0, 1))
+        if lc.num_rows == 0 or rc.num_rows == 0:
+            return None
+        lcode, rcode = key_codes([lc.batch.column(i) for i in join.keys[0]],
+                                 [rc.batch.column(i) for i in join.keys[1]])
+        size = join.assigner.size
+        rows = (np.arange(lc.num_rows, dtype=np.int64), np.arange(rc.num_rows, dtype=np.int64))
+        return join.match((lc, lpos, rows[0], lcode, lend - size),
+                          (rc, rpos, rows[1], rcode, rend - size))
+
+    # -- interval join ------------------------------------------------------------------
+
+    def _interval(self, ranges: Iterator[dict[str, list[pa.Table]]]) -> Iterator[Chunk]:
+        join = self.join
+        assert isinstance(join, IntervalJoin)
+        # The input runs are read by ``ranges``; the pairs get runs of their own.
+        self.runs, self.levels = [], []
+        held: list[pa.Table] = []
+        size = 0
+        for tables in ranges:
+            pairs = self._interval_pairs(tables)
+            if pairs is None:
+                continue
+            held.append(pairs)
+            size += pairs.nbytes
+            if size > self.limit:
+                self._write({"o": pa.concat_tables(held)}, "pairs")
+                held, size = [], 0
+        last = [{"o": pa.concat_tables(held).sort_by([("we", "ascending")])}] if held else []
+        if not self.runs:
+            if held:
+                yield from self._paired(last[0]["o"])
+            return
+        for tables in spill.merge_runs(self.runs, last, ["o"], lead="o",
+                                       rows=self._range_rows()):
+            yield from self._paired(pa.concat_tables([t for t in tables["o"] if t.num_rows]))
+
+    def _interval_pairs(self, tables: dict[str, list[pa.Table]]) -> pa.Table | None:
+        """A range's joined pairs: the left record's columns, the right's, their
+        timestamps and the output sort key (``we`` later place, ``gen``, ``pos``)."""
+        join = self.join
+        assert isinstance(join, IntervalJoin)
+        (lc, lpos, _), (rc, rpos, _) = (self._chunk(s, tables[SIDES[s]]) for s in (0, 1))
+        if lc.num_rows == 0 or rc.num_rows == 0:
+            return None
+        inp = JoinInput((Side(lc, lpos, np.full(len(lpos), LONG_MIN, np.int64)),
+                         Side(rc, rpos, np.full(len(rpos), LONG_MIN, np.int64))))
+        li, ri, (later, gen, earlier) = join.pairs(inp)
+        if len(li) == 0:
+            return None
+        a, b = lc.take(pa.array(li)), rc.take(pa.array(ri))
+        cols = [*a.batch.columns, *b.batch.columns, a.ts, b.ts, pa.array(later),
+                pa.array(gen), pa.array(earlier)]
+        names = [*(f"l{n}" for n in a.batch.schema.names),
+                 *(f"r{n}" for n in b.batch.schema.names), "lts", "rts", "we", "gen", "pos"]
+        return pa.Table.from_arrays(cols, names=names)
+
+    def _paired(self, t: pa.Table) -> Iterator[Chunk]:
+        """The output records of pairs ``t`` (rows of ``_interval_pairs``) in output
+        order."""
+        join = self.join
+        assert isinstance(join, IntervalJoin)
+        if t.num_rows == 0:
+            return
+        t = t.sort_by([("we", "ascending"), ("gen", "ascending"), ("pos", "ascending")])
+        n0, n1 = len(self.schemas[0]), len(self.schemas[1])
+        left = Chunk(pa.RecordBatch.from_arrays(
+            [t.column(i).combine_chunks() for i in range(n0)], schema=self.schemas[0]),
+            t.column("lts").combine_chunks())
+        right = Chunk(pa.RecordBatch.from_arrays(
+            [t.column(n0 + i).combine_chunks() for i in range(n1)], schema=self.schemas[1]),
+            t.column("rts").combine_chunks())
+        idx = np.arange(t.num_rows, dtype=np.int64)
+        ts = np.maximum(left.ts.to_numpy().astype(np.int64), right.ts.to_numpy().astype(np.int64))
+        out = join.pairing.make(left, right, idx, idx, ts)
+        if out is not None and out.num_rows:
+            yield out
+
+
+def _by_range(table: pa.Table) -> pa.Table:
+    return table.sort_by([("we", "ascending"), ("pos", "ascending")])
+
+
+def key_hash(columns: list[pa.Array]) -> np.ndarray:
+    """An int64 hash per row of the key ``columns``, equal for equal keys (null equal to
+    null, -0.0 to 0.0, NaN to NaN), within one process: each column's distinct values
+    hashed once, combined per row."""
+    n = len(columns[0]) if columns else 0
+    out = np.zeros(n, dtype=np.uint64)
+    for col in columns:
+        if pa.types.is_floating(col.type):
+            col = pc.add(col, pa.scalar(0.0, col.type))
+        enc = col.dictionary_encode(null_encoding="encode")
+        values = enc.dictionary.to_pylist()
+        h = np.array([hash(v) if v == v else 0 for v in values], dtype=np.int64) \
+            .view(np.uint64)
+        idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        with np.errstate(over="ignore"):
+            out = out * np.uint64(1_000_003) + h[idx]
+    return out.view(np.int64)
