@@ -21,6 +21,7 @@ from flowc.parser import ast as A
 from flowc.parser.build_over import OverSteps
 from flowc.parser.build_sort import SortSteps
 from flowc.parser.build_sources import SourceSteps
+from flowc.parser.decimal_types import EXAMPLE, TYPES_HINT, bare_decimal, decimal_type
 from flowc.types import BOOL, DOUBLE, INT, NULL, STRING, TIMESTAMP, TYPE_NAMES, Type, type_from_name
 
 INT64_MAX = 2**63 - 1
@@ -29,7 +30,8 @@ _UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 # Names people bring from SQL or other languages, mapped to flowc's type names.
 _TYPE_ALIASES = {"integer": "int", "long": "int", "bigint": "int", "float": "double",
                  "real": "double", "boolean": "bool", "varchar": "string", "text": "string",
-                 "str": "string", "list": "array", "datetime": "timestamp"}
+                 "str": "string", "list": "array", "datetime": "timestamp",
+                 "numeric": EXAMPLE, "dec": EXAMPLE, "number": EXAMPLE, "money": EXAMPLE}
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
@@ -153,6 +155,8 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
         return list(types)
 
     def simple_type(self, name: Token) -> Type:
+        if str(name) == "decimal":
+            raise bare_decimal(self.tok(name))
         t = type_from_name(str(name))
         if t is None:
             raise self._unknown_type(name)
@@ -163,6 +167,11 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
         if t is None:
             raise self._unknown_type(name, generic=True)
         return t
+
+    @v_args(meta=True, inline=True)
+    def param_type(self, meta: Any, name: Token, precision: Token,
+                   scale: Token | None) -> Type:
+        return decimal_type(name, precision, scale, self.meta(meta))
 
     def _unknown_type(self, name: Token, generic: bool = False) -> FlowNameError:
         text = str(name)
@@ -175,8 +184,7 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
             msg = f"unknown type '{text}'"
         alias = _TYPE_ALIASES.get(text.lower())
         hint = f"did you mean '{alias}'?" if alias else did_you_mean(text, TYPE_NAMES)
-        return FlowNameError(msg, self.tok(name), hint=hint or
-                             "types are string, int, double, bool, timestamp and array<T>")
+        return FlowNameError(msg, self.tok(name), hint=hint or TYPES_HINT)
 
     # ------------------------------------------------------------------ settings
 
