@@ -142,3 +142,18 @@ def test_the_columnar_executor_runs_decimal_jobs_row_by_row(tmp_path: Path) -> N
                             "orders | map id, amount * rate as usd | print;\n", "t.flow")
     reason = plan_members(script.env.get_job_graph())
     assert isinstance(reason, str) and "decimal" in reason.lower()
+
+
+def test_a_udf_decimal_result_is_fitted_to_its_type(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Flink converts a Python UDF's Decimal to the declared DECIMAL(p, s): HALF_UP, null
+    # when too wide
+    (tmp_path / "dec_udfs.py").write_text(
+        "from decimal import Decimal\n"
+        "def tax(x):\n    return None if x is None else x * Decimal('1.19')\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    head = ("set mode = batch;\nimport udf dec_udfs.tax(decimal(10, 2)) -> decimal(12, 2);\n"
+            "import udf dec_udfs.tax(decimal(10, 2)) -> decimal(3, 1) as narrow;\n"
+            "source t (x decimal(10, 2)) from values (10.05), (null);\n")
+    lines = _printed(tmp_path, "t | map x, tax(x) as y, narrow(x) as z", head)
+    assert sorted(lines) == ["+I[10.05, 11.96, 12.0]", "+I[null, null, null]"]

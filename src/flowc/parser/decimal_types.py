@@ -5,6 +5,7 @@ DECIMAL(10, 0), a trap for money) is an error asking for the scale."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lark import Token
@@ -59,3 +60,13 @@ def decimal_value(value: Any, field: str, t: Type, span: Span) -> Any:
                             hint=f"widen it: decimal({min(decimals.MAX_PRECISION, exact[1] + t.scale)}"
                                  f", {t.scale})")
     return v
+
+
+def udf_code(name: str, args: Sequence[str], returns: Type,
+             helper: Callable[[str], str]) -> str:
+    """The code of a UDF call; a ``decimal(p, s)`` result is fitted to its declared type
+    (rounded HALF_UP, null when too wide), as Flink converts a Python UDF's Decimal."""
+    call = f"{name}({', '.join(args)})"
+    if not returns.is_decimal:
+        return call
+    return f"{helper('cast_decimal')}({call}, {returns.precision}, {returns.scale})"
