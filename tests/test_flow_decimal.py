@@ -157,3 +157,17 @@ def test_a_udf_decimal_result_is_fitted_to_its_type(tmp_path: Path,
             "source t (x decimal(10, 2)) from values (10.05), (null);\n")
     lines = _printed(tmp_path, "t | map x, tax(x) as y, narrow(x) as z", head)
     assert sorted(lines) == ["+I[10.05, 11.96, 12.0]", "+I[null, null, null]"]
+
+
+@pytest.mark.spark
+def test_flow_decimal_on_spark(tmp_path: Path) -> None:
+    # Spark's executor runs the decimal job row by row and prints Flink's rows
+    from flowc.executor import get_spark, run_job_graph
+
+    get_spark("local[2]")  # the test session's master (tests/executor/conftest.py)
+    sql, flow = PAIRS[3]
+    (tmp_path / "orders.csv").write_text(orders_csv(), encoding="utf-8")
+    script = compile_source(HEAD.format(path=tmp_path / "orders.csv") + flow + " | print;\n",
+                            "t.flow")
+    lines = [x.split("> ", 1)[-1] for x in run_job_graph(script.env.get_job_graph()).printed]
+    assert _rows(lines) == FLINK[sql]
