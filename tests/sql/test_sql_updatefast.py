@@ -74,3 +74,13 @@ def test_final_table_is_flinks(tmp_path: Path, query: str) -> None:
 def test_the_exceptions_are_few() -> None:
     assert len(NO_OP_PAIRS) == 2 and len(STALE) == 1
     assert len([c for c in RUNS if c["query"] not in JOINED + NO_OP_PAIRS]) >= 15
+
+
+@pytest.mark.spark
+def test_update_fast_over_a_dedup_on_spark(tmp_path: Path) -> None:
+    from flowc.executor import get_spark, run_job_graph
+
+    get_spark("local[2]")  # the test session's master (tests/executor/conftest.py)
+    case = RUNS[0]  # a Top-N ordered by a keep-last deduplication's key
+    assert "UpdateFastStrategy[1]" in case["rank_node"] and "ORDER BY ts DESC" in case["query"]
+    assert printed(tmp_path, case["query"], 1, run_job_graph) == case["print"]
