@@ -87,8 +87,9 @@ TYPE_NAMES = tuple(sorted(SCALARS)) + ("array",)
 # Names people bring from SQL or other languages, mapped to flowc's type names.
 TYPE_ALIASES = {"integer": "int", "long": "int", "bigint": "int", "smallint": "int",
                 "tinyint": "int", "int32": "int", "int64": "int", "float": "double",
-                "real": "double", "float64": "double", "decimal": "double",
-                "numeric": "double", "boolean": "bool", "varchar": "string",
+                "real": "double", "float64": "double", "numeric": "decimal(10, 2)",
+                "dec": "decimal(10, 2)", "number": "decimal(10, 2)",
+                "money": "decimal(10, 2)", "boolean": "bool", "varchar": "string",
                 "char": "string", "text": "string", "str": "string", "list": "array",
                 "datetime": "timestamp", "date": "timestamp"}
 

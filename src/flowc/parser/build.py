@@ -21,6 +21,7 @@ from flowc.parser import ast as A
 from flowc.parser.build_over import OverSteps
 from flowc.parser.build_sort import SortSteps
 from flowc.parser.build_sources import SourceSteps
+from flowc.parser.decimal_types import TYPES_HINT, bare_decimal, decimal_type
 from flowc.types import (
     BOOL,
     DOUBLE,
@@ -173,6 +174,8 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
         return list(types)
 
     def simple_type(self, name: Token) -> Type:
+        if str(name) == "decimal":
+            raise bare_decimal(self.tok(name))
         t = type_from_name(str(name))
         if t is None:
             raise self._unknown_type(name)
@@ -183,6 +186,11 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
         if t is None:
             raise self._unknown_type(name, generic=True)
         return t
+
+    @v_args(meta=True, inline=True)
+    def param_type(self, meta: Any, name: Token, precision: Token,
+                   scale: Token | None) -> Type:
+        return decimal_type(name, precision, scale, self.meta(meta))
 
     def _unknown_type(self, name: Token, generic: bool = False) -> FlowNameError:
         text = str(name)
@@ -195,8 +203,7 @@ class AstBuilder(SortSteps, OverSteps, SourceSteps):
             msg = f"unknown type '{text}'"
         alias = TYPE_ALIASES.get(text.lower())
         hint = f"did you mean '{alias}'?" if alias else did_you_mean(text, TYPE_NAMES)
-        return FlowNameError(msg, self.tok(name), hint=hint or
-                             "types are string, int, double, bool, timestamp and array<T>")
+        return FlowNameError(msg, self.tok(name), hint=hint or TYPES_HINT)
 
     # ------------------------------------------------------------------ settings
 

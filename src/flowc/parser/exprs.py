@@ -20,6 +20,7 @@ from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, di
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
 from flowc.parser import vectorize as V
+from flowc.parser.decimal_types import udf_code
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS, lookup
 from flowc.parser.optypes import CASTS, arith_type, conversion_hint
 from flowc.parser.runtime import HELPERS
@@ -572,18 +573,17 @@ class ExprCompiler:
 
     def _udf_call(self, e: A.Call, udf: Udf, depth: int) -> Typed:
         if len(e.args) != len(udf.params):
-            raise FlowTypeError(f"{udf.name}() takes {len(udf.params)} argument"
-                                f"{'s' if len(udf.params) != 1 else ''}, got {len(e.args)}",
-                                e.span, hint=_udf_signature(udf))
-        args = []
+            raise FlowTypeError(f"{udf.name}() takes {_arity(*[len(udf.params)] * 2)}, got "
+                                f"{len(e.args)}", e.span, hint=_udf_signature(udf))
+        codes = []
         for i, (node, want) in enumerate(zip(e.args, udf.params)):
             t = self.compile(node, depth)
             if not assignable(t.type, want):
                 raise FlowTypeError(f"argument {i + 1} of {udf.name}() must be {want}, but "
                                     f"this is {t.type}", node.span, hint=_udf_signature(udf))
-            args.append(t)
+            codes.append(t.code)
         self.env[udf.env_name] = udf.fn
-        return Typed(udf.returns, f"{udf.env_name}({', '.join(a.code for a in args)})")
+        return Typed(udf.returns, udf_code(udf.env_name, codes, udf.returns, self.helper))
 
 
 _SQL_ARITH = {"_sql_div": "/", "_sql_mod": "%"}

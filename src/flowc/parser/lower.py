@@ -39,6 +39,7 @@ from flowc.operators import (
     SocketSource,
 )
 from flowc.parser import ast as A
+from flowc.parser.decimal_types import decimal_value
 from flowc.parser.exprs import (
     BrokenName,
     Column,
@@ -457,6 +458,10 @@ class Lowerer:
             row = []
             for e, f in zip(exprs, schema.fields):
                 typed = compiler.compile(e)
+                if f.type.is_decimal and typed.type in (INT, DOUBLE) and typed.const:
+                    row.append(decimal_value(compiler.code_fn(typed.code, (), e.span)(),
+                                             f.name, f.type, e.span))
+                    continue
                 if not assignable(typed.type, f.type):
                     raise FlowTypeError(f"'{f.name}' is {f.type}, but this value is "
                                         f"{typed.type}", e.span)

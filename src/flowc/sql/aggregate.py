@@ -19,7 +19,6 @@ from flowc.errors import FlowNameError, FlowSyntaxError, Span, UnsupportedError,
 from flowc.parser import ast as A
 from flowc.sql.changelog import (
     DOWN,
-    KEY,
     UP,
     Updating,
     aggregate_kind,
@@ -28,6 +27,7 @@ from flowc.sql.changelog import (
 )
 from flowc.sql.exprs import ExprTranslator
 from flowc.sql.query import _LEGACY, WINDOW_COLUMNS, Piece, _unalias, is_aggregate, uniquify
+from flowc.sql.rank_strategy import after_filter, aggregate_columns, sum_kind
 from flowc.types import INT
 
 if TYPE_CHECKING:
@@ -105,6 +105,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         raise FlowSyntaxError("a window table function needs GROUP BY window_start, "
                               "window_end", group_span)
     windowed = piece.window is not None or legacy is not None
+    piece_in_updating = piece.updating  # the input's, for the output's monotonicity
     if piece.updating is not None and legacy is not None:
         flowc_limit("a group window over", piece.updating, group_span,
                     hint="window the table the GROUP BY reads instead")
@@ -283,21 +284,39 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         final = A.MapStep(tuple(items), spans(node))
         piece.steps.append(final)
     if not windowed:
-        columns = {k: f"{KEY}:{k}" for k in key_names}
-        for call, it in zip(agg_calls, agg_items):
-            kind = aggregate_kind(call)
-            if kind is not None:
-                columns[str(it.alias)] = kind
+        columns, fast = aggregate_columns(
+            piece_in_updating, key_names,
+            [None if k.name in expr_keys.values() else k.name for k in keys],
+            [_call_facts(call, str(it.alias), node.args.get("where"))
+             for call, it in zip(agg_calls, agg_items)])
         node_text = node_description(key_names, [(c.sql(), str(it.alias))
                                                  for c, it in zip(agg_calls, agg_items)])
         up = Updating(node_text, tuple(key_names), columns)
         pairs = [(it.expr.name if isinstance(it.expr, A.FieldRef) else None, name)
                  for it, name in zip(items, names)]
         piece.updating = Updating(node_text, tuple(key_names), up.renamed(pairs).columns,
-                                  agg_map=final)
+                                  agg_map=final, fast=fast)
+        if having is not None:
+            piece.updating = after_filter(piece.updating, having.this)
     piece.names = names
     piece.span = spans(node)
     return piece
+
+
+def _call_facts(call: exp.Expression, name: str, where: exp.Expression | None) -> tuple[
+        str, str | None, bool, str | None]:
+    """(output name, direction over an insert-only input, is a COUNT, argument column)."""
+    inner = call.this if isinstance(call, exp.Filter) else call
+    arg = inner.this if isinstance(inner, (exp.Sum, exp.Max, exp.Min, exp.Count)) else None
+    col = arg.name if isinstance(arg, exp.Column) else None
+    kind = aggregate_kind(call)
+    if isinstance(inner, exp.Sum) and col is not None:
+        cond = where.this if where is not None else None
+        if isinstance(call, exp.Filter):  # SUM(x) FILTER (WHERE ...): its own range too
+            f = call.expression.this
+            cond = f if cond is None else exp.And(this=cond, expression=f)
+        kind = sum_kind(col, cond)
+    return name, kind, isinstance(inner, exp.Count), col
 
 
 def _monotone(call: exp.Expression, piece: Piece) -> bool:

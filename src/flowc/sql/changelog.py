@@ -26,6 +26,7 @@ from sqlglot import exp
 from flowc.errors import Span, UnsupportedError
 
 UP, DOWN, KEY = "up", "down", "key"
+CONST = "const"  # constant for its row, not a group key (flowc.sql.rank_strategy)
 _MONOTONE = {"count": UP, "max": UP, "min": DOWN}
 
 
@@ -40,6 +41,13 @@ class Updating:
     hidden: tuple[str, ...] = ()  # key columns added for the REPL only (not shown)
     # the GroupAggregate's own final projection (its input still has the key columns)
     agg_map: Any = field(default=None, compare=False)
+    # Flink's upsert key when not the group keys (a deduplication's, a join's: output
+    # names), and whether a Top-N after it may take upserts (flowc.sql.rank_strategy)
+    upsert: tuple[str, ...] | None = None
+    fast: bool = True
+
+    def upsert_key(self) -> list[str] | None:
+        return list(self.upsert) if self.upsert is not None else self.key_columns()
 
     def key_columns(self) -> list[str] | None:
         """Output names of the group keys in GROUP BY order, or None if one is not there."""
@@ -53,9 +61,17 @@ class Updating:
 
     def renamed(self, pairs: Iterable[tuple[str | None, str]]) -> Updating:
         """After a projection: ``pairs`` are (input column or None if computed, output)."""
+        pairs = list(pairs)
         cols = {out: self.columns[src] for src, out in pairs
                 if src is not None and src in self.columns}
-        return replace(self, columns=cols, hidden=(), agg_map=None)
+        upsert = None
+        if self.upsert is not None:
+            first: dict[str | None, str] = {}
+            for src, out in pairs:
+                first.setdefault(src, out)
+            upsert = tuple(first[c] for c in self.upsert) \
+                if all(c in first for c in self.upsert) else None
+        return replace(self, columns=cols, hidden=(), agg_map=None, upsert=upsert)
 
 
 def node_description(keys: Sequence[str], items: Sequence[tuple[str, str]]) -> str:

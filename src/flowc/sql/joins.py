@@ -25,9 +25,10 @@ from sqlglot import exp
 
 from flowc.errors import FlowSyntaxError, Span, UnsupportedError
 from flowc.parser import ast as A
-from flowc.sql.changelog import Updating, flowc_limit
+from flowc.sql.changelog import flowc_limit
 from flowc.sql.exprs import interval_millis
 from flowc.sql.join_names import JoinSides
+from flowc.sql.rank_strategy import join_output
 
 if TYPE_CHECKING:
     from flowc.sql.query import Piece, QueryTranslator
@@ -195,7 +196,9 @@ def _regular(qt: QueryTranslator, left_node: exp.Expression, lname: str, rname: 
         node = (f"Join(joinType=[{_JOIN_TYPES[join_kind]}], where=[{where}], "
                 f"select=[{', '.join(names)}], leftInputSpec=[NoUniqueKey], "
                 "rightInputSpec=[NoUniqueKey])")
-        piece.updating = Updating(node, ())
+        piece.updating = join_output(pieces[0].updating, pieces[1].updating,
+                                     [(k.left.name, k.right.name) for k in keys],
+                                     sides.left.names, sides.physical_right, node, join_kind)
     piece.star_expansion = sides.stars
     return piece, sides.resolve
 

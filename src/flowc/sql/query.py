@@ -42,6 +42,7 @@ from flowc.sql.joins import translate_join
 from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.over import over_windows, translate_over
 from flowc.sql.proctime import add_proctime, is_proctime_column
+from flowc.sql.rank_strategy import after_filter
 from flowc.sql.source import Rewrites
 from flowc.sql.state_ttl_hint import hinted, state_ttl_hint
 from flowc.sql.window_join import window_join
@@ -347,6 +348,8 @@ class QueryTranslator:
         ex.udfs = self.catalog.udf_names()
         if where is not None:  # over an updating input each row kind is filtered alike
             piece.steps.append(A.FilterStep(ex(where.this), self.spans(where)))
+            if piece.updating is not None:
+                piece.updating = after_filter(piece.updating, where.this)
         for item in node.expressions:
             for n in item.walk():
                 if isinstance(n, (exp.Subquery, exp.Select, exp.Exists)):

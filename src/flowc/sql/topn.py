@@ -19,8 +19,8 @@ from sqlglot import exp
 
 from flowc.errors import FlowNameError, UnsupportedError, did_you_mean
 from flowc.parser import ast as A
-from flowc.sql.changelog import DOWN, KEY, UP, Updating
 from flowc.sql.joins import _conjuncts
+from flowc.sql.rank_strategy import rank_output, update_fast_key
 
 if TYPE_CHECKING:
     from flowc.sql.query import QueryTranslator
@@ -50,21 +50,6 @@ def _rank_bound(c: exp.Expression, name: str) -> int | None:
     if kind is exp.EQ and n == 1:
         return 1
     return None
-
-
-def _update_fast_key(up: Updating, items: tuple[A.OrderItem, ...]) -> tuple[str, ...] | None:
-    """The unique key for Flink's UpdateFastStrategy, or None (RetractStrategy): the input
-    has a unique key (a GroupAggregate's keys, all selected) and every ORDER BY column is a
-    key (constant for its row) or only moves towards the top (an increasing aggregate
-    ordered DESC, a decreasing one ASC): Flink's RankProcessStrategy."""
-    keys = up.key_columns()
-    if not keys:
-        return None
-    for item in items:
-        kind = up.columns.get(item.field.name, "")
-        if not (kind.startswith(KEY + ":") or kind == (UP if item.descending else DOWN)):
-            return None
-    return tuple(keys)
 
 
 def _selected(select: exp.Select) -> set[str] | None:
@@ -169,7 +154,9 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     steps: list[A.Step] = []
     if keys:
         steps.append(A.KeyByStep(keys, wspan, row_key=True))
-    unique = _update_fast_key(piece.updating, items) if piece.updating else None
+    order_cols = [(i.field.name, i.descending) for i in items]
+    part_cols = [k.name for k in keys]
+    unique = update_fast_key(piece.updating, part_cols, order_cols) if piece.updating else None
     steps.append(A.TopStep(bound[1], items, rank_name if outer_reads else None, wspan,
                            unique=unique))
     from flowc.sql.query import Piece
@@ -183,11 +170,13 @@ def rewrite_top_n(qt: QueryTranslator, node: exp.Select) -> bool:
     part = ", ".join(k.name for k in keys)
     strategy = ("AppendFastStrategy" if piece.updating is None else "RetractStrategy"
                 if unique is None else
-                f"UpdateFastStrategy[{','.join(str(names.index(c)) for c in unique)}]")
-    top.updating = Updating(f"Rank(strategy=[{strategy}], rankType=[ROW_NUMBER], "
-                            f"rankRange=[rankStart=1, rankEnd={bound[1]}], "
-                            f"partitionBy=[{part}], orderBy=[{order.sql()[9:]}], "
-                            f"select=[{', '.join(names)}])", ())
+                f"UpdateFastStrategy[{','.join(str(i) for i in sorted(map(names.index, unique)))}]")
+    top.updating = rank_output(
+        piece.updating, f"Rank(strategy=[{strategy}], rankType=[ROW_NUMBER], "
+        f"rankRange=[rankStart=1, rankEnd={bound[1]}], partitionBy=[{part}], "
+        f"orderBy=[{order.sql()[9:]}], select=[{', '.join(names)}])", part_cols, order_cols,
+        rank_name if outer_reads else None, bound[1] == 1,
+        bool(order_cols) and order_cols[0][0] == qt.catalog.rowtime_of(name))
     if qt.catalog.is_batch():  # BATCH: a sort-based Rank emitting final rows (parser.topn.BatchTopN)
         top.updating = None
     top_name = qt.named(top)

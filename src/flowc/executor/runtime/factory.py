@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowc.errors import UnsupportedError
-from flowc.executor.runtime import joins, windows
+from flowc.executor.runtime import joins, time_interval_join, windows
 from flowc.executor.runtime import operators as ops
 from flowc.executor.runtime.core import Operator, TaskInfo
 
@@ -89,6 +89,8 @@ class _Factory:
         return self._make(ops.KeyedCoProcessOperator, spec)
 
     def visit_IntervalJoinOp(self, spec: Any) -> Operator:
+        if spec.pad != (None, None):  # SQL's outer interval join: Flink's table operator
+            return self._make(time_interval_join.TimeIntervalJoinOperator, spec)
         return self._make(joins.IntervalJoinOperator, spec)
 
 
