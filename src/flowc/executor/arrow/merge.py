@@ -25,9 +25,11 @@ LONG_MIN = -(1 << 63)
 
 
 def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
-                    schema: pa.Schema) -> Chunk:
+                    schema: pa.Schema, start: tuple[list[int], int] | None = None) -> Chunk:
     """``channels`` in channel order, each a list of (ipc records, watermark positions,
-    watermark values) payloads in arrival order."""
+    watermark values) payloads in arrival order; ``start``: each channel's watermark and
+    the input watermark before them (a streaming micro-batch continuing the last one's;
+    default all Long.MIN_VALUE)."""
     chunks: list[Chunk] = []
     metas: list[list[tuple[int, Any, Any]]] = []
     for payloads in channels:
@@ -36,12 +38,13 @@ def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
             chunks.append(convert.from_ipc(data, schema))
             metas[-1].append((chunks[-1].num_rows, positions, values))
     records = convert.concat(chunks, schema)
-    rec_order, seen, marks = merge_order(metas)
+    rec_order, seen, marks = merge_order(metas, start)
     merged = records.take(pa.array(rec_order)) if len(rec_order) else records
     return Chunk(merged.batch, merged.ts, marks, pa.array(seen, pa.int64()))
 
 
-def merge_order(channels: list[list[tuple[int, Any, Any]]]) -> tuple[
+def merge_order(channels: list[list[tuple[int, Any, Any]]],
+                start: tuple[list[int], int] | None = None) -> tuple[
         np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """The merged order of the records of ``channels`` (each a list of (records,
     watermark positions, watermark values) payloads in arrival order): the indices of the
@@ -74,22 +77,25 @@ def merge_order(channels: list[list[tuple[int, Any, Any]]]) -> tuple[
     is_wm = order >= len(r_pos)
     # Each channel's latest watermark at every merged element, then the minimum over them.
     current = np.full((n_chan, len(order)), LONG_MIN, dtype=np.int64)
+    initial, last = start if start is not None else ([LONG_MIN] * n_chan, LONG_MIN)
     wm_index = order[is_wm] - len(r_pos)
     where = np.flatnonzero(is_wm)
     for c in range(n_chan):
         mine = w_chan[wm_index] == c
         row = current[c]
         row[where[mine]] = w_val[wm_index[mine]]
+        if len(row):
+            row[0] = max(row[0], initial[c])
         np.maximum.accumulate(row, out=row)
-    combined = np.maximum.accumulate(current.min(axis=0)) if n_chan else \
+    combined = np.maximum.accumulate(np.maximum(current.min(axis=0), last)) if n_chan else \
         np.zeros(0, np.int64)
     # A record sees the watermark of the elements before it (a record does not move it).
     rec_order = order[~is_wm]
     at = np.flatnonzero(~is_wm)
-    seen = np.where(at > 0, combined[np.maximum(at - 1, 0)], LONG_MIN)
+    seen = np.where(at > 0, combined[np.maximum(at - 1, 0)], last)
     # The combined watermark's rises, placed among the merged records: what the head
     # operator receives (and forwards) between them.
-    prev = np.concatenate([[LONG_MIN], combined[:-1]])
+    prev = np.concatenate([[last], combined[:-1]])
     rises = np.flatnonzero(is_wm & (combined > prev))
     before = np.cumsum(~is_wm) - ~is_wm  # records before each merged element
     marks = (before[rises].astype(np.int64), combined[rises])
