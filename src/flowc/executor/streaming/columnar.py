@@ -83,13 +83,13 @@ def plan_columnar(job_graph: JobGraph, plan: StreamingPlan) -> dict[str, Columna
 
     if executor_choice(job_graph) == "row":
         return f"{OPTION} = row"
-    members = plan_members(job_graph)
-    if isinstance(members, str):
-        return members
     for s in plan.sources:
         if s.bounded or type(s.spec) is not FileSource:
             return (f"'{plan.names[s.node]}' is not a monitored csv / json / parquet "
                     "directory (other sources run row by row)")
+    members = plan_members(job_graph)
+    if isinstance(members, str):
+        return members
     out: dict[str, ColumnarVertex] = {}
     for v in plan.vertices:
         edges = {id(e.edge): e for m in v.members for e in m.edges}
