@@ -38,8 +38,12 @@ def _empty_rows(w: StreamWindow, in_schema: Schema) -> pa.Table:
     return with_window(table, none, w.assigned.assigner.size, none)
 
 
-def _columns(names: list[str], i: int) -> list[str]:
+def _columns(names: Any, i: int) -> list[str]:
+    """Aggregate ``i``'s partial columns (``a{i}_count``, ...)."""
     return [n for n in names if n.startswith(f"a{i}_")]
+
+
+_NO_VALUES = DistinctSet()  # count distinct's empty accumulator (never extended in place)
 
 
 def _fake_row(w: StreamWindow, width: int, fields: tuple[Any, ...]) -> list[Any]:
@@ -65,34 +69,31 @@ def window_to_row(w: StreamWindow, op: Any, in_schema: Schema) -> None:
         pa.concat_tables(st.partials), st.groups, st.kinds)
     table = table.take(pc.sort_indices(table, sort_keys=[("we", "ascending"),
                                                          ("row_min", "ascending")]))
-    names = table.column_names
-    distinct: dict[int, dict[tuple[Any, ...], list[Any]]] = {}
-    for i, parts in st.distinct.items():
-        values: dict[tuple[Any, ...], list[Any]] = {}
-        for r in pa.concat_tables(parts).to_pylist() if parts else []:
-            values.setdefault(tuple(r[g] for g in st.groups), []).append(r[f"a{i}"])
-        distinct[i] = values
-    for r in table.to_pylist():
-        group = tuple(r[g] for g in st.groups)
-        key = op.key_fn(_fake_row(w, width, tuple(r[k] for k in st.keys)))
-        acc: list[Any] = []
-        for i, kind in enumerate(st.kinds):
-            cols = _columns(names, i)
-            if kind == "count_distinct":
-                d = DistinctSet()
-                for v in distinct[i].get(group, ()):
-                    d = d.add(v)
-                acc.append(d)
-            elif kind == "avg":
-                total, count = r[f"a{i}_sum"], r[f"a{i}_count"] or 0
-                acc.append((0 if total is None or not count else total, count))
-            elif kind in ("count", "count_star"):
-                acc.append(r[cols[0]] or 0)
-            else:
-                acc.append(r[cols[0]])
-        window = TimeWindow(r["ws"], r["we"])
-        op.state[(key, window)] = tuple(acc)
-        op.timers.register(window.end - 1, key, window)
+    cols = {name: table.column(name).to_pylist() for name in table.column_names}
+    groups = list(zip(*(cols[g] for g in st.groups)))
+    per_kind: list[Any] = []  # per aggregate: its accumulators, one per group
+    for i, kind in enumerate(st.kinds):
+        if kind == "count_distinct":
+            values: dict[tuple[Any, ...], Any] = {}
+            for part in st.distinct[i]:
+                d = part.to_pydict()
+                for g, v in zip(zip(*(d[c] for c in st.groups)), d[f"a{i}"]):
+                    values[g] = values.get(g, _NO_VALUES).add(v)
+            per_kind.append([values.get(g, _NO_VALUES) for g in groups])
+        elif kind == "avg":
+            per_kind.append([(0 if t is None or not c else t, c or 0) for t, c in
+                             zip(cols[f"a{i}_sum"], cols[f"a{i}_count"])])
+        elif kind in ("count", "count_star"):
+            per_kind.append([c or 0 for c in cols[_columns(cols, i)[0]]])
+        else:
+            per_kind.append(cols[_columns(cols, i)[0]])
+    keys = [op.key_fn(_fake_row(w, width, fields))
+            for fields in zip(*(cols[k] for k in st.keys))]
+    state, register = op.state, op.timers.register
+    for key, ws, we, acc in zip(keys, cols["ws"], cols["we"], zip(*per_kind)):
+        window = TimeWindow(ws, we)
+        state[(key, window)] = acc
+        register(we - 1, key, window)
 
 
 def window_from_row(op: Any, w: StreamWindow, in_schema: Schema) -> None:
@@ -101,31 +102,31 @@ def window_from_row(op: Any, w: StreamWindow, in_schema: Schema) -> None:
     width = len(in_schema)
     empty = _empty_rows(w, in_schema)
     template = partial(empty, st.groups, st.kinds)
-    names = template.column_names
     groups = sorted(op.state.items(), key=lambda kv: kv[0][1].end)  # stable: first seen
-    rows: list[dict[str, Any]] = []
-    distinct: dict[int, list[dict[str, Any]]] = {i: [] for i in st.distinct}
     n = len(st.keys)
-    for number, ((key, window), acc) in enumerate(groups):
-        fields = _key_fields(op, w, width, key, n)
-        row: dict[str, Any] = {k: v for k, v in zip(st.keys, fields)}
-        row.update(ws=window.start, we=window.end, row_min=number)
-        for i, kind in enumerate(st.kinds):
-            a = acc[i]
-            if kind == "count_distinct":
-                for v in a:
-                    distinct[i].append({**{k: row[k] for k in st.groups}, f"a{i}": v})
-            elif kind == "avg":
-                row[f"a{i}_sum"], row[f"a{i}_count"] = (a[0] if a[1] else None), a[1]
-            else:
-                row[_columns(names, i)[0]] = a
-        rows.append(row)
+    fields = [_key_fields(op, w, width, key, n) for (key, _), _ in groups]
+    cols: dict[str, list[Any]] = {k: [f[j] for f in fields] for j, k in enumerate(st.keys)}
+    cols["ws"] = [window.start for (_, window), _ in groups]
+    cols["we"] = [window.end for (_, window), _ in groups]
+    cols["row_min"] = list(range(len(groups)))
+    distinct: dict[int, dict[str, list[Any]]] = {}
+    for i, kind in enumerate(st.kinds):
+        accs = [acc[i] for _, acc in groups]
+        if kind == "count_distinct":
+            sizes = [len(a) for a in accs]
+            d = {g: [v for v, m in zip(cols[g], sizes) for _ in range(m)] for g in st.groups}
+            d[f"a{i}"] = [v for a in accs for v in a]
+            distinct[i] = d
+        elif kind == "avg":
+            cols[f"a{i}_sum"] = [a[0] if a[1] else None for a in accs]
+            cols[f"a{i}_count"] = [a[1] for a in accs]
+        else:
+            cols[_columns(template.column_names, i)[0]] = accs
     st.rows, st.buffered = [], 0
-    st.partials = [pa.Table.from_pylist(rows, schema=template.schema)] if rows else []
-    for i in st.distinct:
+    st.partials = [pa.Table.from_pydict(cols, schema=template.schema)] if groups else []
+    for i, d in distinct.items():
         schema = distinct_values(empty, st.groups, i).schema
-        st.distinct[i] = [pa.Table.from_pylist(distinct[i], schema=schema)] \
-            if distinct[i] else []
+        st.distinct[i] = [pa.Table.from_pydict(d, schema=schema)] if d[f"a{i}"] else []
     w.seen = len(groups)  # this batch's rows come after every restored group
     w.wm = op.watermark
 
