@@ -198,7 +198,8 @@ def test_a_checkpoint_resumes_on_the_other_path(tmp_path: Path, switch: str) -> 
     assert [m["snapshots"] for m in mixed] == [r["snapshots"] for r in row]
 
 
-def test_what_keeps_a_job_on_the_row_path(tmp_path: Path) -> None:
+def test_what_keeps_a_job_on_the_row_path(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     from flowc.executor.streaming.runner import _columnar_plan
 
     src = str(tmp_path) + "/"
@@ -214,6 +215,10 @@ def test_what_keeps_a_job_on_the_row_path(tmp_path: Path) -> None:
                "watermark ts - 1s;\ng | key by k | window tumbling 1s | aggregate count(*) "
                "as n | print;")
     assert "not a monitored csv / json / parquet directory" in reason(datagen)
+    auto = compile_source(lateness, "job.flow").env.get_job_graph()
+    assert _columnar_plan(auto, plan_streaming(auto), True) is None  # -v says why
+    assert "micro-batches run row by row: 'SlidingEventTimeWindows' has an allowed " \
+        "lateness" in capsys.readouterr().err
     forced = compile_source("set flowc.executor = columnar;\n" + lateness,
                             "job.flow").env.get_job_graph()
     with pytest.raises(ConfigError, match="cannot run columnar: .*allowed lateness"):
