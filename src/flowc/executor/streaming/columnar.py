@@ -23,6 +23,7 @@ maximum rule) and emits periodically at the end of the batch if its watermark ro
 from __future__ import annotations
 
 import json
+import os
 import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -327,8 +328,6 @@ class ColumnarRun:
         read = csvsource.split_reader(spec)
         bad = files.BadRows(spec)
         uri = spec.path.startswith("file:")
-        import os
-
         for path in share:
             try:
                 fh = open(path, "rb")  # noqa: SIM115 - closed by the with below
