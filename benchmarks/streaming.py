@@ -162,11 +162,13 @@ Runner = Callable[[Path, Path, Path, int, threading.Event], None]
 
 
 def run_flowc(job_dir: Path, src: Path, out: Path, trigger_ms: int,
-              stop: threading.Event, p: int = 2, sp: int = 1) -> None:
+              stop: threading.Event, p: int = 2, sp: int = 1, executor: str = "auto") -> None:
     from flowc.executor.streaming.runner import run_streaming
     from flowc.parser import compile_source
 
     text = JOB.format(p=p, sp=sp, src=src, out=out)
+    if executor != "auto":  # columnar or row micro-batches (docs/executor.md, Streaming)
+        text = f"set flowc.executor = {executor};\n" + text
     jg = compile_source(text, str(job_dir / "clicks.flow")).env.get_job_graph()
     # the per-batch log line goes to stderr; keep the benchmark's output readable
     devnull = open(os.devnull, "w")  # noqa: SIM115
@@ -393,6 +395,8 @@ def main() -> None:
     ap.add_argument("--source-parallelism", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="100k rows, 6 latency files")
     ap.add_argument("--only", choices=("flowc", "spark"), help="one contender (profiling)")
+    ap.add_argument("--executor", choices=("auto", "columnar", "row"), default="auto",
+                    help="flowc's micro-batches: columnar (auto, for this job) or row by row")
     args = ap.parse_args()
     if args.quick:
         args.rows, args.files, args.latency_files, args.gap = 100_000, 20, 6, 1.5
@@ -409,7 +413,7 @@ def main() -> None:
     sp = args.source_parallelism
 
     def flowc(job_dir: Path, src: Path, out: Path, t: int, stop: threading.Event) -> None:
-        run_flowc(job_dir, src, out, t, stop, sp=sp)
+        run_flowc(job_dir, src, out, t, stop, sp=sp, executor=args.executor)
     contenders: list[tuple[str, Runner]] = [(n, r) for n, r in (("flowc", flowc),
                                                                  ("spark", run_spark))
                                             if args.only in (None, n)]

@@ -92,6 +92,9 @@ class ChainProgram:
         self.steps: dict[int, Callable[[Chunk], Chunk | None]] = {}
         self.windows: dict[int, Stateful] = {}
         self.joins: dict[int, Any] = {}  # join heads (``joins.py``), fed the whole input
+        # STREAMING watermark generators by member (the streaming executor restores and
+        # snapshots them across micro-batches: ``streaming/columnar.py``)
+        self.generators: dict[int, Watermarks] = {}
         self.functions: list[Function] = []
         self.schemas = {m.nid: convert.arrow_schema(m.out_schema) for m in members}
         self.slot_owner = {
@@ -244,7 +247,7 @@ class ChainProgram:
         assign = self._assign(m)
         if not self.streaming:
             return assign
-        gen = Watermarks(m.spec.strategy)
+        gen = self.generators[m.nid] = Watermarks(m.spec.strategy)
 
         def generate(c: Chunk) -> Chunk:
             # A generator swallows its input's watermarks except the final Long.MAX_VALUE
@@ -311,6 +314,18 @@ class ChainProgram:
                 self._forward(m, late, stack, m.side)
             if out is not None:
                 self._forward(m, out, stack)
+
+    def push_from(self, nid: int, chunk: Chunk) -> None:
+        """Run ``chunk`` as member ``nid``'s output through everything after it (a
+        generator's periodic watermark at the end of a streaming micro-batch)."""
+        stack: list[tuple[str, int, Chunk]] = []
+        self._forward(self.members[nid], chunk, stack)
+        while stack:
+            kind, at, c = stack.pop()
+            if kind == "slot":
+                self._emit(at, c)
+            else:
+                self.push(at, c)
 
     def _tagged(self, m: Member) -> list[tuple[Chunk, list[tuple[str, int]]]]:
         """A runtime operator's side output chunks of its last call, with their outputs."""

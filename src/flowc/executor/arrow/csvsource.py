@@ -173,6 +173,19 @@ def row_chunks(records: Iterator[tuple[Any, ...]], schema: pa.Schema,
         yield convert.from_rows(buf, [None] * len(buf), schema)
 
 
+def split_reader(spec: FileSource) -> Callable[..., Iterator[Chunk]]:
+    """The native ``read_split`` of the source's format (csv, json lines, parquet)."""
+    if spec.format in ("json", "jsonl", "json-lines"):
+        from flowc.executor.arrow import jsonsource  # it builds on this module
+
+        return jsonsource.read_split  # type: ignore[no-any-return]
+    if spec.format == "parquet":
+        from flowc.executor.arrow import parquetsource
+
+        return parquetsource.read_split  # type: ignore[no-any-return]
+    return read_split
+
+
 def local_reader(spec: FileSource, p: int, schema: pa.Schema,
                  rows: int) -> Callable[[int, files.BadRows], Iterator[Chunk]] | None:
     """``read(subtask, bad rows)`` for a source on the local file system (csv here,
@@ -188,15 +201,7 @@ def local_reader(spec: FileSource, p: int, schema: pa.Schema,
     mine = [[files.Split(os.path.abspath(s.path), s.start, s.end) for s in
              files.subtask_splits(splits, i, p)] for i in range(p)]
     shown = {os.path.abspath(s.path): s.path for s in splits}
-    read_one = read_split
-    if spec.format in ("json", "jsonl", "json-lines"):
-        from flowc.executor.arrow import jsonsource  # it builds on this module
-
-        read_one = jsonsource.read_split
-    elif spec.format == "parquet":
-        from flowc.executor.arrow import parquetsource
-
-        read_one = parquetsource.read_split
+    read_one = split_reader(spec)
 
     def read(idx: int, bad: files.BadRows) -> Iterator[Chunk]:
         for s in mine[idx]:

@@ -27,9 +27,11 @@ SPAN = 1 << 16  # element positions per channel merged at a time (merge_chunks)
 
 
 def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
-                    schema: pa.Schema) -> Chunk:
+                    schema: pa.Schema, start: tuple[list[int], int] | None = None) -> Chunk:
     """``channels`` in channel order, each a list of (ipc records, watermark positions,
-    watermark values) payloads in arrival order."""
+    watermark values) payloads in arrival order; ``start``: each channel's watermark and
+    the input watermark before them (a streaming micro-batch continuing the last one's;
+    default all Long.MIN_VALUE)."""
     chunks: list[Chunk] = []
     metas: list[list[tuple[int, Any, Any]]] = []
     for payloads in channels:
@@ -38,12 +40,13 @@ def merge_streaming(channels: list[list[tuple[bytes, list[int], list[int]]]],
             chunks.append(convert.from_ipc(data, schema))
             metas[-1].append((chunks[-1].num_rows, positions, values))
     records = convert.concat(chunks, schema)
-    rec_order, seen, marks = merge_order(metas)
+    rec_order, seen, marks = merge_order(metas, start)
     merged = records.take(pa.array(rec_order)) if len(rec_order) else records
     return Chunk(merged.batch, merged.ts, marks, pa.array(seen, pa.int64()))
 
 
-def merge_order(channels: list[list[tuple[int, Any, Any]]]) -> tuple[
+def merge_order(channels: list[list[tuple[int, Any, Any]]],
+                start: tuple[list[int], int] | None = None) -> tuple[
         np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """The merged order of the records of ``channels`` (each a list of (records,
     watermark positions, watermark values) payloads in arrival order): the indices of the
@@ -65,7 +68,7 @@ def merge_order(channels: list[list[tuple[int, Any, Any]]]) -> tuple[
             wm_val.append(v)
             wm_chan.append(np.full(len(w), c, dtype=np.int64))
             base += n + len(w)
-    return _Merger(len(channels)).order(_cat(rec_pos), _cat(rec_chan), _cat(wm_pos),
+    return _Merger(len(channels), start).order(_cat(rec_pos), _cat(rec_chan), _cat(wm_pos),
                                         _cat(wm_val), _cat(wm_chan))
 
 
@@ -85,10 +88,13 @@ class _Merger:
     """The channel rule over consecutive ranges of element positions: each channel's
     latest watermark and the combined watermark carry from one range to the next."""
 
-    def __init__(self, n_chan: int) -> None:
+    def __init__(self, n_chan: int, start: tuple[list[int], int] | None = None) -> None:
         self.n_chan = n_chan
         self.latest = np.full(n_chan, LONG_MIN, dtype=np.int64)
         self.combined = LONG_MIN
+        if start is not None:  # a micro-batch continuing the last one's watermarks
+            self.latest = np.asarray(start[0], dtype=np.int64).copy()
+            self.combined = int(start[1])
 
     def order(self, r_pos: np.ndarray, r_chan: np.ndarray, w_pos: np.ndarray,
               w_val: np.ndarray, w_chan: np.ndarray) -> tuple[
@@ -108,6 +114,8 @@ class _Merger:
             mine = w_chan[wm_index] == c
             row = current[c]
             row[where[mine]] = w_val[wm_index[mine]]
+            if len(row):  # a channel's watermark never falls below its latest
+                row[0] = max(row[0], self.latest[c])
             np.maximum.accumulate(row, out=row)
         if len(order):
             combined = np.maximum.accumulate(np.maximum(current.min(axis=0), self.combined))

@@ -72,17 +72,18 @@ class Router:
             col = c.batch.column(self.columns[0])
             encoded = col.dictionary_encode() if not pa.types.is_dictionary(col.type) else col
             values = encoded.dictionary.to_pylist()
-            row = [None] * width
-            i = self.columns[0]
-            groups = []
-            for v in values:
-                row[i] = v
-                groups.append(self.route_key(self.key_fn(row)))
-            table = np.asarray(groups, dtype=np.int64)
             indices = encoded.indices
             if indices.null_count:  # a null key: the per-record rule raises Flink's error
                 return np.fromiter((self.route_key(self.key_fn(r)) for r in c.rows()),
                                    dtype=np.int64, count=c.num_rows)
+            row = [None] * width
+            i = self.columns[0]
+            codes = []
+            for v in values:  # the key's Java hash per distinct value, murmur vectorised
+                row[i] = v
+                codes.append(java_hash_code(self.key_fn(row)))
+            groups = murmur_hash_array(np.asarray(codes, dtype=np.int64)) % self.max_par
+            table = groups * self.t // self.max_par
             return table[indices.to_numpy(zero_copy_only=False)]
         # Several fields: the key is a tuple (Flink's Tuple.hashCode: h = 31 * h + the
         # field's hash, 0 for null), each field's Java hash computed once per distinct

@@ -203,7 +203,7 @@ class _ColumnarJob(_SparkJob):
                     parts = routers[slot].split(chunk)
                     if streaming:  # watermarks go to every connected consumer
                         got = dict(parts)
-                        parts = [(t, got.get(t) or _only_marks(chunk))
+                        parts = [(t, got.get(t) or only_marks(chunk))
                                  for t in s.routers[idx]["targets"]]
                     for target, part in parts:
                         if streaming and not part.num_rows and not len(part.marks[0]):
@@ -366,7 +366,7 @@ def _merged(inbox: spill.Received, cids: list[int], schema: Any) -> Any:
         inbox.close()
 
 
-def _only_marks(c: convert.Chunk) -> convert.Chunk:
+def only_marks(c: convert.Chunk) -> convert.Chunk:
     """No records, the chunk's watermarks (all before any record of this target)."""
     import numpy as np
 

@@ -38,6 +38,7 @@ from flowc.executor.sinks import (
     stage_lines,
     stage_python,
 )
+from flowc.executor.streaming.columnar import run_columnar_subtask
 from flowc.executor.streaming.commit import Checkpoint
 from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, VertexPlan, plan_streaming
 from flowc.executor.streaming.sources import (
@@ -122,6 +123,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     adopted = ckpt.adopted_max_parallelism()
     if adopted:  # restored from a savepoint whose max parallelism the job adopted
         plan = plan_streaming(job_graph, adopted)
+    columnar = _columnar_plan(job_graph, plan, verbose)
     stop = stop or threading.Event()
     spark = get_spark(master, verbose, spark_options(sg.config.options))
     for nid, spec in plan.sinks.items():
@@ -131,6 +133,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
             check_connector(spark, sg.nodes[nid].span)
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
     job.collect = collect
+    job.columnar = columnar
     interval = min(default_interval(s.spec) for s in unbounded) \
         if trigger_ms is None else trigger_ms
     try:
@@ -158,6 +161,7 @@ class _StreamJob:
         # per unbounded source: files (lines, rows, records) of the committed batches
         self.units_read: list[int] = []
         self.collect: Callable[[int, dict[str, list[Any]]], None] | None = None
+        self.columnar: dict[str, Any] | None = None  # per vertex (``columnar.py``), or row
 
     @property
     def unbounded(self) -> list[SourcePlan]:
@@ -281,12 +285,15 @@ class _StreamJob:
     def _vertex_rdd(self, v: VertexPlan, ctx: BatchContext,
                     taken: dict[int, BatchShares | None], rdds: dict[str, Any]) -> Any:
         p = v.parallelism
+        chain = None if self.columnar is None else self.columnar[v.id]
         if v.source is not None:  # a source vertex: subtask i reads shares[i] (sources.py)
             spec = self.plan.sources[v.source].spec
             got = taken[v.source]
             shares = [None] * p if got is None else got.shares
 
             def run_source(idx: int, _it: Any) -> Any:
+                if chain is not None:
+                    return run_columnar_subtask(v, chain, idx, ctx, (spec, shares[idx]), None)
                 return run_subtask(v, idx, ctx, (spec, shares[idx]), None)
             return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
         parts = [rdds[vid].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
@@ -297,6 +304,8 @@ class _StreamJob:
         shuffled = merged.partitionBy(p, _identity)
 
         def run_consumer(idx: int, it: Any) -> Any:
+            if chain is not None:  # the edges carry Arrow chunks
+                return run_columnar_subtask(v, chain, idx, ctx, None, (x[1] for x in it))
             return run_subtask(v, idx, ctx, None, ((0, x[1]) for x in it))
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
@@ -441,6 +450,27 @@ class _StreamJob:
         from flowc.executor.spark import io
 
         return io.translate_failure(self.sg, e)
+
+
+def _columnar_plan(job_graph: JobGraph, plan: StreamingPlan, verbose: bool
+                   ) -> dict[str, Any] | None:
+    """The job's columnar chains (``columnar.py``), or None: its micro-batches run row by
+    row (``-v`` says why; ``flowc.executor = columnar`` on such a job is a user error)."""
+    from flowc.executor.arrow.plan import CHOICES, OPTION, executor_choice
+    from flowc.executor.streaming.columnar import plan_columnar
+
+    choice = executor_choice(job_graph)
+    if choice not in CHOICES:
+        raise ConfigError(f"unknown value '{choice}' for {OPTION} (use auto, columnar or row)")
+    chains = plan_columnar(job_graph, plan)
+    if isinstance(chains, dict):
+        return chains
+    if choice == "columnar":
+        raise ConfigError(f"{OPTION} = columnar, but this job's micro-batches cannot run "
+                          f"columnar: {chains}")
+    if verbose:
+        print(f"flowc: streaming micro-batches run row by row: {chains}", file=sys.stderr)
+    return None
 
 
 def run_until_stopped(job_graph: JobGraph, **options: Any) -> StreamStats:

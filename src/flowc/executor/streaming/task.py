@@ -62,7 +62,7 @@ class BatchContext:
 # Operator attributes that are wiring, configuration or per-run metrics, never state.
 _NOT_STATE = frozenset({"spec", "info", "keys", "out", "side", "out_wm", "_functions",
                         "backend", "late_records_dropped", "extra_records"})
-_STATE_TYPES = (dict, list, set, int, float, str, tuple, TimerService, type(None))
+STATE_TYPES = (dict, list, set, int, float, str, tuple, TimerService, type(None))
 
 
 def snapshot_path(state_dir: str, batch: int, vertex: str, subtask: int) -> str:
@@ -74,7 +74,7 @@ def operator_state(op: Operator) -> dict[str, Any]:
     attributes (window contents, generator maxima) and its functions' data fields; not its
     functions themselves or its wiring."""
     state = {k: v for k, v in vars(op).items()
-             if k not in _NOT_STATE and isinstance(v, _STATE_TYPES)}
+             if k not in _NOT_STATE and isinstance(v, STATE_TYPES)}
     if op.backend is not None:
         state["backend"] = op.backend.tables
     for k, v in vars(op).items():  # other keyed state (a trigger's, by (key, window))
@@ -82,7 +82,7 @@ def operator_state(op: Operator) -> dict[str, Any]:
             state[k] = v.tables
     # A user function's plain fields live as long as its task in Flink: across micro-batches.
     fields = [{k: v for k, v in getattr(fn, "__dict__", {}).items()
-               if isinstance(v, _STATE_TYPES)} for fn in op._functions]
+               if isinstance(v, STATE_TYPES)} for fn in op._functions]
     if any(fields):
         state["functions"] = fields
     return state

@@ -1,0 +1,142 @@
+"""The STREAMING columnar window aggregate's state (``arrow/stream_windows.StreamWindow``)
+as the row WindowOperator's (``runtime/windows.py``) and back, for the streaming
+executor's snapshots (``columnar.py``).
+
+Without allowed lateness (the only form converted) a window subtask's state is its open
+(key, window) groups. The row operator holds each as an accumulator tuple (the front end's
+``RowAggregate``: count an int, sum / min / max / first / last the value or None, avg
+(sum, count), count distinct a ``DistinctSet``) under ``(key, TimeWindow)``, with one
+event-time timer at ``end - 1`` (lateness 0: the cleanup timer is the same one), in
+first-seen order. The columnar state holds them as one partial-aggregate row per group
+(``windows.partial``'s columns) and count distinct's (group, value) rows, ordered by the
+group's first row number. First-seen order maps to the row numbers both ways, so the
+groups fire in the same (end, first seen) order on either path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from flowc.errors import ExecutionError
+from flowc.executor.arrow import convert
+from flowc.executor.arrow.stream_windows import StreamWindow
+from flowc.executor.arrow.windows import distinct_values, merge_partials, partial, with_window
+from flowc.executor.runtime.core import TimerService
+from flowc.parser.aggregates import DistinctSet
+from flowc.types import Schema
+from flowc.windowing import TimeWindow
+
+
+def _empty_rows(w: StreamWindow, in_schema: Schema) -> pa.Table:
+    """The window's (record, window) rows for no records: the partials' column types."""
+    table = w.assigned.table(convert.empty(convert.arrow_schema(in_schema)))
+    none = np.zeros(0, np.int64)
+    return with_window(table, none, w.assigned.assigner.size, none)
+
+
+def _columns(names: Any, i: int) -> list[str]:
+    """Aggregate ``i``'s partial columns (``a{i}_count``, ...)."""
+    return [n for n in names if n.startswith(f"a{i}_")]
+
+
+_NO_VALUES = DistinctSet()  # count distinct's empty accumulator (never extended in place)
+
+
+def _fake_row(w: StreamWindow, width: int, fields: tuple[Any, ...]) -> list[Any]:
+    row: list[Any] = [None] * width
+    for i, v in zip(w.assigned.key_index, fields, strict=True):
+        row[i] = v
+    return row
+
+
+def window_to_row(w: StreamWindow, op: Any, in_schema: Schema) -> None:
+    """Put ``w``'s groups into the opened row WindowOperator ``op`` (its state, timers and
+    watermark); ``in_schema``: the window's input (the row key is computed from it)."""
+    width = len(in_schema)
+    st = w.state
+    st.fire(w.out_schema, remove=False)  # folds the buffered rows into the partials
+    op.state = {}
+    op.timers = TimerService()  # event-time only: a window's timers are its groups'
+    op.watermark = w.wm
+    op.timers.current_watermark = w.wm
+    if not st.partials:
+        return
+    table = st.partials[0] if len(st.partials) == 1 else merge_partials(
+        pa.concat_tables(st.partials), st.groups, st.kinds)
+    table = table.take(pc.sort_indices(table, sort_keys=[("we", "ascending"),
+                                                         ("row_min", "ascending")]))
+    cols = {name: table.column(name).to_pylist() for name in table.column_names}
+    groups = list(zip(*(cols[g] for g in st.groups)))
+    per_kind: list[Any] = []  # per aggregate: its accumulators, one per group
+    for i, kind in enumerate(st.kinds):
+        if kind == "count_distinct":
+            values: dict[tuple[Any, ...], Any] = {}
+            for part in st.distinct[i]:
+                d = part.to_pydict()
+                for g, v in zip(zip(*(d[c] for c in st.groups)), d[f"a{i}"]):
+                    values[g] = values.get(g, _NO_VALUES).add(v)
+            per_kind.append([values.get(g, _NO_VALUES) for g in groups])
+        elif kind == "avg":
+            per_kind.append([(0 if t is None or not c else t, c or 0) for t, c in
+                             zip(cols[f"a{i}_sum"], cols[f"a{i}_count"])])
+        elif kind in ("count", "count_star"):
+            per_kind.append([c or 0 for c in cols[_columns(cols, i)[0]]])
+        else:
+            per_kind.append(cols[_columns(cols, i)[0]])
+    keys = [op.key_fn(_fake_row(w, width, fields))
+            for fields in zip(*(cols[k] for k in st.keys))]
+    state, register = op.state, op.timers.register
+    for key, ws, we, acc in zip(keys, cols["ws"], cols["we"], zip(*per_kind)):
+        window = TimeWindow(ws, we)
+        state[(key, window)] = acc
+        register(we - 1, key, window)
+
+
+def window_from_row(op: Any, w: StreamWindow, in_schema: Schema) -> None:
+    """Put the row WindowOperator ``op``'s groups (restored from a snapshot) into ``w``."""
+    st = w.state
+    width = len(in_schema)
+    empty = _empty_rows(w, in_schema)
+    template = partial(empty, st.groups, st.kinds)
+    groups = sorted(op.state.items(), key=lambda kv: kv[0][1].end)  # stable: first seen
+    n = len(st.keys)
+    fields = [_key_fields(op, w, width, key, n) for (key, _), _ in groups]
+    cols: dict[str, list[Any]] = {k: [f[j] for f in fields] for j, k in enumerate(st.keys)}
+    cols["ws"] = [window.start for (_, window), _ in groups]
+    cols["we"] = [window.end for (_, window), _ in groups]
+    cols["row_min"] = list(range(len(groups)))
+    distinct: dict[int, dict[str, list[Any]]] = {}
+    for i, kind in enumerate(st.kinds):
+        accs = [acc[i] for _, acc in groups]
+        if kind == "count_distinct":
+            sizes = [len(a) for a in accs]
+            d = {g: [v for v, m in zip(cols[g], sizes) for _ in range(m)] for g in st.groups}
+            d[f"a{i}"] = [v for a in accs for v in a]
+            distinct[i] = d
+        elif kind == "avg":
+            cols[f"a{i}_sum"] = [a[0] if a[1] else None for a in accs]
+            cols[f"a{i}_count"] = [a[1] for a in accs]
+        else:
+            cols[_columns(template.column_names, i)[0]] = accs
+    st.rows, st.buffered = [], 0
+    st.partials = [pa.Table.from_pydict(cols, schema=template.schema)] if groups else []
+    for i, d in distinct.items():
+        schema = distinct_values(empty, st.groups, i).schema
+        st.distinct[i] = [pa.Table.from_pydict(d, schema=schema)] if d[f"a{i}"] else []
+    w.seen = len(groups)  # this batch's rows come after every restored group
+    w.wm = op.watermark
+
+
+def _key_fields(op: Any, w: StreamWindow, width: int, key: Any, n: int) -> tuple[Any, ...]:
+    """The key fields whose row gives ``key`` (a tuple of fields, or one field's value)."""
+    candidates = [(key,)]
+    if isinstance(key, tuple) and len(key) == n:
+        candidates.insert(0, tuple(key))
+    for fields in candidates:
+        if len(fields) == n and op.key_fn(_fake_row(w, width, fields)) == key:
+            return fields
+    raise ExecutionError(f"cannot restore the window state of key {key!r} columnar")
