@@ -35,7 +35,7 @@ def _empty_rows(w: StreamWindow, in_schema: Schema) -> pa.Table:
     """The window's (record, window) rows for no records: the partials' column types."""
     table = w.assigned.table(convert.empty(convert.arrow_schema(in_schema)))
     none = np.zeros(0, np.int64)
-    return with_window(table, none, w.assigned.assigner.size, none)
+    return with_window(table, none, none, none)
 
 
 def _columns(names: Any, i: int) -> list[str]:
