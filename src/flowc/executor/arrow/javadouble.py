@@ -113,14 +113,19 @@ def _digits(bin_exp: int, fract: int, n_sig: int) -> tuple[str, int]:
             digits.append(q)
         if e_form:
             low = high = False
+        safe = 1 << (width - 5)  # below it m * 10 and b + m cannot overflow
         while not low and not high:
             q, b = divmod(b, s)
             b *= 10
-            m = _wrap(m * 10, width)
-            if m > 0:
-                low, high = b < m, _wrap(b + m, width) > tens
-            else:  # Java's hack: m overflowed
-                low = high = True
+            if m < safe and b < safe:
+                m *= 10
+                low, high = b < m, b + m > tens
+            else:
+                m = _wrap(m * 10, width)
+                if m > 0:
+                    low, high = b < m, _wrap(b + m, width) > tens
+                else:  # Java's hack: m overflowed
+                    low = high = True
             digits.append(q)
         low_diff = _wrap((b << 1) - tens, width)
     else:  # the FDBigInteger branch: its high test is >=
