@@ -13,6 +13,7 @@ are byte-identical to the ones Spark's writers produce on the row executor.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 _EXP_SHIFT = 52
 _FRACT_HOB = 1 << _EXP_SHIFT
@@ -180,7 +181,109 @@ def java17_double_str(d: float) -> str:
         fract |= _FRACT_HOB
         n_sig = _EXP_SHIFT + 1
     digits, exp = _digits(bin_exp - 1023, fract, n_sig)
-    sign = "-" if negative else ""
+    return _format("-" if negative else "", digits, exp)
+
+
+# -- many values at once ---------------------------------------------------------------------
+
+_POW5 = [5 ** i for i in range(_LONG_5_POW_LEN)]
+
+
+def java17_double_strs(values: Any) -> list[str]:
+    """``java17_double_str`` of each value of a float64 numpy array. Normal non-integral
+    values whose digit loop FloatingDecimal runs in long arithmetic without overflow (most
+    values) run that loop vectorised with numpy, digit by digit; the rest one by one."""
+    import numpy as np
+
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    out: list[Any] = [None] * len(x)
+    bits = x.view(np.uint64)
+    raw_exp = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    fract = (bits & np.uint64(_FRACT_HOB - 1)) | np.uint64(_FRACT_HOB)
+    e = raw_exp - 1023
+    low_bit = fract & (~fract + np.uint64(1))
+    tz = np.log2(low_bit.astype(np.float64)).astype(np.int64)  # exact: powers of two
+    n_fract = _EXP_SHIFT + 1 - tz
+    n_tiny = np.maximum(0, n_fract - e - 1)
+    integral = (e >= -21) & (e <= 62) & (n_tiny == 0)
+    ok = (raw_exp != 0) & (raw_exp != 0x7FF) & ~integral
+    d2 = ((np.uint64(1023 << 52)) | (fract & np.uint64(_FRACT_HOB - 1))).view(np.float64)
+    dec = np.floor((d2 - 1.5) * 0.289529654 + 0.176091259 + e.astype(np.float64)
+                   * 0.301029995663981).astype(np.int64)
+    b5 = np.maximum(0, -dec)
+    b2 = b5 + n_tiny + e
+    s5 = np.maximum(0, dec)
+    s2 = s5 + n_tiny
+    m2 = b2 - (_EXP_SHIFT + 1)
+    b2 = b2 - (n_fract - 1)
+    common = np.minimum(b2, s2)
+    b2, s2, m2 = b2 - common, s2 - common, m2 - common
+    m2 = m2 - (n_fract == 1)
+    neg_m = np.minimum(m2, 0)
+    b2, s2, m2 = b2 - neg_m, s2 - neg_m, m2 - neg_m
+    n5 = np.asarray(_N_5_BITS, np.int64)
+
+    def bits_of(p5: Any) -> Any:
+        return np.where(p5 < len(n5), n5[np.minimum(p5, len(n5) - 1)], p5 * 3)
+    b_bits = n_fract + b2 + bits_of(b5)
+    ten_s_bits = s2 + 1 + bits_of(s5 + 1)
+    ok &= (b_bits < 63) & (ten_s_bits < 63) & (b5 < _LONG_5_POW_LEN) & \
+        (s5 < _LONG_5_POW_LEN)
+    idx = np.flatnonzero(ok)
+    pow5 = np.asarray(_POW5, np.uint64)
+    f = (fract[idx] >> tz[idx].astype(np.uint64))
+    b = (f * pow5[b5[idx]]) << b2[idx].astype(np.uint64)
+    s = pow5[s5[idx]] << s2[idx].astype(np.uint64)
+    m = pow5[b5[idx]] << m2[idx].astype(np.uint64)
+    tens = s * np.uint64(10)
+    small = (b_bits[idx] < 32) & (ten_s_bits[idx] < 32)
+    safe = np.where(small, np.uint64(1 << 27), np.uint64(1 << 59))
+    dexp = dec[idx].copy()
+    e_form = (dexp < -3) | (dexp >= 8)
+    bad = (m >= safe) | (b >= safe) | (tens >= safe * np.uint64(10))
+    q = b // s
+    b = (b % s) * np.uint64(10)
+    m = m * np.uint64(10)
+    low, high = b < m, b + m > tens
+    skip = (q == 0) & ~high
+    dexp -= skip
+    acc = np.where(skip, np.uint64(0), q)
+    ndig = np.where(skip, 0, 1)
+    low &= ~e_form
+    high &= ~e_form
+    active = ~low & ~high & ~bad
+    while active.any():
+        bad |= active & ((m >= safe) | (b >= safe) | (ndig >= 19))
+        active &= ~bad
+        if not active.any():
+            break
+        a = np.flatnonzero(active)
+        qa = b[a] // s[a]
+        b[a] = (b[a] % s[a]) * np.uint64(10)
+        m[a] = m[a] * np.uint64(10)
+        low[a], high[a] = b[a] < m[a], b[a] + m[a] > tens[a]
+        acc[a] = acc[a] * np.uint64(10) + qa
+        ndig[a] += 1
+        active = ~low & ~high & ~bad
+    two_b = b * np.uint64(2)
+    up = high & (~low | (two_b > tens) | ((two_b == tens) & (acc % np.uint64(2) == 1)))
+    acc = acc + up.astype(np.uint64)
+    dexp = dexp + 1
+    for i, failed, n, a, exp, negative in zip(idx.tolist(), bad.tolist(), ndig.tolist(),
+                                              acc.tolist(), dexp.tolist(),
+                                              (x[idx] < 0).tolist()):
+        if failed:
+            continue
+        text = str(a).zfill(n)
+        if len(text) > n:  # the round up carried out of the first digit
+            text, exp = text[:n], exp + 1
+        out[i] = _format("-" if negative else "", text, exp)
+    return [java17_double_str(float(v)) if s_ is None else s_ for v, s_ in zip(x, out)]
+
+
+def _format(sign: str, digits: str, exp: int) -> str:
+    """FloatingDecimal's ``getChars``: plain for 0 < exp < 8 and -3 < exp <= 0, else
+    ``d.dddE<n>``."""
     n = len(digits)
     if 0 < exp < 8:
         if n <= exp:
@@ -188,5 +291,4 @@ def java17_double_str(d: float) -> str:
         return f"{sign}{digits[:exp]}.{digits[exp:]}"
     if -3 < exp <= 0:
         return f"{sign}0.{'0' * -exp}{digits}"
-    e = exp - 1
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{e}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exp - 1}"

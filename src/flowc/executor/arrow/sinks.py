@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowc.executor.arrow import convert
-from flowc.executor.arrow.javadouble import java17_double_str
+from flowc.executor.arrow.javadouble import java17_double_strs
 from flowc.executor.sinks import abort, csv_writer_options, declared_columns, temp_path
 from flowc.operators import FileSink
 from flowc.types import Schema
@@ -96,10 +96,11 @@ def _writable(type_name: str) -> bool:
 
 def _doubles(arr: pa.Array) -> pa.Array:
     """Java 17's Double.toString of each value (nulls stay null), computed once per
-    distinct value."""
+    distinct value (``java17_double_strs``: the common digit loop vectorised)."""
     enc = pc.dictionary_encode(arr).combine_chunks() if isinstance(arr, pa.ChunkedArray) \
         else pc.dictionary_encode(arr)
-    texts = pa.array([java17_double_str(v) for v in enc.dictionary.to_pylist()], pa.string())
+    texts = pa.array(java17_double_strs(enc.dictionary.to_numpy(zero_copy_only=False)),
+                     pa.string())
     return texts.take(enc.indices)
 
 
