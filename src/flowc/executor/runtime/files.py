@@ -497,23 +497,17 @@ def _without_lone_surrogates(row: tuple[Any, ...]) -> tuple[Any, ...]:
     into a Java String, and Java's UTF-8 encoder (its print, csv and json sinks) writes
     ``?`` for it; flowc replaces it when reading, so both executors and every sink see the
     same valid string (docs/flink-differences.md). A pair is one character, as in Java."""
-    def fix(v: Any) -> Any:
-        if isinstance(v, str):
-            return v.encode("utf-8", "replace").decode("utf-8")
-        if isinstance(v, list):  # array<string>, nested arrays too (no recursion)
-            out = list(v)
-            todo = [out]
-            while todo:
-                items = todo.pop()
-                for i, x in enumerate(items):
-                    if isinstance(x, str):
-                        items[i] = x.encode("utf-8", "replace").decode("utf-8")
-                    elif isinstance(x, list):
-                        items[i] = list(x)
-                        todo.append(items[i])
-            return out
-        return v
-    return tuple([fix(v) for v in row])
+    out = list(row)
+    todo = [out]
+    while todo:  # strings, also inside (nested) arrays
+        items = todo.pop()
+        for i, x in enumerate(items):
+            if isinstance(x, str):
+                items[i] = x.encode("utf-8", "replace").decode("utf-8")
+            elif isinstance(x, list):
+                items[i] = list(x)
+                todo.append(items[i])
+    return tuple(out)
 
 
 def _read_parquet(spec: FileSource, fh: IO[bytes], path: str,
