@@ -16,9 +16,16 @@ vector forms for every argument the three run here instead:
   last timestamp (the row ReduceOp's BATCH rule).
 
 An updating input (retractions) runs the row code (``rowop.RollingRows``) after a start
-member that puts the key columns in front of the records; ``count(distinct)`` (whose
-distinct values a state row cannot stand for) and an aggregate without key leave the job
-on the row executor (``plan.py`` names the reason).
+member that puts the key columns in front of the records; an aggregate without key
+leaves the job on the row executor (``plan.py`` names the reason).
+
+``count(distinct)`` keeps, per aggregate, the distinct (key, value) pairs seen so far (one
+Arrow table, as the row code's per-key set); a record's value counts when its pair is in
+neither that table nor earlier in the chunk (one group_by over both, which matches null
+key fields as the row code's tuples do), and the running count is the key's state count
+plus the group-wise running sum of those flags - a ``count`` whose ``w`` column holds the
+flags. Over a double argument it stays row-wise: the row code's set tells NaNs apart by
+object identity, which columns cannot reproduce.
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ from flowc.parser.changes import RollingChanges, RollingMerge, RollingStart
 from flowc.types import Field, Schema
 from flowc.vector import VAggregate, vector_of
 
-KINDS = ("count_star", "count", "sum", "avg", "min", "max", "first", "last")
+KINDS = ("count_star", "count", "count_distinct", "sum", "avg", "min", "max", "first",
+         "last")
 INSERT, UPDATE_BEFORE, UPDATE_AFTER = 0, 1, 2  # Flink's RowKind byte values
 
 
@@ -73,6 +81,9 @@ def start_plan(fn: Any, in_schema: Any) -> RollingPlan | str:
     if not isinstance(in_schema, Schema) or any(
             a is not None and compile_expr(a) is None for a in agg.args):
         return "an aggregate argument has no vector form"
+    if any(k == "count_distinct" and a is not None and a.type.kind == "double"
+           for k, a in zip(agg.kinds, agg.args)):
+        return "count(distinct) of a double tells NaNs apart by object in the row code"
     return RollingPlan(fn, agg)
 
 
@@ -122,6 +133,9 @@ class RollingAggregate:
         assert agg is not None
         key_count = len(plan.fn.key_positions)
         self.kinds = agg.kinds
+        # count(distinct) runs as a count of its new-distinct flags (``_new_distinct``)
+        self.run_kinds = tuple("count" if k == "count_distinct" else k for k in agg.kinds)
+        self.seen: dict[int, pa.Table] = {}  # count(distinct): the (key, value) pairs seen
         self.n = key_count
         self.keys = [f"k{i}" for i in range(key_count)]
         self.arg_col: dict[int, str] = {}
@@ -147,12 +161,34 @@ class RollingAggregate:
             elif kind in ("sum", "avg"):
                 v = pc.cast(v, pa.int64())
             cols[f"v{i}"] = v
-            if kind in COUNTED:
+            if kind == "count_distinct":
+                cols[f"w{i}"] = pa.array(self._new_distinct(cols, v, i))
+            elif kind in COUNTED:
                 valid = np.ones(n, np.int64) if kind == "count_star" else \
                     pc.is_valid(v).to_numpy(zero_copy_only=False).astype(np.int64)
                 cols[f"w{i}"] = pa.array(valid)
         cols["ts"] = c.ts
         return pa.table(cols)
+
+    def _new_distinct(self, cols: dict[str, Any], v: pa.Array, i: int) -> np.ndarray:
+        """1 for each record whose non-null value is new for its key (not seen in earlier
+        chunks nor earlier in this one), else 0; the new pairs join the seen ones."""
+        n = len(v)
+        seen = self.seen.get(i)
+        m = 0 if seen is None else seen.num_rows
+        rows = pa.table({**{k: cols[k] for k in self.keys}, "v": v})
+        both = rows if seen is None else pa.concat_tables([seen, rows])
+        both = both.append_column("pos", pa.array(np.arange(m + n, dtype=np.int64)))
+        firsts = both.group_by(self.keys + ["v"], use_threads=False).aggregate(
+            [("pos", "min")])
+        firsts = firsts.filter(pc.and_(pc.is_valid(firsts.column("v")),
+                                       pc.greater_equal(firsts.column("pos_min"), m)))
+        at = np.sort(firsts.column("pos_min").to_numpy()) - m
+        flags = np.zeros(n, np.int64)
+        flags[at] = 1
+        new = rows.take(pa.array(at))
+        self.seen[i] = new if seen is None else pa.concat_tables([seen, new])
+        return flags
 
     def add(self, c: Chunk) -> Chunk | None:
         if not c.num_rows:
@@ -164,7 +200,7 @@ class RollingAggregate:
                                                             promote_options="permissive")
         m = 0 if state is None else state.num_rows
         gid = group_ids(table, self.keys)
-        run = running(table, gid, self.kinds)
+        run = running(table, gid, self.run_kinds)
         cols = {k: table.column(k) for k in self.keys}
         for i in range(len(self.kinds)):  # counts read only w<i>: v<i> rides along
             cols[f"v{i}"] = run.get(f"v{i}", table.column(f"v{i}"))
@@ -187,7 +223,7 @@ class RollingAggregate:
         """The output fields of running rows: key fields, then each aggregate's value."""
         out = [runs.column(k).combine_chunks() for k in self.keys]
         for i, kind in enumerate(self.kinds):
-            if kind in ("count_star", "count"):
+            if kind in ("count_star", "count", "count_distinct"):
                 out.append(runs.column(f"w{i}").combine_chunks())
             elif kind == "avg":
                 total = pc.cast(runs.column(f"v{i}"), pa.float64(), safe=False)

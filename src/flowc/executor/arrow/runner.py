@@ -14,8 +14,8 @@ import dataclasses
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
-from flowc.errors import FlowcError
-from flowc.executor.arrow import convert, csvsource, joins, joinspill, merge, spill
+from flowc.errors import ExecutionError, FlowcError
+from flowc.executor.arrow import convert, csvsource, joins, joinspill, merge, sinks, spill
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
@@ -341,6 +341,8 @@ class _ColumnarJob(_SparkJob):
             if isinstance(s.sink, (FileSink, RowFormatFileSink)):
                 node = self.sg.nodes[s.node]
                 schema = convert.arrow_schema(node.output_type)
+                if isinstance(s.sink, FileSink) and self._arrow_sink(s, rdd, schema, staged):
+                    continue
                 values = rdd.filter(lambda x, i=s.index: x[0] == i).flatMap(
                     lambda x, sc=schema: convert.from_ipc(x[1], sc).rows())
                 staged.add(self._write_sink(s, values), sink_path(s.sink))  # type: ignore[arg-type]
@@ -348,6 +350,25 @@ class _ColumnarJob(_SparkJob):
         if not v.produced and not shown and not prints and dead is None and not any(
                 isinstance(s.sink, (FileSink, RowFormatFileSink)) for s in slots):
             rdd.foreach(_noop)
+
+    def _arrow_sink(self, s: _Slot, rdd: Any, schema: Any, staged: Staged) -> bool:
+        """Write a csv / json / parquet sink from the chunks in its tasks (``sinks.py``);
+        False: it takes the row route (records to Spark's writers)."""
+        spec, node = s.sink, self.sg.nodes[s.node]
+        try:
+            plan = sinks.plan(spec, node.output_type)
+            if plan is None:
+                return False
+            path = sink_path(spec)
+            staged.add(sinks.stage(rdd, s.index, schema, spec, plan, path), path)
+            return True
+        except FlowcError as e:
+            raise wrap(node, e) from None
+        except Exception as e:
+            if tasks.parse_task_error(str(e)) is not None:
+                raise  # a task failed: _translate names its operator
+            raise ExecutionError(f"writing the {spec.format} sink {spec.path} failed: "
+                                 f"{io.spark_message(e)}", node.span) from None
 
     def _print_lines(self, rdd: Any, slot: Any, prefixes: list[str]) -> Any:
         schema = convert.arrow_schema(self.sg.nodes[slot.node].output_type)

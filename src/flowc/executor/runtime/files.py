@@ -46,6 +46,7 @@ _INT = re.compile(r"^[+-]?\d+$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
                   r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?$")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")  # a json \uD800-\uDFFF escape
 _MS = dt.timedelta(milliseconds=1)
 
 
@@ -484,10 +485,29 @@ def _read_json(spec: FileSource, lines: Iterator[bytes], path: str,
                 # Every field would be null: almost surely the wrong file or schema.
                 raise ValueError(f"none of the fields {', '.join(names)} is in the object")
             get = obj.get
-            yield tuple([c(get(n)) for n, c in pairs])
+            row = tuple([c(get(n)) for n, c in pairs])
+            yield _without_lone_surrogates(row) if _SURROGATE_ESCAPE.search(raw) else row
         except (ValueError, RecursionError) as e:
             shown = raw.decode("utf-8", "replace").rstrip("\r\n")
             bad.add(path, "line", first_line() + i, shown, str(e))
+
+
+def _without_lone_surrogates(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A json string's lone surrogate (``"\\ud800"``) as ``?``: Flink's Jackson reads it
+    into a Java String, and Java's UTF-8 encoder (its print, csv and json sinks) writes
+    ``?`` for it; flowc replaces it when reading, so both executors and every sink see the
+    same valid string (docs/flink-differences.md). A pair is one character, as in Java."""
+    out = list(row)
+    todo = [out]
+    while todo:  # strings, also inside (nested) arrays
+        items = todo.pop()
+        for i, x in enumerate(items):
+            if isinstance(x, str):
+                items[i] = x.encode("utf-8", "replace").decode("utf-8")
+            elif isinstance(x, list):
+                items[i] = list(x)
+                todo.append(items[i])
+    return tuple(out)
 
 
 def _read_parquet(spec: FileSource, fh: IO[bytes], path: str,
