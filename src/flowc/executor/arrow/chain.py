@@ -51,7 +51,8 @@ LONG_MAX = (1 << 63) - 1
 @dataclass
 class Member:
     """One chain member as the task needs it: ``kind`` is map, filter, flat_map,
-    timestamps, window, tag, window_join, interval_join (``spec``: a ``joins.JoinPlan``)
+    timestamps, window, tag, window_join, interval_join, regular_join (``spec``: a
+    ``joins.JoinPlan``)
     or sink; ``outputs`` are ('node', id) / ('slot', index) pairs."""
 
     nid: int
@@ -224,6 +225,11 @@ class ChainProgram:
             from flowc.executor.arrow.joins import compile_join
 
             join = self.joins[m.nid] = compile_join(m.spec, out_schema, self.streaming)
+            return join.run  # type: ignore[no-any-return]
+        if m.kind == "regular_join":
+            from flowc.executor.arrow.regular_join import RegularJoinTask
+
+            join = self.joins[m.nid] = RegularJoinTask(m.spec, out_schema)
             return join.run  # type: ignore[no-any-return]
         if m.kind in ("sink", "source", "pass", "tag"):  # tag: the side is the channel's edge
             return lambda c: c

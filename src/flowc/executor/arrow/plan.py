@@ -16,6 +16,7 @@ from flowc.executor.arrow import rolling, rowop, sessions, typed
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.convert import Changelog
 from flowc.executor.arrow.joins import plan_join, tag_side
+from flowc.executor.arrow.regular_join import plan_regular_join
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.operators import (
@@ -75,6 +76,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 return planned
             rolling_kind, spec, schema = planned
             join = plan_join(sg, nid, batch) if node.kind is NodeKind.OPERATOR else None
+            if join is None and node.kind is NodeKind.OPERATOR:
+                join = plan_regular_join(sg, nid, batch)
             if isinstance(join, str):
                 return join
             join_side = tag_side(spec)
