@@ -197,6 +197,12 @@ class ChainProgram:
                 m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None),
                 {tag: convert.arrow_schema(t) for tag, t, _ in m.tagged})
             return op.add
+        if m.kind == "rank":
+            from flowc.executor.arrow.rank import BatchRank
+
+            ranked = self.windows[m.nid] = BatchRank(
+                m.spec, convert.arrow_schema(m.in_schema), out_schema)
+            return ranked.add
         if m.kind == "rolling_start":
             from flowc.executor.arrow.rolling import compile_start
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
 from flowc.common.typeinfo import TypeInformation
-from flowc.executor.arrow import rolling, rowop, sessions, typed
+from flowc.executor.arrow import rank, rolling, rowop, sessions, typed
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.convert import Changelog
 from flowc.executor.arrow.joins import plan_join, tag_side
@@ -125,6 +125,10 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                         spec, node.keys[0] if node.keys else None,
                         in_schema if isinstance(in_schema, Schema) else None):
                     kind = "session"
+                ranked = rank.plan_rank(spec, node.keys[0] if node.keys else None,
+                                        in_schema) if batch and not kind else None
+                if ranked is not None:  # a BATCH Top-N, vectorised (``rank.py``)
+                    kind, spec = "rank", ranked
                 if not kind and isinstance(spec, rowop.KINDS) and not node.two_input \
                         and _declared(in_schema, pickled):
                     kind = "row_op"  # the runtime operator inside the chain (``rowop.py``)
