@@ -147,7 +147,7 @@ def _order_key(col: pa.Array, desc: bool, nulls_first: bool) -> np.ndarray:
     equal keys), nulls before or after every value."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
-    dense = pc.rank(col, sort_keys="ascending", null_placement="at_end", tiebreaker="dense")
+    dense = pc.rank(col, sort_keys="ascending", tiebreaker="dense")  # nulls: set below
     key = dense.to_numpy(zero_copy_only=False).astype(np.int64)
     if desc:
         key = -key
