@@ -17,10 +17,12 @@ executor) its output for a record ``x`` of side ``s`` with key ``k`` is, in orde
   2. if ``M`` is empty and ``s`` is outer, ``+I`` ``x`` padded;
   3. ``+I`` ``x`` joined with each ``m`` of ``M`` (left fields, then right fields).
 
-Every emitted record carries ``x``'s timestamp. So each output is placed by (``x``'s
-``pos``, step, the earlier row's first arrival, its ``pos``), which one ``lexsort`` orders
-(skipped when the pairs are already made in that order: all left records before the right
-ones and no padded rows, the usual BATCH inner join).
+An earlier row is emitted as the state holds it: the first of its equal rows (a ``-0.0``
+stays ``-0.0`` when an equal ``0.0`` arrives later). Every emitted record carries ``x``'s
+timestamp. So each output is placed by (``x``'s ``pos``, step, the earlier row's first
+arrival, its ``pos``), which one ``lexsort`` orders (skipped when the pairs are already
+made in that order: all left records before the right ones and no padded rows, the usual
+BATCH inner join).
 """
 
 from __future__ import annotations
@@ -67,9 +69,11 @@ def plan_regular_join(sg: Any, nid: int, batch: bool) -> JoinPlan | str | None:
             return f"'{node.name}' has a key that is not made of fields"
         keys[side].extend(v.index for v in vec)
     left, right = schemas
-    if list(keys[0]) != list(spec.fn.key_positions[0]) or \
-            list(keys[1]) != list(spec.fn.key_positions[1]) or len(keys[0]) != len(keys[1]) \
-            or any(left.fields[a].type != right.fields[b].type for a, b in zip(*keys)):
+    if tuple(keys[0]) != tuple(spec.fn.key_positions[0]) or \
+            tuple(keys[1]) != tuple(spec.fn.key_positions[1]):
+        return f"'{node.name}' is keyed by other fields than it joins on"
+    if len(keys[0]) != len(keys[1]) or any(
+            left.fields[a].type != right.fields[b].type for a, b in zip(*keys)):
         return f"the join keys of '{node.name}' differ in type"
     out = node.output_type
     if not isinstance(out, Schema) or [f.type for f in out] != \
