@@ -197,6 +197,10 @@ def _first_arrival(c: Chunk) -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.int64)
     cols = [c.batch.column(i) for i in range(c.batch.num_columns)]
+    for col in cols:  # a column without repeats (an id): every row is its own first
+        if not pa.types.is_floating(col.type) and \
+                pc.count_distinct(col, mode="all").as_py() == n:
+            return np.arange(n, dtype=np.int64)
     code, _ = key_codes(cols, [col.slice(0, 0) for col in cols])
     nan = _unmatched(c, [i for i, col in enumerate(cols) if pa.types.is_floating(col.type)],
                      np.zeros(n, np.int64)) < 0
