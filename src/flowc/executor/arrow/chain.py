@@ -52,7 +52,7 @@ LONG_MAX = (1 << 63) - 1
 class Member:
     """One chain member as the task needs it: ``kind`` is map, filter, flat_map,
     timestamps, window, tag, window_join, interval_join, regular_join (``spec``: a
-    ``joins.JoinPlan``)
+    ``joins.JoinPlan``), rank (a ``rank.RankPlan``)
     or sink; ``outputs`` are ('node', id) / ('slot', index) pairs."""
 
     nid: int
