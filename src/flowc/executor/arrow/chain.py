@@ -51,7 +51,8 @@ LONG_MAX = (1 << 63) - 1
 @dataclass
 class Member:
     """One chain member as the task needs it: ``kind`` is map, filter, flat_map,
-    timestamps, window, tag, window_join, interval_join (``spec``: a ``joins.JoinPlan``)
+    timestamps, window, tag, window_join, interval_join, regular_join (``spec``: a
+    ``joins.JoinPlan``), rank (a ``rank.RankPlan``)
     or sink; ``outputs`` are ('node', id) / ('slot', index) pairs."""
 
     nid: int
@@ -199,6 +200,12 @@ class ChainProgram:
                 m.spec, m.key, info, out_schema, side, getattr(m.spec, "late_tag", None),
                 {tag: convert.arrow_schema(t) for tag, t, _ in m.tagged})
             return op.add
+        if m.kind == "rank":
+            from flowc.executor.arrow.rank import BatchRank
+
+            ranked = self.windows[m.nid] = BatchRank(
+                m.spec, convert.arrow_schema(m.in_schema), out_schema)
+            return ranked.add
         if m.kind == "rolling_start":
             from flowc.executor.arrow.rolling import compile_start
 
@@ -236,6 +243,11 @@ class ChainProgram:
                     join, (convert.arrow_schema(m.spec.schemas[0]),
                            convert.arrow_schema(m.spec.schemas[1])), self.state_memory)
                 return spilling.add  # type: ignore[return-value]
+            return join.run  # type: ignore[no-any-return]
+        if m.kind == "regular_join":
+            from flowc.executor.arrow.regular_join import RegularJoinTask
+
+            join = self.joins[m.nid] = RegularJoinTask(m.spec, out_schema)
             return join.run  # type: ignore[no-any-return]
         if m.kind in ("sink", "source", "pass", "tag"):  # tag: the side is the channel's edge
             return lambda c: c

@@ -12,10 +12,11 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
 from flowc.common.typeinfo import TypeInformation
-from flowc.executor.arrow import rolling, rowop, sessions, stream_sessions, typed
+from flowc.executor.arrow import rank, rolling, rowop, sessions, stream_sessions, typed
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.convert import Changelog
 from flowc.executor.arrow.joins import plan_join, tag_side
+from flowc.executor.arrow.regular_join import plan_regular_join
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.operators import (
@@ -75,6 +76,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 return planned
             rolling_kind, spec, schema = planned
             join = plan_join(sg, nid, batch) if node.kind is NodeKind.OPERATOR else None
+            if join is None and node.kind is NodeKind.OPERATOR:
+                join = plan_regular_join(sg, nid, batch)
             if isinstance(join, str):
                 return join
             join_side = tag_side(spec)
@@ -124,6 +127,10 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                         streaming=not batch) and (
                         batch or stream_sessions.streaming_supported(spec)):
                     kind = "session"
+                ranked = rank.plan_rank(spec, node.keys[0] if node.keys else None,
+                                        in_schema) if batch and not kind else None
+                if ranked is not None:  # a BATCH Top-N, vectorised (``rank.py``)
+                    kind, spec = "rank", ranked
                 if not kind and isinstance(spec, rowop.KINDS) and not node.two_input \
                         and _declared(in_schema, pickled):
                     kind = "row_op"  # the runtime operator inside the chain (``rowop.py``)

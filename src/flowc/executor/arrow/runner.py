@@ -285,7 +285,8 @@ class _ColumnarJob(_SparkJob):
                         for k in self.wiring.producers_of(e.stream_edge, idx)]
                        for idx in range(p)]
 
-        join = head.spec if head.kind in ("window_join", "interval_join") else None
+        join = head.spec if head.kind in ("window_join", "interval_join", "regular_join") \
+            else None
         side_schemas = None if join is None else [convert.arrow_schema(s)
                                                   for s in join.schemas]
 
