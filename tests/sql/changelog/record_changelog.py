@@ -8,8 +8,6 @@ kind (``["+I", [values...]]``, values as ``str()``, NULL as null), and ``print``
 Flink's print connector writes for the same query (an ``INSERT INTO`` a print table)."""
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -18,6 +16,7 @@ here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
 from data import ORDERS, ORDERS_COLUMNS, USERS, USERS_COLUMNS  # noqa: E402
 from queries import QUERIES  # noqa: E402
+from recording import emit, record_case, write  # noqa: E402
 
 KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
 
@@ -68,29 +67,13 @@ def main() -> None:
     output)."""
     if len(sys.argv) == 2 and sys.argv[1] != "--only":
         q = QUERIES[int(sys.argv[1])]
-        print("@@JSON " + json.dumps(record_one(q)), flush=True)
+        emit(record_one(q))
         return
     only = {int(x) for x in sys.argv[2:]} if sys.argv[1:2] == ["--only"] else None
     old = json.loads((here / "changelog.json").read_text())["cases"] if only else []
-    cases = []
-    for i, q in enumerate(QUERIES):
-        if only is not None and i not in only:
-            cases.append(old[i])
-            continue
-        p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
-        lines = p.stdout.splitlines()
-        doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
-        if doc is None:
-            doc = {"query": q, "error": "recording failed: " + p.stderr[-800:]}
-        elif "error" not in doc:
-            doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
-        cases.append(doc)
-        print(json.dumps(doc)[:300], flush=True)
-    (here / "changelog.json").write_text(json.dumps({
-        "flink": "2.3.0 (PyFlink TableEnvironment, STREAMING mode, parallelism 1, "
-                 "table.local-time-zone UTC); tables in data.py",
-        "cases": cases}, indent=1) + "\n", encoding="utf-8")
+    cases = [old[i] if only is not None and i not in only else
+             record_case(__file__, q, [str(i)], 300) for i, q in enumerate(QUERIES)]
+    write(here / "changelog.json", "tables in data.py", cases)
 
 
 if __name__ == "__main__":

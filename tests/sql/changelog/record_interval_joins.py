@@ -5,9 +5,6 @@ STREAMING, parallelism 1, as record_changelog.py records; plus the plan's join l
     /work/flink-sql-venv/bin/python tests/sql/changelog/record_interval_joins.py
 """
 
-import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -16,6 +13,7 @@ here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
 from data import ORDERS, ORDERS_COLUMNS  # noqa: E402
 from interval_data import SHIPMENTS, SHIPMENTS_COLUMNS, WATERMARK  # noqa: E402
+from recording import emit, record_all, write  # noqa: E402
 
 ON = "o.order_id = s.order_id AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '2' SECOND"
 QUERIES = [
@@ -71,25 +69,11 @@ def record_one(query: str) -> dict:
 
 def main() -> None:
     if len(sys.argv) == 2:
-        print("@@JSON " + json.dumps(record_one(QUERIES[int(sys.argv[1])])), flush=True)
+        emit(record_one(QUERIES[int(sys.argv[1])]))
         return
-    cases = []
-    for i, q in enumerate(QUERIES):
-        p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
-        lines = p.stdout.splitlines()
-        doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
-        if doc is None:
-            doc = {"query": q, "error": "recording failed: " + p.stderr[-800:]}
-        elif "error" not in doc:
-            doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
-        cases.append(doc)
-        print(json.dumps(doc)[:400], flush=True)
-    (here / "interval_joins.json").write_text(json.dumps({
-        "flink": "2.3.0 (PyFlink TableEnvironment, STREAMING mode, parallelism 1, "
-                 "table.local-time-zone UTC); orders of data.py, shipments of "
-                 "interval_data.py, watermarks ts - 1 s",
-        "cases": cases}, indent=1) + "\n", encoding="utf-8")
+    write(here / "interval_joins.json", "orders of data.py, shipments of "
+              "interval_data.py, watermarks ts - 1 s",
+          record_all(__file__, QUERIES))
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ result (the two channels may still reach the join at different moments):
 """
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +20,7 @@ from pathlib import Path
 here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
 from interval_padding_data import COLUMNS, EVENTS, LEFT, RIGHT  # noqa: E402
+from recording import emit, run_child  # noqa: E402
 
 ON = "l.k = r.k AND r.ts BETWEEN l.ts - INTERVAL '1' SECOND AND l.ts + INTERVAL '1' SECOND"
 QUERIES = [
@@ -59,20 +58,16 @@ def record_one(query: str) -> dict:
 
 def main() -> None:
     if len(sys.argv) == 2:
-        print("@@JSON " + json.dumps(record_one(QUERIES[int(sys.argv[1])])), flush=True)
+        emit(record_one(QUERIES[int(sys.argv[1])]))
         return
     cases = []
     for i in range(len(QUERIES)):
         runs = []
         for _ in range(RUNS):
-            p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True,
-                               text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                               timeout=600)
-            lines = p.stdout.splitlines()
-            doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
+            doc, printed, err = run_child(__file__, [str(i)])
             if doc is None:
-                raise SystemExit(f"recording failed: {p.stderr[-800:]}")
-            doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
+                raise SystemExit(f"recording failed: {err}")
+            doc["print"] = printed
             runs.append(doc)
         doc = runs[0]
         # the join takes its two channels as they arrive: the runs may interleave them

@@ -6,9 +6,6 @@ the physical plan's lines that show the single exchange and the window aggregate
     /work/flink-sql-venv/bin/python tests/sql/changelog/record_keyless_windows.py
 """
 
-import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -16,6 +13,7 @@ from pathlib import Path
 here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
 from data import ORDERS, ORDERS_COLUMNS  # noqa: E402
+from recording import emit, record_all, write  # noqa: E402
 
 COLUMNS = ORDERS_COLUMNS + ", WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
 QUERIES = [
@@ -70,24 +68,10 @@ def record_one(query: str) -> dict:
 
 def main() -> None:
     if len(sys.argv) == 2:
-        print("@@JSON " + json.dumps(record_one(QUERIES[int(sys.argv[1])])), flush=True)
+        emit(record_one(QUERIES[int(sys.argv[1])]))
         return
-    cases = []
-    for i, q in enumerate(QUERIES):
-        p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
-        lines = p.stdout.splitlines()
-        doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
-        if doc is None:
-            doc = {"query": q, "error": "recording failed: " + p.stderr[-800:]}
-        elif "error" not in doc:
-            doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
-        cases.append(doc)
-        print(json.dumps(doc)[:400], flush=True)
-    (here / "keyless_windows.json").write_text(json.dumps({
-        "flink": "2.3.0 (PyFlink TableEnvironment, STREAMING mode, parallelism 1, "
-                 "table.local-time-zone UTC); orders of data.py, watermark ts - 1 s",
-        "cases": cases}, indent=1) + "\n", encoding="utf-8")
+    write(here / "keyless_windows.json", "orders of data.py, watermark ts - 1 s",
+          record_all(__file__, QUERIES))
 
 
 if __name__ == "__main__":

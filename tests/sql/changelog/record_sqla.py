@@ -11,8 +11,6 @@ last "...Exception:" lines, and ``message``, the first exception's whole message
 are in sqla_queries.py."""
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +20,7 @@ sys.path.insert(0, str(here))
 sys.path.insert(0, str(here.parent / "flink_results"))
 from data import ORDERS, ORDERS_COLUMNS, USERS, USERS_COLUMNS  # noqa: E402
 from over_data import orders_csv  # noqa: E402
+from recording import emit, record_case, write  # noqa: E402
 from sqla_queries import CUMULATE, STATE_TTL_HINT, TOPN_OUTSIDE  # noqa: E402
 
 FILES = {"cumulate": CUMULATE, "state_ttl_hint": STATE_TTL_HINT, "topn_outside": TOPN_OUTSIDE}
@@ -99,7 +98,7 @@ def main() -> None:
     ``message`` to the existing file (EXPLAIN only, one Flink session)."""
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         stem, i = sys.argv[2].split(":")
-        print("@@JSON " + json.dumps(record_one(FILES[stem][int(i)])), flush=True)
+        emit(record_one(FILES[stem][int(i)]))
         return
     if len(sys.argv) == 3 and sys.argv[1] == "--messages":
         path = here / f"{sys.argv[2]}.json"
@@ -114,26 +113,11 @@ def main() -> None:
         stem, _, only = arg.partition(":")
         chosen = {int(x) for x in only.split(",")} if only else None
         old = json.loads((here / f"{stem}.json").read_text())["cases"] if chosen else []
-        cases = []
-        for i, q in enumerate(FILES[stem]):
-            if chosen is not None and i not in chosen:
-                cases.append(next(c for c in old if c["query"] == q))
-                continue
-            p = subprocess.run([sys.executable, __file__, "--one", f"{stem}:{i}"],
-                               capture_output=True, text=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
-            lines = p.stdout.splitlines()
-            doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
-            if doc is None:
-                doc = {"query": q, "error": "recording failed: " + p.stderr[-800:]}
-            elif "error" not in doc:
-                doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
-            cases.append(doc)
-            print(json.dumps(doc)[:400], flush=True)
-        (here / f"{stem}.json").write_text(json.dumps({
-            "flink": "2.3.0 (PyFlink TableEnvironment, STREAMING mode, parallelism 1, "
-                     "table.local-time-zone UTC); queries and tables in sqla_queries.py",
-            "cases": cases}, indent=1) + "\n", encoding="utf-8")
+        cases = [next(c for c in old if c["query"] == q)
+                 if chosen is not None and i not in chosen else
+                 record_case(__file__, q, ["--one", f"{stem}:{i}"])
+                 for i, q in enumerate(FILES[stem])]
+        write(here / f"{stem}.json", "queries and tables in sqla_queries.py", cases)
 
 
 if __name__ == "__main__":

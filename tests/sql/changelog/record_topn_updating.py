@@ -5,9 +5,6 @@ changelog.json, plus each query's Rank node from Flink's EXPLAIN (its strategy):
     /work/flink-sql-venv/bin/python tests/sql/changelog/record_topn_updating.py
 """
 
-import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +12,7 @@ from pathlib import Path
 here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
 from record_changelog import env, record_one  # noqa: E402
+from recording import emit, record_all, write  # noqa: E402
 
 COUNTS = "(SELECT user_id, COUNT(*) AS n FROM orders GROUP BY user_id)"
 SUMS = "(SELECT product, user_id, SUM(amount) AS s FROM orders GROUP BY product, user_id)"
@@ -47,24 +45,9 @@ def main() -> None:
         q = QUERIES[int(sys.argv[1])]
         doc = record_one(q)
         doc["rank_node"] = explain_rank(q)
-        print("@@JSON " + json.dumps(doc), flush=True)
+        emit(doc)
         return
-    cases = []
-    for i, q in enumerate(QUERIES):
-        p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
-        lines = p.stdout.splitlines()
-        doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
-        if doc is None:
-            doc = {"query": q, "error": "recording failed: " + p.stderr[-800:]}
-        elif "error" not in doc:
-            doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
-        cases.append(doc)
-        print(json.dumps(doc)[:400], flush=True)
-    (here / "topn_updating.json").write_text(json.dumps({
-        "flink": "2.3.0 (PyFlink TableEnvironment, STREAMING mode, parallelism 1, "
-                 "table.local-time-zone UTC); tables in data.py",
-        "cases": cases}, indent=1) + "\n", encoding="utf-8")
+    write(here / "topn_updating.json", "tables in data.py", record_all(__file__, QUERIES))
 
 
 if __name__ == "__main__":

@@ -6,9 +6,6 @@ EXPLAIN (the strategy Flink picks), its changelog and print lines:
     /work/flink-sql-venv/bin/python tests/sql/changelog/record_updatefast.py
 """
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +13,7 @@ here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
 from record_changelog import record_one  # noqa: E402
 from record_topn_updating import explain_rank  # noqa: E402
+from recording import emit, record_all, write  # noqa: E402
 
 C = "(SELECT user_id, COUNT(*) AS n FROM orders GROUP BY user_id)"
 M = "(SELECT user_id, COUNT(*) AS m FROM orders GROUP BY user_id)"
@@ -70,24 +68,9 @@ def main() -> None:
         q = QUERIES[int(sys.argv[1])]
         doc = record_one(q)
         doc["rank_node"] = explain_rank(q)
-        print("@@JSON " + json.dumps(doc), flush=True)
+        emit(doc)
         return
-    cases = []
-    for i, q in enumerate(QUERIES):
-        p = subprocess.run([sys.executable, __file__, str(i)], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONUNBUFFERED": "1"}, timeout=600)
-        lines = p.stdout.splitlines()
-        doc = next((json.loads(x[7:]) for x in lines if x.startswith("@@JSON ")), None)
-        if doc is None:
-            doc = {"query": q, "error": "recording failed: " + p.stderr[-800:]}
-        elif "error" not in doc:
-            doc["print"] = [x for x in lines if x[:3] in ("+I[", "-U[", "+U[", "-D[")]
-        cases.append(doc)
-        print(json.dumps(doc)[:300], flush=True)
-    (here / "updatefast.json").write_text(json.dumps({
-        "flink": "2.3.0 (PyFlink TableEnvironment, STREAMING mode, parallelism 1, "
-                 "table.local-time-zone UTC); tables in data.py",
-        "cases": cases}, indent=1) + "\n", encoding="utf-8")
+    write(here / "updatefast.json", "tables in data.py", record_all(__file__, QUERIES, 300))
 
 
 if __name__ == "__main__":
