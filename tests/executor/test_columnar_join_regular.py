@@ -85,7 +85,7 @@ def compare(prog: dict[str, Any], where: Path) -> None:
 
 
 @pytest.mark.spark
-@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "25")), deadline=None,
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "10")), deadline=None,
           suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(programs)

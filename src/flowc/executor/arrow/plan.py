@@ -125,7 +125,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                         spec, node.keys[0] if node.keys else None,
                         in_schema if isinstance(in_schema, Schema) else None,
                         streaming=not batch) and (
-                        batch or stream_sessions.streaming_supported(spec)):
+                        batch or stream_sessions.streaming_supported(
+                            spec, node.keys[0] if node.keys else None)):
                     kind = "session"
                 ranked = rank.plan_rank(spec, node.keys[0] if node.keys else None,
                                         in_schema) if batch and not kind else None

@@ -53,6 +53,8 @@ def running(table: pa.Table, gid: np.ndarray, kinds: tuple[str, ...]) -> dict[st
 def group_ids(table: pa.Table, keys: list[str]) -> np.ndarray:
     """Each row's group number (group_by matches null key fields, a join would not)."""
     n = table.num_rows
+    if not keys:  # a keyless window: one group (pyarrow has no keyless "list" aggregate)
+        return np.zeros(n, dtype=np.int64)
     listed = table.select(keys).append_column("pos", pa.array(np.arange(n, dtype=np.int64))) \
         .group_by(keys, use_threads=False).aggregate([("pos", "list")])
     members = listed.column("pos_list").combine_chunks()

@@ -50,9 +50,10 @@ LONG_MIN = -(1 << 63)
 _NONE = np.zeros(0, np.int64)
 
 
-def streaming_supported(spec: Any) -> bool:
-    """STREAMING sessions run here without allowed lateness."""
-    return int(spec.allowed_lateness) == 0
+def streaming_supported(spec: Any, key: Any = None) -> bool:
+    """STREAMING sessions run here without allowed lateness, keyed by fields (a keyless
+    window keeps the runtime operator)."""
+    return int(spec.allowed_lateness) == 0 and bool(Assigned(spec, key).keys)
 
 
 class StreamSessionWindow:
