@@ -13,7 +13,7 @@ here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
 from data import ORDERS, ORDERS_COLUMNS  # noqa: E402
 from interval_data import SHIPMENTS, SHIPMENTS_COLUMNS, WATERMARK  # noqa: E402
-from recording import emit, record_all, write  # noqa: E402
+from recording import emit, record_all, record_query, write  # noqa: E402
 
 ON = "o.order_id = s.order_id AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '2' SECOND"
 QUERIES = [
@@ -23,7 +23,6 @@ QUERIES = [
     f"SELECT o.order_id, s.order_id AS sid, o.ts, s.ts AS shipped FROM orders o FULL JOIN shipments s ON {ON}",
     "SELECT o.order_id, s.user_id FROM orders o LEFT JOIN shipments s ON o.user_id = s.user_id AND s.ts > o.ts - INTERVAL '1' SECOND AND s.ts < o.ts + INTERVAL '1' SECOND",
 ]
-KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
 
 
 def env():
@@ -43,28 +42,7 @@ def env():
 
 
 def record_one(query: str) -> dict:
-    t = env()
-    out: dict = {"query": query}
-    try:
-        plan = t.explain_sql(query).split("== Optimized Physical Plan ==")[-1]
-        out["plan"] = [line.strip() for line in plan.split("==")[0].splitlines()
-                       if "Join" in line]
-        result = t.execute_sql(query)
-        types = [str(x) for x in result.get_table_schema().get_field_data_types()]
-        rows = []
-        with result.collect() as it:
-            for r in it:
-                rows.append([KINDS[r.get_row_kind().value],
-                             [None if v is None else str(v) for v in r]])
-        out.update(columns=list(result.get_table_schema().get_field_names()), types=types,
-                   changelog=rows)
-    except Exception as err:  # noqa: BLE001 - recorded: Flink rejects the query
-        out["error"] = str(err).splitlines()[0][:500]
-        return out
-    cols = ", ".join(f"`c{i}` {ty}" for i, ty in enumerate(types))
-    t.execute_sql(f"CREATE TABLE sink ({cols}) WITH ('connector' = 'print')")
-    t.execute_sql(f"INSERT INTO sink {query}").wait()
-    return out
+    return record_query(env(), query, lambda line: "Join" in line)
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here))
 from data import ORDERS, ORDERS_COLUMNS  # noqa: E402
-from recording import emit, record_all, write  # noqa: E402
+from recording import emit, record_all, record_query, write  # noqa: E402
 
 COLUMNS = ORDERS_COLUMNS + ", WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
 QUERIES = [
@@ -24,7 +24,6 @@ QUERIES = [
     "SELECT HOP_START(ts, INTERVAL '2' SECOND, INTERVAL '4' SECOND) AS ws, COUNT(DISTINCT user_id) AS users FROM orders GROUP BY HOP(ts, INTERVAL '2' SECOND, INTERVAL '4' SECOND)",
     "SELECT SESSION_START(ts, INTERVAL '1' SECOND) AS ws, SESSION_END(ts, INTERVAL '1' SECOND) AS we, COUNT(*) AS n FROM orders GROUP BY SESSION(ts, INTERVAL '1' SECOND)",
 ]
-KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
 
 
 def env():
@@ -42,28 +41,7 @@ def env():
 
 
 def record_one(query: str) -> dict:
-    t = env()
-    out: dict = {"query": query}
-    try:
-        plan = t.explain_sql(query).split("== Optimized Physical Plan ==")[-1]
-        out["plan"] = [line.strip() for line in plan.split("==")[0].splitlines()
-                       if "Exchange" in line or "Window" in line]
-        result = t.execute_sql(query)
-        types = [str(x) for x in result.get_table_schema().get_field_data_types()]
-        rows = []
-        with result.collect() as it:
-            for r in it:
-                rows.append([KINDS[r.get_row_kind().value],
-                             [None if v is None else str(v) for v in r]])
-        out.update(columns=list(result.get_table_schema().get_field_names()), types=types,
-                   changelog=rows)
-    except Exception as err:  # noqa: BLE001 - recorded: Flink rejects the query
-        out["error"] = str(err).splitlines()[0][:500]
-        return out
-    cols = ", ".join(f"`c{i}` {ty}" for i, ty in enumerate(types))
-    t.execute_sql(f"CREATE TABLE sink ({cols}) WITH ('connector' = 'print')")
-    t.execute_sql(f"INSERT INTO sink {query}").wait()
-    return out
+    return record_query(env(), query, lambda line: "Exchange" in line or "Window" in line)
 
 
 def main() -> None:

@@ -49,3 +49,33 @@ def record_all(script: str, queries: list[str], show: int = 400) -> list[dict]:
 def write(path: Path, note: str, cases: list[dict]) -> None:
     path.write_text(json.dumps({"flink": f"{FLINK}; {note}", "cases": cases}, indent=1)
                     + "\n", encoding="utf-8")
+
+
+ROW_KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
+
+
+def record_query(t, query: str, keep) -> dict:
+    """In the child: ``query`` on the TableEnvironment ``t`` - the optimized plan's lines
+    ``keep`` accepts, the collected changelog, then the same query into a print sink (its
+    lines are the child's stdout); Flink's first error line if it rejects the query."""
+    out: dict = {"query": query}
+    try:
+        plan = t.explain_sql(query).split("== Optimized Physical Plan ==")[-1]
+        out["plan"] = [line.strip() for line in plan.split("==")[0].splitlines()
+                       if keep(line)]
+        result = t.execute_sql(query)
+        types = [str(x) for x in result.get_table_schema().get_field_data_types()]
+        rows = []
+        with result.collect() as it:
+            for r in it:
+                rows.append([ROW_KINDS[r.get_row_kind().value],
+                             [None if v is None else str(v) for v in r]])
+        out.update(columns=list(result.get_table_schema().get_field_names()), types=types,
+                   changelog=rows)
+    except Exception as err:  # noqa: BLE001 - recorded: Flink rejects the query
+        out["error"] = str(err).splitlines()[0][:500]
+        return out
+    cols = ", ".join(f"`c{i}` {ty}" for i, ty in enumerate(types))
+    t.execute_sql(f"CREATE TABLE sink ({cols}) WITH ('connector' = 'print')")
+    t.execute_sql(f"INSERT INTO sink {query}").wait()
+    return out
