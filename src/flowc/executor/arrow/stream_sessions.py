@@ -42,8 +42,8 @@ import pyarrow as pa
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.running import group_ids
+from flowc.executor.arrow.stream_windows import marks_and_times
 from flowc.executor.arrow.windows import Assigned, evaluate
-from flowc.executor.runtime.core import require_timestamp
 from flowc.types import Schema
 
 LONG_MIN = -(1 << 63)
@@ -134,11 +134,7 @@ class StreamSessionWindow:
 
     def add(self, c: Chunk) -> Chunk:
         n = c.num_rows
-        mpos, mval = c.marks if c.marks is not None else (_NONE, _NONE)
-        mpos, mval = np.asarray(mpos, np.int64), np.asarray(mval, np.int64)
-        if n and c.ts.null_count:
-            require_timestamp(None, "an event-time window")
-        ts = c.ts.to_numpy(zero_copy_only=False).astype(np.int64) if n else _NONE
+        mpos, mval, ts = marks_and_times(c)
         table = self.assigned.table(c) if n else None
         keys = self._key_ids(table) if table is not None else _NONE
         lo = self.wm

@@ -45,6 +45,16 @@ def _plus(a: np.ndarray, b: int) -> np.ndarray:
     return np.where(a > LONG_MAX - b, LONG_MAX, a + b)
 
 
+def marks_and_times(c: Chunk) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A STREAMING window's input chunk as int64 arrays: its watermark marks' positions and
+    values, and its records' timestamps (every record needs one)."""
+    mpos, mval = c.marks if c.marks is not None else (_NONE, _NONE)
+    if c.num_rows and c.ts.null_count:
+        require_timestamp(None, "an event-time window")
+    ts = c.ts.to_numpy(zero_copy_only=False).astype(np.int64) if c.num_rows else _NONE
+    return np.asarray(mpos, np.int64), np.asarray(mval, np.int64), ts
+
+
 class StreamWindow:
     """One subtask's STREAMING window aggregate; ``add`` returns the results (with the
     watermarks) and leaves the late records with their watermarks in ``late``."""
@@ -70,11 +80,7 @@ class StreamWindow:
 
     def add(self, c: Chunk) -> Chunk:
         n = c.num_rows
-        mpos, mval = c.marks if c.marks is not None else (_NONE, _NONE)
-        mpos, mval = np.asarray(mpos, np.int64), np.asarray(mval, np.int64)
-        if n and c.ts.null_count:
-            require_timestamp(None, "an event-time window")
-        ts = c.ts.to_numpy(zero_copy_only=False).astype(np.int64) if n else _NONE
+        mpos, mval, ts = marks_and_times(c)
         # The watermark in force at each record: the marks at or before its place.
         running = np.maximum.accumulate(np.maximum(mval, self.wm)) if len(mval) else mval
         before = np.searchsorted(mpos, np.arange(n, dtype=np.int64), side="right")

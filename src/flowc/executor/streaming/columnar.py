@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,6 +48,7 @@ from flowc.executor.streaming.task import (
     BatchContext,
     _write_snapshot,
     operator_state,
+    read_snapshot,
     restore_operator,
     snapshot_path,
 )
@@ -141,10 +141,7 @@ def run_columnar_subtask(plan: VertexPlan, vertex: ColumnarVertex, idx: int,
     from flowc.executor.spark.tasks import FlowcTaskError
 
     try:
-        state = None
-        if ctx.prev is not None:
-            with open(snapshot_path(ctx.state_dir, ctx.prev, plan.id, idx), "rb") as fh:
-                state = pickle.load(fh)  # noqa: S301 - written by this job's own tasks
+        state = read_snapshot(ctx, plan.id, idx)
         with using_clock(FixedClock(ctx.batch_timestamp_ms)):
             run = ColumnarRun(plan, vertex, idx)
             try:

@@ -69,6 +69,14 @@ def snapshot_path(state_dir: str, batch: int, vertex: str, subtask: int) -> str:
     return os.path.join(state_dir, str(batch), f"{vertex}-{subtask}.pkl")
 
 
+def read_snapshot(ctx: BatchContext, vertex: str, subtask: int) -> dict[str, Any] | None:
+    """The subtask's snapshot of the last completed batch (None before the first)."""
+    if ctx.prev is None:
+        return None
+    with open(snapshot_path(ctx.state_dir, ctx.prev, vertex, subtask), "rb") as fh:
+        return pickle.load(fh)  # type: ignore[no-any-return]  # noqa: S301 - this job's own
+
+
 def operator_state(op: Operator) -> dict[str, Any]:
     """The operator's state: its keyed state tables, timers, watermark, its own data
     attributes (window contents, generator maxima) and its functions' data fields; not its
@@ -405,10 +413,7 @@ def run_subtask(plan: VertexPlan, idx: int, ctx: BatchContext,
     from flowc.executor.spark.tasks import FlowcTaskError
 
     try:
-        state = None
-        if ctx.prev is not None:
-            with open(snapshot_path(ctx.state_dir, ctx.prev, plan.id, idx), "rb") as fh:
-                state = pickle.load(fh)  # noqa: S301 - written by this job's own tasks
+        state = read_snapshot(ctx, plan.id, idx)
         with using_clock(FixedClock(ctx.batch_timestamp_ms)):
             run = SubtaskRun(plan, idx)
             run.open(state)
