@@ -12,6 +12,7 @@ chaining explicitly."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -272,7 +273,10 @@ def _dead_letters(where: Path) -> list[str]:
             for line in f.read_text().splitlines()]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+# 20 random pipelines a run (a Spark job each; FLOWC_DIFF_EXAMPLES raises it): each CI run
+# draws new ones, and test_differential_matrix.py covers every combination explicitly
+@settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "20")), deadline=None,
+          suppress_health_check=list(HealthCheck))
 @given(pipelines)
 def test_spark_matches_reference(spark: Any, pipeline: dict[str, Any]) -> None:
     where = Path(tempfile.mkdtemp(prefix="flowc-diff-"))

@@ -121,6 +121,12 @@ def _rows(d: Path) -> list[tuple[int, int, int]]:
     return out
 
 
+# Datagen has rows at every trigger: at an interval shorter than a micro-batch takes, the
+# next batch starts at once, and the stop, which waits for a pause between batches
+# (runner.STOP_WAIT), waited up to a minute per run. 2 s leaves a pause on a loaded machine.
+TRIGGER_MS = 2000
+
+
 def _run_batches(job_file: str, ckpt: Path, n: int) -> None:
     """Run until ``n`` micro-batches completed on ``ckpt``."""
     graph = compile_file(job_file).env.get_job_graph()
@@ -136,7 +142,7 @@ def _run_batches(job_file: str, ckpt: Path, n: int) -> None:
     t = threading.Thread(target=watch)
     t.start()
     try:
-        run_streaming(graph, checkpoint=str(ckpt), trigger_ms=100, stop=stop)
+        run_streaming(graph, checkpoint=str(ckpt), trigger_ms=TRIGGER_MS, stop=stop)
     finally:
         stop.set()
         t.join()

@@ -71,7 +71,7 @@ def sentinels(d: Path) -> None:
 
 
 def stream(tmp: Path, jg: Any, feed: Callable[[Callable[[int], None]], None],
-           ckpt: Path | None = None) -> StreamStats:
+           ckpt: Path | None = None, trigger_ms: int = 100) -> StreamStats:
     """Run ``jg`` while ``feed(wait)`` lands files (``wait(n)``: until completed batches
     read ``n`` files of the unbounded sources in all); stop when it returns."""
     ckpt = ckpt or tmp / "ck"
@@ -98,7 +98,7 @@ def stream(tmp: Path, jg: Any, feed: Callable[[Callable[[int], None]], None],
     t = threading.Thread(target=feeder)
     t.start()
     try:
-        stats = run_streaming(jg, checkpoint=str(ckpt), trigger_ms=100, stop=stop)
+        stats = run_streaming(jg, checkpoint=str(ckpt), trigger_ms=trigger_ms, stop=stop)
     finally:
         stop.set()
         t.join()

@@ -90,6 +90,12 @@ def _rows(d: Path) -> list[tuple[int, int]]:
     return out
 
 
+# Datagen has rows at every trigger: at an interval shorter than a micro-batch takes, the
+# next batch starts at once, and the stop, which waits for a pause between batches
+# (runner.STOP_WAIT), waited up to a minute per run. 2 s leaves a pause on a loaded machine.
+TRIGGER_MS = 2000
+
+
 def _run_batches(env: Any, ckpt: Path, n: int) -> None:
     """Run until ``n`` more micro-batches completed on ``ckpt``."""
     done = Checkpoint(str(ckpt))
@@ -108,7 +114,8 @@ def _run_batches(env: Any, ckpt: Path, n: int) -> None:
     t = threading.Thread(target=watch)
     t.start()
     try:
-        run_streaming(env.get_job_graph(), checkpoint=str(ckpt), trigger_ms=100, stop=stop)
+        run_streaming(env.get_job_graph(), checkpoint=str(ckpt), trigger_ms=TRIGGER_MS,
+                      stop=stop)
     finally:
         stop.set()
         t.join()
@@ -121,7 +128,7 @@ def test_a_restart_continues_after_the_last_committed_row(spark: Any, tmp_path: 
     first = _rows(tmp_path / "out")
     _run_batches(env, tmp_path / "ck", 2)
     rows = _rows(tmp_path / "out")
-    assert len(first) >= 9 and len(rows) > len(first)
+    assert len(first) >= 3 * 60 and len(rows) > len(first)  # 60 rows a batch
     ids = sorted(i for i, _ in rows)
     # every row once: ids 100, 101, ... without a gap or a duplicate across the restart
     assert ids == list(range(100, 100 + len(ids)))

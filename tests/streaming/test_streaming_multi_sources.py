@@ -178,7 +178,9 @@ gen | union files | print 'all';
         land(tmp_path / "in", "a.csv", ["n", "-1", "-2"])
         wait(40 + 1)
 
-    stats = stream(tmp_path, jg, feed)
+    # a batch every 2 s (40 rows each): at 100 ms, 2 rows a batch took 20 batches, and
+    # datagen's back-to-back batches kept the stop waiting for a pause (runner.STOP_WAIT)
+    stats = stream(tmp_path, jg, feed, trigger_ms=2000)
     values = [int(line.split("> ", 1)[1].strip("+I[]")) for line in stats.printed]
     assert {-1, -2} <= set(values)
     generated = sorted(v for v in values if v > 0)
