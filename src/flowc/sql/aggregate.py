@@ -26,8 +26,9 @@ from flowc.sql.changelog import (
     node_description,
 )
 from flowc.sql.exprs import ExprTranslator
-from flowc.sql.query import _LEGACY, WINDOW_COLUMNS, Piece, _unalias, is_aggregate, uniquify
+from flowc.sql.query import WINDOW_COLUMNS, Piece, _unalias, is_aggregate, uniquify
 from flowc.sql.rank_strategy import after_filter, aggregate_columns, sum_kind
+from flowc.sql.window_tvf import LEGACY as _LEGACY
 from flowc.types import INT
 
 if TYPE_CHECKING:

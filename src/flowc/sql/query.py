@@ -18,7 +18,6 @@ The mapping (each a .flow construct, so lowering and planning are shared):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Protocol
@@ -37,27 +36,22 @@ from flowc.parser import ast as A
 from flowc.sql import ordering, setops
 from flowc.sql.changelog import KEY, Updating
 from flowc.sql.ddl import TableDef
-from flowc.sql.exprs import ExprTranslator, SpanMap, interval_millis
+from flowc.sql.exprs import ExprTranslator, SpanMap
 from flowc.sql.joins import translate_join
 from flowc.sql.lateral import is_lateral, lateral_join
 from flowc.sql.over import over_windows, translate_over
-from flowc.sql.proctime import add_proctime, is_proctime_column
+from flowc.sql.proctime import add_proctime
 from flowc.sql.rank_strategy import after_filter
 from flowc.sql.source import Rewrites
 from flowc.sql.state_ttl_hint import hinted, state_ttl_hint
 from flowc.sql.window_join import window_join
 from flowc.sql.window_rank import window_rank
+from flowc.sql.window_tvf import TVF_KINDS, tvf_arguments, window_spec
 from flowc.sql.windows import window_rows
 from flowc.types import Schema, Type, common_type
 
 WINDOW_COLUMNS = ("window_start", "window_end")
-_LEGACY = {"tumble": "tumbling", "hop": "sliding", "session": "session"}
-_TVF_KINDS = {**_LEGACY, "cumulate": "cumulative"}  # CUMULATE has no GROUP BY form
 _AGG_NAMES = ("first", "last", "first_value", "last_value")
-_TVF_PARAMS = {"tumble": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
-               "hop": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
-               "session": ("DATA", "TIMECOL", "GAP"),
-               "cumulate": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET")}
 
 
 class Catalog(Protocol):
@@ -468,11 +462,11 @@ class QueryTranslator:
         assert isinstance(call, exp.Anonymous)
         fn = str(call.this).lower()
         span = self.spans(call)
-        if fn not in _TVF_KINDS:
+        if fn not in TVF_KINDS:
             raise UnsupportedError(f"table function {fn.upper()} is not supported", span,
                                    hint="window table functions are TUMBLE, HOP, CUMULATE "
                                         "and SESSION")
-        args = self._positional(fn, list(call.expressions), span)
+        args = tvf_arguments(self.spans, fn, list(call.expressions), span)
         if len(args) < 3 or not isinstance(args[0], exp.Column) or not (
                 isinstance(args[1], exp.Anonymous) and str(args[1].this).lower() ==
                 "descriptor" and len(args[1].expressions) == 1):
@@ -494,70 +488,12 @@ class QueryTranslator:
         base.span = span
         return base
 
-    def _positional(self, fn: str, args: list[exp.Expression],
-                    span: Span) -> list[exp.Expression]:
-        """A window TVF's arguments in order; Flink also takes them by name
-        (``TUMBLE(DATA => TABLE t, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL ...)``)."""
-        named = [a for a in args if isinstance(a, exp.Kwarg)]
-        if not named:
-            return args
-        if len(named) != len(args):
-            raise FlowSyntaxError(f"{fn.upper()} arguments are either all named or all "
-                                  "positional", self.spans(args[0]))
-        params = _TVF_PARAMS[fn]
-        given: dict[str, exp.Expression] = {}
-        for a in named:
-            name = a.this.name.upper()
-            if name not in params:
-                r = self.spans.range(a.expression)
-                found = list(re.finditer(rf"\b{re.escape(name)}\b", self.spans.chunk.text[
-                    :r[0] if r else None], re.I))
-                at = self.spans.chunk.span(found[-1].start(), found[-1].end() - 1) \
-                    if found else self.spans(a)
-                raise FlowNameError(f"{fn.upper()} has no parameter '{name}'", at,
-                                    hint=did_you_mean(name, params) or
-                                    f"its parameters are {', '.join(params)}")
-            if name in given:
-                raise FlowSyntaxError(f"parameter '{name}' is given twice", self.spans(a))
-            given[name] = a.expression
-        missing = [p for p in params if p not in given and p != "OFFSET"]
-        if missing:
-            raise FlowSyntaxError(f"{fn.upper()} needs {' and '.join(missing)}", span,
-                                  hint=f"write {fn.upper()}(" + ", ".join(
-                                      f"{p} => ..." for p in params if p != "OFFSET") + ")")
-        return [given[p] for p in params if p in given]
-
     def _range(self, node: exp.Expression) -> tuple[int, int]:
         return self.spans.range(node) or (0, 0)
 
     def window_spec(self, fn: str, tcol: exp.Expression, sizes: list[exp.Expression],
                     span: Span, stream: str | None) -> A.WindowSpec:
-        tspan = self.spans(tcol)
-        if not isinstance(tcol, exp.Column):
-            raise FlowSyntaxError("the time attribute must be a column", tspan)
-        rowtime = self.catalog.rowtime_of(stream) if stream else None
-        processing = is_proctime_column(self.catalog.table(stream) if stream else None, tcol.name)
-        if rowtime is not None and tcol.name != rowtime and not processing:
-            raise UnsupportedError(f"windows use the event time of '{stream}', its WATERMARK "
-                                   f"column '{rowtime}', not '{tcol.name}'", tspan,
-                                   hint=f"write DESCRIPTOR({rowtime})")
-        ms: list[int] = []
-        for s in sizes:
-            if not isinstance(s, exp.Interval):
-                raise FlowSyntaxError("window sizes are intervals, as in INTERVAL '5' SECOND",
-                                      self.spans(s))
-            ms.append(interval_millis(s, self.spans(s)))
-        kind = _TVF_KINDS[fn]
-        want = {"tumbling": (1, 2), "sliding": (2, 3), "cumulative": (2, 3),
-                "session": (1, 1)}[kind]
-        if not want[0] <= len(ms) <= want[1]:
-            raise FlowSyntaxError(f"{fn.upper()} takes {want[0]}{'' if want[0] == want[1] else f' or {want[1]}'} "
-                                  f"interval{'s' if want[1] > 1 else ''}", span)
-        if kind == "tumbling":
-            return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span, processing)
-        if kind in ("sliding", "cumulative"):  # HOP / CUMULATE: the slide / step first
-            return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span, processing)
-        return A.WindowSpec(kind, ms[0], 0, 0, span, processing)
+        return window_spec(self.spans, self.catalog, fn, tcol, sizes, span, stream)
 
     # ------------------------------------------------------------------ aggregation
 
