@@ -3,7 +3,8 @@
 Each step makes exactly the API calls a Python user would make for it, inside
 ``env.at(step span)``. ``key by`` is applied lazily: the step after it decides which call
 it becomes (``key_by(...).window(...)``, a rolling aggregate, a join's own keys, or a plain
-``key_by`` when anything else follows).
+``key_by`` when anything else follows). Updating steps are ``steps_changelog.py``, sinks
+``steps_sinks.py`` (mixins of ``PipelineBuilder``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from flowc.errors import (
     Span,
     did_you_mean,
 )
-from flowc.operators import CodeFn, FileSink
+from flowc.operators import CodeFn
 from flowc.parser import ast as A
 from flowc.parser.aggregates import (
     JoinRows,
@@ -31,10 +32,11 @@ from flowc.parser.aggregates import (
     check_output_names,
 )
 from flowc.parser.exprs import ExprCompiler, Qualifiers, Scope, row_columns
-from flowc.parser.partitions import sink_partitions
 from flowc.parser.settings import apply_hints
 from flowc.parser.sorting import check_after_sort, sort_step
 from flowc.parser.steps_changelog import ChangelogSteps
+from flowc.parser.steps_sinks import FILE_FORMATS as FILE_FORMATS  # lower.py's import
+from flowc.parser.steps_sinks import SinkSteps
 from flowc.rowkind import same_kind
 from flowc.transformations import KeySelector, OutputTag
 from flowc.types import TIMESTAMP, Field, Schema, Type
@@ -53,8 +55,6 @@ from flowc.windowing import (
 
 if TYPE_CHECKING:
     from flowc.parser.lower import Lowerer
-
-FILE_FORMATS = ("csv", "json", "parquet")
 
 
 @dataclass
@@ -137,7 +137,7 @@ def assigner_of(spec: A.WindowSpec) -> WindowAssigner:
             else EventTimeSessionWindows).with_gap(spec.size)
 
 
-class PipelineBuilder(ChangelogSteps):
+class PipelineBuilder(ChangelogSteps, SinkSteps):
     def __init__(self, ctx: Lowerer) -> None:
         self.ctx = ctx
 
@@ -563,65 +563,6 @@ class PipelineBuilder(ChangelogSteps):
             moved[f.name] = name
             fields.append(Field(name, f.type))
         return Schema(tuple(fields)), moved
-
-    # ------------------------------------------------------------------ sinks
-
-    def _PrintSink(self, flow: Flow, step: A.PrintSink) -> Flow:
-        sink = self.materialized(flow).print(step.identifier)
-        apply_hints(sink, step.hints, sink=True)
-        self.ctx.add_sink("print", sink, flow.schema, step.span, None)
-        return flow
-
-    def _FileSinkStep(self, flow: Flow, step: A.FileSinkStep) -> Flow:
-        fmt = step.format
-        if fmt not in FILE_FORMATS:
-            raise FlowNameError(f"unknown file format '{fmt}'", step.format_span,
-                                hint=did_you_mean(fmt, FILE_FORMATS) or "use csv, json or parquet")
-        if fmt == "csv":
-            for f in flow.schema.fields:
-                if f.type.is_array:
-                    raise FlowTypeError(f"csv cannot hold the array field '{f.name}'", step.span,
-                                        hint="write json or parquet, or drop it with 'map'")
-        if flow.updating:  # Flink's file sinks are insert-only too
-            raise FlowTypeError(f"a {fmt} file sink takes an insert-only stream, but this "
-                                "stream is updating (a rolling 'aggregate' emits -U/+U "
-                                "changes)", step.span,
-                                hint="write a windowed aggregate (it emits final rows), or "
-                                     "print the changelog")
-        partition_by, success, default, fmt_options = sink_partitions(flow.schema, step)
-        options = self.ctx.file_options(fmt, fmt_options, sink=True)
-        path = self.ctx.resolve_path(step.path)
-        sink = self.materialized(flow).sink_to(FileSink(
-            path, fmt, flow.schema.names, options, partition_by=partition_by,
-            success_file=success, default_partition=default))
-        apply_hints(sink, step.hints, sink=True)
-        self.ctx.add_sink(fmt, sink, flow.schema, step.span, path)
-        return flow
-
-    def _BlackholeSink(self, flow: Flow, step: A.BlackholeSink) -> Flow:
-        sink = self.materialized(flow).add_discarding_sink()
-        apply_hints(sink, step.hints, sink=True)
-        self.ctx.add_sink("blackhole", sink, flow.schema, step.span, None)
-        return flow
-
-    def _KafkaSinkStep(self, flow: Flow, step: A.KafkaSinkStep) -> Flow:
-        from flowc.operators import KafkaSink
-
-        if flow.updating:  # Flink's Kafka sink is insert-only (upsert-kafka is another one)
-            raise FlowTypeError("a Kafka sink takes an insert-only stream, but this stream "
-                                "is updating (a rolling 'aggregate' emits -U/+U changes)",
-                                step.span, hint="write a windowed aggregate (it emits final "
-                                                "rows), or print the changelog")
-        names = tuple(flow.schema.names)
-        spec = KafkaSink(step.bootstrap_servers, step.topic, step.format, names,
-                         tuple(str(t) for t in flow.schema.types), step.key_fields,
-                         step.key_format, names if step.value_includes_key else tuple(
-                             n for n in names if n not in step.key_fields),
-                         step.delivery_guarantee, step.properties)
-        sink = self.materialized(flow).sink_to(spec).name(f"kafka {step.topic}")
-        apply_hints(sink, step.hints, sink=True)
-        self.ctx.add_sink("kafka", sink, flow.schema, step.span, None)
-        return flow
 
 
 def _concat(a: Any, b: Any) -> Any:
