@@ -19,7 +19,7 @@ chosen by flowc.sql.topn as Flink's planner does; .flow's ``top`` always retract
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
 from flowc.api.functions import KeyedProcessFunction
@@ -87,6 +87,21 @@ class RetractTopN(KeyedProcessFunction):
         if self._in_range(rank):
             yield kind(row + (rank,) if self.rank else row)
 
+    def _shift(self, rows: Iterable[tuple[Any, ...]], carried: tuple[Any, ...], rank: int,
+               down: bool) -> Generator[tuple[Any, ...], None, tuple[tuple[Any, ...], int]]:
+        """The rows of the next sort key (in order, from ``rank`` on) each move by one rank:
+        an insert pushes them down (rank r held the row, now holds ``carried``), a
+        retraction pulls them up (r held ``carried``, now holds the row); a -U/+U pair per
+        rank within the range. Returns the row carried on and the next rank."""
+        for row in rows:
+            if rank > self.n:
+                break
+            before, after = (row, carried) if down else (carried, row)
+            yield from self._out(UpdateBefore, before, rank)
+            yield from self._out(UpdateAfter, after, rank)
+            carried, rank = row, rank + 1
+        return carried, rank
+
     # ---------------------------------------------------------------- records
 
     def process_element(self, value: Any, ctx: Any) -> Iterator[tuple[Any, ...]]:
@@ -136,13 +151,9 @@ class RetractTopN(KeyedProcessFunction):
                 rank += st.counts[k]
                 current, found = row, True
             elif found:
-                for prev in st.rows.get(k, ()):
-                    if rank > self.n:
-                        break
-                    assert current is not None
-                    yield from self._out(UpdateBefore, prev, rank)
-                    yield from self._out(UpdateAfter, current, rank)
-                    current, rank = prev, rank + 1
+                assert current is not None
+                current, rank = yield from self._shift(st.rows.get(k, ()), current, rank,
+                                                       down=True)
             else:
                 rank += st.counts[k]
         if rank <= self.n and current is not None:
@@ -204,13 +215,8 @@ class RetractTopN(KeyedProcessFunction):
                 if not rows:
                     st.rows.pop(k, None)
             elif found:
-                for current in st.rows.get(k, ()):
-                    if rank > self.n:
-                        break
-                    assert prev is not None
-                    yield from self._out(UpdateBefore, prev, rank)
-                    yield from self._out(UpdateAfter, current, rank)
-                    prev, rank = current, rank + 1
+                assert prev is not None
+                prev, rank = yield from self._shift(st.rows.get(k, ()), prev, rank, down=False)
             else:
                 rank += st.counts[k]
         if rank <= self.n and prev is not None:
