@@ -9,7 +9,8 @@ is in flight, not an operator's whole output. The merge takes each channel's ``k
 element in its ``k``-th row whatever the timing, so results equal a node-at-a-time run.
 Obviously correct rather than fast; it is the Spark executor's test oracle. Chaining cannot
 change results: a chained edge is FORWARD between equal parallelisms, i.e. exactly one
-channel.
+channel. What a run produces (sinks, dead letters, their commit) is ``reference_outputs.py``,
+the micro-batch model ``reference_batches.py``.
 """
 
 from __future__ import annotations
@@ -26,37 +27,16 @@ from flowc.chaining.job_graph import JobGraph
 from flowc.errors import FlowcError
 from flowc.executor.failures import wrap
 from flowc.executor.reference_batches import MicroBatches, check_model, source_batches
+from flowc.executor.reference_outputs import Outputs, sink_buffer, subtask_source, write_files
 from flowc.executor.reference_stream import BATCH_END, BLOCKED, Channel, batch_merge, stream_merge
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator, files
 from flowc.executor.runtime.core import Operator
-from flowc.executor.runtime.sources import source_values, source_watermarks
-from flowc.executor.sinks import (
-    Staged,
-    check_sink,
-    declared_arrow_schema,
-    declared_columns,
-    infer_columns,
-    narrow_ints,
-    print_prefix,
-    print_text,
-    row_checker,
-    shaper,
-    sink_path,
-    stage_lines,
-    stage_python,
-    stage_row_format,
-)
+from flowc.executor.runtime.sources import source_watermarks
+from flowc.executor.sinks import check_sink, print_text
 from flowc.executor.wiring import Wiring
-from flowc.operators import (
-    CollectSink,
-    DiscardingSink,
-    FileSink,
-    FileSource,
-    PrintSink,
-    RowFormatFileSink,
-)
+from flowc.operators import FileSink, FileSource, RowFormatFileSink
 from flowc.planner.stream_graph import NodeKind, StreamEdge, StreamGraph, StreamNode
 from flowc.transformations import RuntimeExecutionMode
 
@@ -138,21 +118,6 @@ class _Emitter:
                 chans[t].append((Watermark, wm))
 
 
-class _Outputs:
-    """What a run produces besides channels: results, print lines, file-sink records and
-    dead letters per node (written and committed together at the end), file splits."""
-
-    def __init__(self, result: JobResult) -> None:
-        self.result = result
-        # per (node, subtask), joined in that order at the end as a node-at-a-time run would
-        # (the micro-batch model: per (batch, node, subtask))
-        self.collected: dict[tuple[int, ...], tuple[str, list[Any]]] = {}
-        self.printed: dict[tuple[int, ...], tuple[str, Any, list[Any]]] = {}
-        self.files: dict[int, dict[tuple[int, ...], list[Any]]] = {}
-        self.dead: dict[int, files.BadRows] = {}
-        self.splits: dict[int, list[files.Split]] = {}
-
-
 def run_reference(job_graph: JobGraph, *, job_name: str | None = None,
                   micro_batches: MicroBatches | None = None) -> JobResult:
     """Run a bounded job; with ``micro_batches``, an unbounded one as the streaming executor
@@ -179,7 +144,7 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None,
     channels: dict[tuple[int, int, int], Channel] = {}
     node_in: dict[int, int] = {}
     edge_out: dict[int, int] = {}
-    outs = _Outputs(result)
+    outs = Outputs(result)
     chains = _Chains(job_graph, wiring, channels, batch)
     pending = [_Subtask(sg.nodes[nid], subtask, wiring, batch, channels, chains, outs,
                         micro_batches)
@@ -213,7 +178,7 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None,
     for key in sorted(outs.printed):
         prefix, spec, values = outs.printed[key]
         result.printed.extend(f"{prefix}{print_text(spec, v)}" for v in values)
-    _write_files(sg, outs)
+    write_files(sg, outs)
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
         out = sum(edge_out.get(id(e), 0) for nid in v.chain for e in sg.outputs(nid)
@@ -224,59 +189,6 @@ def run_reference(job_graph: JobGraph, *, job_name: str | None = None,
                                              node_in.get(v.head, 0), out, written))
     result.wall_time = time.perf_counter() - start
     return result
-
-
-def _write_files(sg: StreamGraph, outs: _Outputs) -> None:
-    """Every file sink and dead-letter file into a temp dir, then all renamed into place
-    (nothing is committed unless everything was written)."""
-    staged = Staged()
-    try:
-        for nid in sorted(outs.files):
-            node = sg.nodes[nid]
-            spec = node.operator
-            if isinstance(spec, RowFormatFileSink):
-                parts = [part for _, part in sorted(outs.files[nid].items())]
-                try:
-                    staged.add(stage_row_format(spec, node.output_type, parts),
-                               sink_path(spec))
-                except FlowcError as exc:
-                    raise wrap(node, exc) from None
-                continue
-            values = [v for _, part in sorted(outs.files[nid].items()) for v in part]
-            try:
-                columns = declared_columns(spec, node.output_type)
-                if columns is None:
-                    columns = infer_columns(spec, values)
-                check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
-                schema = declared_arrow_schema(spec, node.output_type)
-                narrow = narrow_ints(spec.path, schema)
-                rows = [narrow(check(v)) for v in values]
-                staged.add(stage_python(spec, columns, rows, schema), sink_path(spec))
-            except FlowcError as exc:
-                raise wrap(node, exc) from None
-        for nid in sorted(outs.dead):
-            spec = sg.nodes[nid].operator
-            if spec.dead_letter is None:
-                continue
-            path = files.dead_letter_path(spec.dead_letter)
-            try:
-                staged.add(stage_lines(path, outs.dead[nid].lines), path)
-            except FlowcError as exc:  # named as the source, with its line
-                raise wrap(sg.nodes[nid], exc) from None
-        staged.commit()
-    except BaseException:
-        staged.abort()
-        raise
-
-
-def _source_values(node: StreamNode, subtask: int, p: int, outs: _Outputs) -> Any:
-    spec = node.operator
-    if not isinstance(spec, FileSource):
-        return source_values(spec, subtask, p)
-    if node.id not in outs.splits:
-        outs.splits[node.id] = files.local_splits(spec, p)
-    bad = outs.dead.setdefault(node.id, files.BadRows(spec))
-    return files.read_local(spec, files.subtask_splits(outs.splits[node.id], subtask, p), bad)
 
 
 class _Chains:
@@ -380,7 +292,7 @@ class _Subtask:
 
     def __init__(self, node: StreamNode, subtask: int, wiring: Wiring, batch: bool,
                  channels: dict[tuple[int, int, int], Channel], chains: _Chains,
-                 outs: _Outputs, micro: MicroBatches | None = None) -> None:
+                 outs: Outputs, micro: MicroBatches | None = None) -> None:
         self.node, self.subtask, self.batch = node, subtask, batch
         self.micro = micro
         self.batch_no = 0  # the micro-batch model's current batch
@@ -408,7 +320,7 @@ class _Subtask:
         if self.emitter is None:  # the chain is opened when its first member runs
             self.op, self.emitter = self.chains.member(self.node.id, self.subtask)
             if self.is_sink:
-                self.sink = _sink_buffer(self.node, self.subtask, self.p, self.outs,
+                self.sink = sink_buffer(self.node, self.subtask, self.p, self.outs,
                                          self._batch_key())
         if self.micro is not None:
             done = self._source_batches() if self.node.kind is NodeKind.SOURCE else \
@@ -425,7 +337,7 @@ class _Subtask:
         op, emitter = self.op, self.emitter
         assert emitter is not None
         if self.source is None:
-            self.source = iter(_source_values(self.node, self.subtask, self.p, self.outs))
+            self.source = iter(subtask_source(self.node, self.subtask, self.p, self.outs))
         n = 0
         emit = emitter.out if op is None else op.process
         for v in self.source:
@@ -457,7 +369,7 @@ class _Subtask:
         assert emitter is not None and self.micro is not None
         if self.source is None:
             bounded = getattr(self.node.operator, "bounded", True)
-            whole = iter(_source_values(self.node, self.subtask, self.p, self.outs)) \
+            whole = iter(subtask_source(self.node, self.subtask, self.p, self.outs)) \
                 if bounded else iter(())
             bad = None
             if not bounded and isinstance(self.node.operator, FileSource):
@@ -499,7 +411,7 @@ class _Subtask:
                 if v is BATCH_END:
                     self.batch_no = ts + 1
                     if self.is_sink:
-                        self.sink = _sink_buffer(self.node, self.subtask, self.p, self.outs,
+                        self.sink = sink_buffer(self.node, self.subtask, self.p, self.outs,
                                                  self._batch_key())
                     else:
                         emitter.end_batch(ts)
@@ -549,25 +461,3 @@ class _Subtask:
             return True
         finally:
             self.n_in += n
-
-
-def _sink_buffer(node: StreamNode, subtask: int, p: int, outs: _Outputs,
-                 batch: tuple[int, ...] = ()) -> list[Any] | None:
-    """Where a sink subtask's records go (None: nowhere); print lines are made at the end.
-    ``batch``: (micro-batch,) in the micro-batch model, which keys outputs by it first."""
-    spec = node.operator
-    values: list[Any] = []
-    if isinstance(spec, CollectSink):
-        outs.collected[(*batch, node.id, subtask)] = (spec.name, values)
-    elif isinstance(spec, PrintSink):
-        outs.printed[(*batch, node.id, subtask)] = (print_prefix(spec, subtask, p), spec,
-                                                    values)
-    elif isinstance(spec, (FileSink, RowFormatFileSink)):
-        outs.files.setdefault(node.id, {})[(*batch, subtask)] = values
-    elif isinstance(spec, DiscardingSink):
-        return None
-    else:
-        from flowc.errors import UnsupportedError
-
-        raise UnsupportedError(f"sink kind '{type(spec).__name__}' is not supported")
-    return values
