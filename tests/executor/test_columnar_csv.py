@@ -11,12 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowc.errors import ExecutionError
-from flowc.executor.arrow import convert, csvsource
+from flowc.executor.arrow import csvsource
 from flowc.executor.runtime import files
 from flowc.operators import FileSource
-from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Schema
 
-SCHEMA = Schema.of(("s", STRING), ("i", INT), ("d", DOUBLE), ("b", BOOL), ("t", TIMESTAMP))
+from .native_readers import SCHEMA, assert_native_equals_row_reader, native
 
 fields = {
     "s": st.sampled_from(["a", "", "x y", " lead", "ü", "NULL", '"q"', "a\"b"]),
@@ -54,36 +53,11 @@ def test_native_reader_equals_row_reader(tmp_path_factory: Any, body: list[str],
     options = (("header", "true" if header else "false"), ("null_value", null_value))
     spec = FileSource(str(path), "csv", SCHEMA.as_pairs(), options,
                       dead_letter=str(where / "dead") if dead else None)
-    schema = convert.arrow_schema(SCHEMA)
-    old_block, old_min = files.csvread.BLOCK, files.MIN_SPLIT
-    try:
-        if small:  # many blocks and splits, so fast and slow blocks mix within a split
-            files.csvread.BLOCK = 64
-            files.MIN_SPLIT = 97
-        splits = files.plan_splits("csv", files.list_files(str(path)), p)
-        for k in range(p):
-            mine = files.subtask_splits(splits, k, p)
-            want_bad, got_bad = files.BadRows(spec), files.BadRows(spec)
-            want: list[Any] | str
-            got: list[Any] | str
-            try:
-                want = list(files.read_local(spec, mine, want_bad))
-            except ExecutionError as e:
-                want = str(e)
-            try:
-                got = [r for s in mine for c in _read(spec, s, got_bad, schema)
-                       for r in c.rows()]
-            except ExecutionError as e:
-                got = str(e)
-            assert repr(got) == repr(want)  # NaN is NaN
-            assert got_bad.lines == want_bad.lines
-    finally:
-        files.csvread.BLOCK, files.MIN_SPLIT = old_block, old_min
+    assert_native_equals_row_reader(csvsource.read_split, spec, p, small)
 
 
-def _read(spec: FileSource, split: files.Split, bad: files.BadRows, schema: Any) -> Any:
-    with open(split.path, "rb") as fh:
-        yield from csvsource.read_split(spec, split, fh, bad, None, schema, 7)
+def _read(spec: FileSource, split: files.Split, bad: files.BadRows) -> Any:
+    return native(csvsource.read_split, spec, split, bad)
 
 
 def test_common_blocks_take_the_native_path(tmp_path: Path, monkeypatch: Any) -> None:
@@ -97,7 +71,7 @@ def test_common_blocks_take_the_native_path(tmp_path: Path, monkeypatch: Any) ->
         raise AssertionError("the row reader was used")
     monkeypatch.setattr(files, "_read_text", boom)
     split = files.plan_splits("csv", files.list_files(str(path)), 1)[0]
-    rows = [r for c in _read(spec, split, files.BadRows(spec), convert.arrow_schema(SCHEMA))
+    rows = [r for c in _read(spec, split, files.BadRows(spec))
             for r in c.rows()]
     assert len(rows) == 1000
     assert rows[3] == ("u3", 3, 0.75, True, 1714557603000)
@@ -110,4 +84,4 @@ def test_impossible_timestamps_are_the_row_readers_bad_rows(tmp_path: Path, valu
     spec = FileSource(str(path), "csv", SCHEMA.as_pairs(), ())
     split = files.plan_splits("csv", files.list_files(str(path)), 1)[0]
     with pytest.raises(ExecutionError, match="line 1"):
-        list(_read(spec, split, files.BadRows(spec), convert.arrow_schema(SCHEMA)))
+        list(_read(spec, split, files.BadRows(spec)))

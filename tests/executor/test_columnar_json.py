@@ -13,13 +13,12 @@ from hypothesis import strategies as st
 
 from flowc.errors import ExecutionError
 from flowc.executor import run_job_graph, run_reference
-from flowc.executor.arrow import convert, jsonsource
+from flowc.executor.arrow import jsonsource
 from flowc.executor.runtime import files
 from flowc.operators import CollectSink, FileSource
 from flowc.parser import compile_source
-from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Schema
 
-SCHEMA = Schema.of(("s", STRING), ("i", INT), ("d", DOUBLE), ("b", BOOL), ("t", TIMESTAMP))
+from .native_readers import SCHEMA, assert_native_equals_row_reader, native
 
 values = {
     "s": ['"a"', '""', '"\\u00fc"', '"x\\ty"', "null", "1", "true", '{"k":1}'],
@@ -67,36 +66,11 @@ def test_native_reader_equals_row_reader(tmp_path_factory: Any, body: list[str],
     path.write_bytes(raw)
     spec = FileSource(str(path), fmt, SCHEMA.as_pairs(), (),
                       dead_letter=str(where / "dead") if dead else None)
-    schema = convert.arrow_schema(SCHEMA)
-    old_block, old_min = files.csvread.BLOCK, files.MIN_SPLIT
-    try:
-        if small:  # many blocks and splits, so fast and slow blocks mix within a split
-            files.csvread.BLOCK = 64
-            files.MIN_SPLIT = 97
-        splits = files.plan_splits(fmt, files.list_files(str(path)), p)
-        for k in range(p):
-            mine = files.subtask_splits(splits, k, p)
-            want_bad, got_bad = files.BadRows(spec), files.BadRows(spec)
-            want: list[Any] | str
-            got: list[Any] | str
-            try:
-                want = list(files.read_local(spec, mine, want_bad))
-            except ExecutionError as e:
-                want = str(e)
-            try:
-                got = [r for s in mine for c in _read(spec, s, got_bad, schema)
-                       for r in c.rows()]
-            except ExecutionError as e:
-                got = str(e)
-            assert repr(got) == repr(want)  # NaN is NaN
-            assert got_bad.lines == want_bad.lines
-    finally:
-        files.csvread.BLOCK, files.MIN_SPLIT = old_block, old_min
+    assert_native_equals_row_reader(jsonsource.read_split, spec, p, small)
 
 
-def _read(spec: FileSource, split: files.Split, bad: files.BadRows, schema: Any) -> Any:
-    with open(split.path, "rb") as fh:
-        yield from jsonsource.read_split(spec, split, fh, bad, None, schema, 7)
+def _read(spec: FileSource, split: files.Split, bad: files.BadRows) -> Any:
+    return native(jsonsource.read_split, spec, split, bad)
 
 
 def _no_row_reader(monkeypatch: Any) -> None:
@@ -116,7 +90,7 @@ def test_common_blocks_take_the_native_path(tmp_path: Path, monkeypatch: Any,
     spec = FileSource(str(path), "json", SCHEMA.as_pairs(), ())
     _no_row_reader(monkeypatch)
     split = files.plan_splits("json", files.list_files(str(path)), 1)[0]
-    rows = [r for c in _read(spec, split, files.BadRows(spec), convert.arrow_schema(SCHEMA))
+    rows = [r for c in _read(spec, split, files.BadRows(spec))
             for r in c.rows()]
     assert len(rows) == 1000
     assert rows[3] == ("u3", 3, 0.75, True, 1714557603000)
@@ -128,7 +102,7 @@ def test_bad_row_fails_naming_file_and_line(tmp_path: Path) -> None:
     spec = FileSource(str(path), "json", SCHEMA.as_pairs(), ())
     split = files.plan_splits("json", files.list_files(str(path)), 1)[0]
     with pytest.raises(ExecutionError, match=r"c\.json \(line 4\).*not an int"):
-        list(_read(spec, split, files.BadRows(spec), convert.arrow_schema(SCHEMA)))
+        list(_read(spec, split, files.BadRows(spec)))
 
 
 @pytest.mark.spark
@@ -165,6 +139,6 @@ def test_numbers_pyarrow_reads_otherwise_are_the_row_readers(tmp_path: Path) -> 
     spec = FileSource(str(path), "json", SCHEMA.as_pairs(), (), dead_letter=str(tmp_path / "d"))
     split = files.plan_splits("json", files.list_files(str(path)), 1)[0]
     bad = files.BadRows(spec)
-    rows = [r for c in _read(spec, split, bad, convert.arrow_schema(SCHEMA)) for r in c.rows()]
+    rows = [r for c in _read(spec, split, bad) for r in c.rows()]
     assert repr([r[2] for r in rows]) == "[0.0, -0.0, -inf]"
     assert [json.loads(x)["row"] for x in bad.lines] == [3, 4]
