@@ -22,6 +22,8 @@ TABLE = """CREATE TABLE clicks (user_id STRING, action STRING, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH (
   'connector' = 'filesystem', 'path' = '{src}', 'format' = 'csv',
   'source.monitor-interval' = '100ms');"""
+FLOW_SOURCE = ("source clicks (user_id string, action string, ts timestamp) from csv '{src}' "
+               "monitor every 100ms{watermark};")
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +32,18 @@ def spark() -> Any:
     from flowc.executor.spark.session import spark_running
 
     return get_spark(None if spark_running() else "local[2]")
+
+
+def _session(tmp_path: Path, *setup: str) -> tuple[Session, io.StringIO, Path]:
+    """A session writing to a buffer, its input directory ``in`` and its ``setup``
+    statements run (``{src}`` in them: the directory)."""
+    src = tmp_path / "in"
+    src.mkdir()
+    out = io.StringIO()
+    s = Session(out=out, width=160)
+    for statement in setup:
+        s.execute(statement.replace("{src}", str(src)))
+    return s, out, src
 
 
 def _land(src: Path, k: int, rows: list[str]) -> None:
@@ -80,13 +94,8 @@ def _rows(text: str) -> list[str]:
 @pytest.mark.parametrize("mode", ["changelog", "table"])
 def test_an_updating_query_shows_each_batch_until_ctrl_c(spark: Any, tmp_path: Path,
                                                          mode: str) -> None:
-    src = tmp_path / "in"
-    src.mkdir()
-    out = io.StringIO()
-    s = Session(out=out, width=160)
-    s.execute("SET 'parallelism.default' = '1';")
-    s.execute(f"SET 'sql-client.execution.result-mode' = '{mode}';")
-    s.execute(TABLE.format(src=src))
+    s, out, src = _session(tmp_path, "SET 'parallelism.default' = '1';",
+                           f"SET 'sql-client.execution.result-mode' = '{mode}';", TABLE)
 
     def steps() -> None:
         _land(src, 0, ["u1,click,1000", "u2,click,2000"])
@@ -117,13 +126,8 @@ def test_an_updating_query_shows_each_batch_until_ctrl_c(spark: Any, tmp_path: P
 @pytest.mark.spark
 def test_a_windowed_flow_query_shows_windows_as_they_close(spark: Any,
                                                           tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    src.mkdir()
-    out = io.StringIO()
-    s = Session(out=out, width=160)
-    s.execute("set parallelism = 1;")
-    s.execute(f"source clicks (user_id string, action string, ts timestamp) from csv "
-              f"'{src}' monitor every 100ms watermark ts - 1s;")
+    s, out, src = _session(tmp_path, "set parallelism = 1;",
+                           FLOW_SOURCE.format(src="{src}", watermark=" watermark ts - 1s"))
 
     def steps() -> None:
         _land(src, 0, ["u1,click,1000", "u1,click,2000", "u2,click,4000"])
@@ -143,13 +147,8 @@ def test_a_windowed_flow_query_shows_windows_as_they_close(spark: Any,
 @pytest.mark.spark
 def test_a_pipeline_ending_in_print_shows_its_lines_per_batch(spark: Any,
                                                               tmp_path: Path) -> None:
-    src = tmp_path / "in"
-    src.mkdir()
-    out = io.StringIO()
-    s = Session(out=out, width=160)
-    s.execute("set parallelism = 1;")
-    s.execute(f"source clicks (user_id string, action string, ts timestamp) from csv "
-              f"'{src}' monitor every 100ms;")
+    s, out, src = _session(tmp_path, "set parallelism = 1;",
+                           FLOW_SOURCE.format(src="{src}", watermark=""))
 
     def steps() -> None:
         _land(src, 0, ["u1,buy,1000", "u2,view,2000"])
