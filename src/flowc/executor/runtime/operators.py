@@ -379,11 +379,13 @@ class TimestampsAndWatermarksOperator(Operator):
             return
         if ts is not None and ts > self.max_ts:
             self.max_ts = ts
-        self.count += 1
-        if self.count == self.every:
-            self.count = 0
-            self.emit_periodic()
-        elif self.eager is not None and self.max_ts != LONG_MIN and \
+        if self.every:  # 0: no periodic emission (nothing to count)
+            self.count += 1
+            if self.count == self.every:
+                self.count = 0
+                self.emit_periodic()
+                return
+        if self.eager is not None and self.max_ts != LONG_MIN and \
                 self.max_ts - self.delay - max(self.emitted, self.floor) > self.eager:
             self.emit_periodic()
 

@@ -286,7 +286,7 @@ class ColumnarRun:
         if kind == "timestamps":
             gen = self.program.generators[nid]
             op.max_ts, op.emitted = gen.max_ts, gen.emitted  # type: ignore[attr-defined]
-            op.count = gen.seen % gen.every if op.generates else 0  # type: ignore[attr-defined]
+            op.count = gen.seen % gen.every if gen.every else 0  # type: ignore[attr-defined]
             return operator_state(op)
         if kind == "window":
             from flowc.executor.streaming.window_state import window_to_row
