@@ -7,7 +7,7 @@ and both executors. Times are integer milliseconds since the epoch.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, NamedTuple
 
@@ -515,7 +515,11 @@ class TimestampAssigner:
 @dataclass(frozen=True)
 class WatermarkStrategy:
     """``for_bounded_out_of_orderness(d)``: watermark = max timestamp - d - 1 (Flink's
-    BoundedOutOfOrdernessWatermarks); monotonous = out-of-orderness 0; ``no_watermarks``."""
+    BoundedOutOfOrdernessWatermarks); monotonous = out-of-orderness 0; ``no_watermarks``.
+    ``for_sql_watermark(d)``: a SQL table's ``WATERMARK FOR ts AS ts - d`` (``exact``), Flink
+    SQL's WatermarkAssignerOperator: the watermark is the expression's value, max timestamp - d
+    (no -1; d may be negative), never at or below 0, and besides the periodic emission it is
+    emitted right after a record that raised it by more than ``eager_ms``."""
 
     out_of_orderness: int | None  # None: no watermarks
     timestamp_assigner: Callable[[Any, int], int] | None = None
@@ -524,6 +528,10 @@ class WatermarkStrategy:
     # handled: 1 = after every record, 0 = never before the end of input. The planner sets
     # it from the job's configuration (flowc.planner.watermark_timing); None = not yet set.
     emit_every: int | None = None
+    exact: bool = False
+    # An exact generator's eager emission: pipeline.auto-watermark-interval in ms, set by the
+    # planner with emit_every (None: no eager emission).
+    eager_ms: int | None = None
 
     @staticmethod
     def for_monotonous_timestamps() -> WatermarkStrategy:
@@ -537,6 +545,11 @@ class WatermarkStrategy:
         return WatermarkStrategy(ms)
 
     @staticmethod
+    def for_sql_watermark(offset_ms: int) -> WatermarkStrategy:
+        """``WATERMARK FOR ts AS ts - offset`` of a SQL table (a negative offset: ``+``)."""
+        return WatermarkStrategy(offset_ms, exact=True)
+
+    @staticmethod
     def no_watermarks() -> WatermarkStrategy:
         return WatermarkStrategy(None)
 
@@ -544,11 +557,20 @@ class WatermarkStrategy:
         self, assigner: TimestampAssigner | Callable[[Any, int], int]
     ) -> WatermarkStrategy:
         fn = assigner.extract_timestamp if isinstance(assigner, TimestampAssigner) else assigner
-        return WatermarkStrategy(self.out_of_orderness, fn, self.idleness, self.emit_every)
+        return replace(self, timestamp_assigner=fn)
 
     def with_idleness(self, idle_timeout: Duration | int) -> WatermarkStrategy:
-        return WatermarkStrategy(self.out_of_orderness, self.timestamp_assigner,
-                                 to_millis(idle_timeout), self.emit_every)
+        return replace(self, idleness=to_millis(idle_timeout))
+
+    @property
+    def lag(self) -> int:
+        """How far the watermark stays behind the largest timestamp seen."""
+        return (self.out_of_orderness or 0) + (0 if self.exact else 1)
+
+    @property
+    def floor(self) -> int:
+        """A watermark is emitted only above this (Flink SQL's assigner starts at 0)."""
+        return 0 if self.exact else LONG_MIN
 
     def watermark_for(self, max_timestamp: int) -> int:
         """The watermark after seeing ``max_timestamp`` (Long.MIN_VALUE before any record)."""
@@ -556,9 +578,11 @@ class WatermarkStrategy:
             return LONG_MIN
         if max_timestamp == LONG_MIN:
             return LONG_MIN
-        return max_timestamp - self.out_of_orderness - 1
+        return max_timestamp - self.lag
 
     def describe(self) -> str:
         if self.out_of_orderness is None:
             return "no watermarks"
+        if self.exact:
+            return f"timestamp - {self.out_of_orderness} ms (SQL)"
         return f"bounded out-of-orderness {self.out_of_orderness} ms"

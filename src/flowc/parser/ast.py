@@ -460,13 +460,15 @@ SourceBody = (
 class Watermark:
     """``watermark <timestamp expr> [- <duration>] [idle after <duration>]``;
     ``idle_timeout``: .flow's ``idle after``, SQL's ``'scan.watermark.idle-timeout'``
-    (``WatermarkStrategy.with_idleness``); ``idle_span`` where it was written."""
+    (``WatermarkStrategy.with_idleness``); ``idle_span`` where it was written. ``exact``: a
+    SQL table's ``WATERMARK`` (``WatermarkStrategy.for_sql_watermark``: no -1 ms)."""
 
     expr: Expr
     out_of_orderness: int
     span: Span
     idle_timeout: int | None = None
     idle_span: Span | None = None
+    exact: bool = False
 
 
 @dataclass(frozen=True)

@@ -362,7 +362,7 @@ class Lowerer:
         wm = stmt.watermark
         if wm is None:
             return None
-        if wm.out_of_orderness < 0:
+        if wm.out_of_orderness < 0 and not wm.exact:  # SQL's `ts + INTERVAL ...` may lead
             raise FlowTypeError("the watermark delay cannot be negative", wm.span)
         c = ExprCompiler(Scope(row_columns(schema.names, schema.types), {}, "in 'watermark'"),
                          self.env)
@@ -371,8 +371,9 @@ class Lowerer:
             raise FlowTypeError(f"the watermark needs a timestamp, but this is {typed.type}",
                                 wm.expr.span, hint="write: watermark <timestamp field> - 2s")
         assigner = c.code_fn(typed.code, ("r", "record_ts"), wm.span, typed.vec)
-        strategy = WatermarkStrategy.for_bounded_out_of_orderness(
-            wm.out_of_orderness).with_timestamp_assigner(assigner)
+        strategy = (WatermarkStrategy.for_sql_watermark(wm.out_of_orderness) if wm.exact else
+                    WatermarkStrategy.for_bounded_out_of_orderness(wm.out_of_orderness)
+                    ).with_timestamp_assigner(assigner)
         if wm.idle_timeout is not None and wm.idle_timeout <= 0:
             raise FlowTypeError("the idleness timeout must be positive", wm.idle_span or wm.span,
                                 hint="for example: watermark ts - 2s idle after 10s")

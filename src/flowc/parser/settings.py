@@ -26,6 +26,8 @@ IDLE_TIMEOUT = "table.exec.source.idle-timeout"
 # Flink's idle state retention of SQL's updating operators (GroupAggregate, regular joins,
 # Top-N; flowc.parser.changes.value_state): a duration, kept as ms in the job's options
 STATE_TTL = "table.exec.state.ttl"
+# How often watermarks are emitted (flowc.planner.watermark_timing): a duration, kept as ms
+WATERMARK_INTERVAL = "pipeline.auto-watermark-interval"
 # Dotted keys with these prefixes are free options, recorded in the job's configuration.
 FREE_PREFIXES = ("spark.", "flowc.")
 # Per-operator idle state retention (SQL's STATE_TTL hint), read where a rolling aggregate
@@ -120,7 +122,7 @@ def apply_set(env: Any, s: A.Setting) -> None:
         _apply(env, value, flowc_key, f"'{key}'")
     elif key in SET_KEYS:
         _apply(env, s, key, key)
-    elif key == IDLE_TIMEOUT:
+    elif key in (IDLE_TIMEOUT, WATERMARK_INTERVAL):
         env.set_option(key, str(duration_setting(s, f"'{key}'")))
     elif key == STATE_TTL:
         env.set_option(key, str(_duration_ms(s)))
@@ -131,7 +133,7 @@ def apply_set(env: Any, s: A.Setting) -> None:
         env.set_option(key, str(value).lower() if isinstance(value, bool) else
                        f"{value.millis}ms" if isinstance(value, A.DurationLit) else str(value))
     else:
-        known = SET_KEYS + tuple(FLINK_KEYS) + (IDLE_TIMEOUT, STATE_TTL)
+        known = SET_KEYS + tuple(FLINK_KEYS) + (IDLE_TIMEOUT, STATE_TTL, WATERMARK_INTERVAL)
         raise FlowNameError(f"unknown setting '{key}'", s.key_span,
                             hint=did_you_mean(key, known) or
                             f"settings are {', '.join(SET_KEYS)} (or Flink's "

@@ -143,8 +143,9 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
     for i, item in enumerate(select_items):
         e, alias = _unalias(item)
         if is_aggregate(e):
+            added = len(agg_items)
             direct[i] = add_agg(e, alias or None)
-            if alias is None and direct[i].startswith("_agg"):
+            if alias is None and len(agg_items) > added:  # Calcite's name of the column
                 direct[i] = _rename_last(agg_items, f"EXPR${i}")
     having = node.args.get("having")
     nested_roots = [it for i, it in enumerate(select_items) if i not in direct]

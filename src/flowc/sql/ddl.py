@@ -4,7 +4,8 @@
 Connectors: ``filesystem`` (read and write; ``format`` csv/json/parquet), ``datagen`` (read;
 unbounded without ``number-of-rows``), ``socket`` (read, unbounded), ``kafka`` (read, unbounded; and
 write), ``print`` and ``blackhole`` (write). ``WATERMARK FOR ts AS ts - INTERVAL '2' SECOND`` becomes
-``watermark ts - 2s``: the column is the table's event-time attribute.
+``watermark ts - 2s`` with Flink SQL's exact generator (no -1 ms; ``A.Watermark.exact``): the
+column is the table's event-time attribute.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
         raise UnsupportedError("CREATE TABLE ... AS SELECT is not supported", spans(node),
                                hint="create the table, then INSERT INTO it")
     fields: list[A.FieldDecl] = []
+    declared: dict[str, exp.DataType] = {}  # each column's SQL type, as written
     proctime: tuple[str, int] | None = None
     for col in schema_node.expressions:
         if isinstance(col, exp.PrimaryKey):
@@ -103,6 +105,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                 raise UnsupportedError(f"column option '{constraint.sql()}' is not supported",
                                        spans(constraint, cspan))
         fields.append(A.FieldDecl(col.name, sql_type(kind, cspan), cspan))
+        declared[col.name] = kind
     options, option_spans, partitioned = _with_options(node, spans)
     span = chunk.span(0, len(chunk.text.rstrip()) - 1)
     connector = options.get("connector")
@@ -135,7 +138,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
         tdef.partition_by = partitions.partition_columns(partitioned, schema.names, spans)
     if connector == "filesystem":  # checked now, as Flink checks them at CREATE TABLE
         partitions.sink_options(options, option_spans, bool(tdef.partition_by), span)
-    watermark = _watermark(rw, chunk, fields, tdef)
+    watermark = _watermark(rw, chunk, fields, tdef, declared)
     watermark = _idle_timeout(tdef, watermark)
     if connector in READABLE and not tdef.partition_by:
         tdef.source = _source(tdef, tuple(fields), watermark)
@@ -175,7 +178,10 @@ def _with_options(node: exp.Create, spans: SpanMap
 
 
 def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],
-               tdef: TableDef) -> A.Watermark | None:
+               tdef: TableDef, declared: dict[str, exp.DataType]) -> A.Watermark | None:
+    """The table's WATERMARK as .flow's, ``exact``: Flink SQL's watermark is the expression's
+    value (``ts - INTERVAL '2' SECOND``: max ts - 2000 ms), not the DataStream generator's
+    max ts - 2000 - 1 ms (WatermarkStrategy.for_sql_watermark)."""
     if not rw.watermarks:
         return None
     wm = rw.watermarks[0]
@@ -201,18 +207,52 @@ def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],
                               hint=f"for example: WATERMARK FOR {wm.column} AS {wm.column} - "
                                    "INTERVAL '2' SECOND")
     expr_node = tree.expressions[0]
-    delay = 0
-    target = expr_node
-    if isinstance(expr_node, exp.Sub) and isinstance(expr_node.expression, exp.Interval):
-        delay = ExprTranslator(spans)(expr_node.expression).millis  # type: ignore[union-attr]
-        target = expr_node.this
-    if not (isinstance(target, exp.Column) and target.name == wm.column):
+    _time_field_type(wm.column, declared.get(wm.column), col_span)
+    delay = _offset(expr_node, wm.column, ExprTranslator(spans))
+    if delay is None:
         raise UnsupportedError("WATERMARK supports '<column>' or '<column> - INTERVAL ...' of "
                                "its own column", spans(expr_node),
                                hint=f"for example: WATERMARK FOR {wm.column} AS {wm.column} - "
                                     "INTERVAL '2' SECOND")
     tdef.rowtime = wm.column
-    return A.Watermark(A.FieldRef(wm.column, None, col_span), delay, wspan)
+    return A.Watermark(A.FieldRef(wm.column, None, col_span), delay, wspan, exact=True)
+
+
+def _offset(node: exp.Expression, column: str, translate: ExprTranslator) -> int | None:
+    """How far ``column`` [+|- INTERVAL ...]... (parenthesised or not) stays behind
+    ``column`` in ms (negative: ahead); None for any other expression."""
+    offset = 0
+    while True:
+        if isinstance(node, exp.Paren):
+            node = node.this
+        elif isinstance(node, (exp.Sub, exp.Add)) and isinstance(node.expression, exp.Interval):
+            ms = translate(node.expression).millis  # type: ignore[union-attr]
+            offset += ms if isinstance(node, exp.Sub) else -ms
+            node = node.this
+        else:
+            break
+    return offset if isinstance(node, exp.Column) and node.name == column else None
+
+
+def _time_field_type(column: str, kind: exp.DataType | None, span: Span) -> None:
+    """Flink's rule for a WATERMARK's column: TIMESTAMP(p) or TIMESTAMP_LTZ(p), p <= 3
+    (``TIMESTAMP`` alone is TIMESTAMP(6))."""
+    if kind is None:
+        return
+    params = [e.sql() for e in kind.expressions]
+    name = {exp.DataType.Type.TEXT: "STRING",
+            exp.DataType.Type.TIMESTAMPLTZ: "TIMESTAMP_LTZ"}.get(kind.this, kind.this.name)
+    if kind.this in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPLTZ):
+        precision = params[0] if params else "6"
+        if precision.isdigit() and int(precision) <= 3:
+            return
+        text = f"{name}({precision})"
+    else:
+        text = f"{name}({', '.join(params)})" if params else name
+    raise FlowTypeError("Invalid data type of time field for watermark definition. The field "
+                        "must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported "
+                        f"precision 'p' is from 0 to 3, but the time field type is {text}",
+                        span, hint=f"declare it: {column} TIMESTAMP(3)")
 
 
 def _idle_timeout(t: TableDef, wm: A.Watermark | None) -> A.Watermark | None:

@@ -226,6 +226,12 @@ class ExprTranslator:
         if isinstance(node, exp.Array):
             return A.ArrayLit(tuple(self.expr(e) for e in node.expressions), span)
         if isinstance(node, exp.Bracket):
+            head = node.this  # Flink's MAP[k, v, ...] (an unquoted MAP is the keyword)
+            if isinstance(head, exp.Column) and not head.table and head.name.upper() == "MAP" \
+                    and not head.this.args.get("quoted"):
+                raise UnsupportedError("the MAP[...] value constructor is not supported", span,
+                                       hint="STR_TO_MAP('k1=v1,k2=v2') builds a MAP<STRING, "
+                                            "STRING>")
             args = (self.expr(node.this), *(self.expr(e) for e in node.expressions))
             return A.Call("element_at", args, span, span)
         if isinstance(node, exp.Extract):

@@ -417,42 +417,85 @@ class ChainProgram:
 
 
 class Watermarks:
-    """A bounded-out-of-orderness generator's watermarks among a source subtask's records,
-    vectorised, with exactly ``TimestampsAndWatermarksOperator``'s rule: every ``every``
-    records (1: after each; 0: never before the end of input), emit ``max timestamp -
-    delay`` if a record was seen and it rose."""
+    """A source subtask's watermark generator over its records, vectorised, with exactly
+    ``TimestampsAndWatermarksOperator``'s rule: every ``every`` records (1: after each; 0:
+    never before the end of input), emit ``max timestamp - delay`` if a record was seen and it
+    rose above the last one and ``floor``; an exact (SQL) generator also right after a record
+    that raised it by more than ``eager`` ms."""
 
     def __init__(self, strategy: Any) -> None:
         every = getattr(strategy, "emit_every", None)
         self.every = 1 if every is None else every
-        self.on = strategy.out_of_orderness is not None and self.every > 0
-        self.delay = (strategy.out_of_orderness or 0) + 1
+        self.eager = strategy.eager_ms
+        self.on = strategy.out_of_orderness is not None and (
+            self.every > 0 or self.eager is not None)
+        self.delay = strategy.lag
+        self.floor = strategy.floor
         self.max_ts = LONG_MIN
         self.emitted = LONG_MIN
         self.seen = 0  # records so far
 
+    def periodic(self) -> int | None:
+        """A periodic emission outside the record count (the end of a streaming
+        micro-batch): the watermark to emit, if it rose."""
+        if not self.on or self.max_ts == LONG_MIN:
+            return None
+        wm = self.max_ts - self.delay
+        if wm <= max(self.emitted, self.floor):
+            return None
+        self.emitted = wm
+        return wm
+
     def place(self, c: Chunk) -> Chunk:
         n = c.num_rows
+        none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         if not self.on or n == 0:
             self.seen += n
-            return Chunk(c.batch, c.ts, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            return Chunk(c.batch, c.ts, none)
         ts = c.ts.to_numpy(zero_copy_only=False).astype(np.int64)
         running = np.maximum.accumulate(np.maximum(ts, self.max_ts))
         self.max_ts = int(running[-1])
         # Checks after the records whose running count is a multiple of ``every``.
-        first = (-self.seen - 1) % self.every
-        at = np.arange(first, n, self.every, dtype=np.int64)
+        at = (np.arange((-self.seen - 1) % self.every, n, self.every, dtype=np.int64)
+              if self.every > 0 else np.zeros(0, np.int64))
         self.seen += n
+        if self.eager is not None:
+            return Chunk(c.batch, c.ts, self._eager(running, at))
         if len(at) == 0:
-            return Chunk(c.batch, c.ts, (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            return Chunk(c.batch, c.ts, none)
         cand = running[at] - self.delay
         valid = running[at] != LONG_MIN
-        prev = np.maximum.accumulate(np.concatenate([[self.emitted], np.where(
+        prev = np.maximum.accumulate(np.concatenate([[max(self.emitted, self.floor)], np.where(
             valid, cand, LONG_MIN)]))[:-1]
         emit = valid & (cand > prev)
         if emit.any():
             self.emitted = int(cand[emit][-1])
         return Chunk(c.batch, c.ts, (at[emit] + 1, cand[emit]))
+
+    def _eager(self, running: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The emissions of an exact generator: each is the first record after the last one
+        where the periodic check finds a higher watermark or the watermark rose by more than
+        ``eager`` (both found by binary search: the running watermark never falls)."""
+        wm = np.where(running == LONG_MIN, LONG_MIN, running - self.delay)
+        wm_at = wm[at]
+        places: list[int] = []
+        values: list[int] = []
+        pos, n = 0, len(wm)
+        while pos < n:
+            base = max(self.emitted, self.floor)
+            i = int(np.searchsorted(wm, base + self.eager, side="right"))
+            i = max(i, pos)  # the watermark rose past base + eager at record i
+            j = int(np.searchsorted(wm_at, base, side="right"))
+            k = int(np.searchsorted(at, pos, side="left"))
+            j = at[max(j, k)] if max(j, k) < len(at) else n  # the next periodic rise
+            nxt = min(i, j)
+            if nxt >= n:
+                break
+            self.emitted = int(wm[nxt])
+            places.append(nxt + 1)
+            values.append(self.emitted)
+            pos = nxt + 1
+        return np.asarray(places, np.int64), np.asarray(values, np.int64)
 
 
 def _kernels(fn: Any, schema: Schema) -> list[Kernel] | None:

@@ -351,8 +351,11 @@ class TimestampsAndWatermarksOperator(Operator):
     """Assigns timestamps and generates bounded-out-of-orderness watermarks. Flink emits them
     periodically (every 200 ms); flowc's deterministic rule (flowc.planner.watermark_timing):
     every ``strategy.emit_every`` records, emit the generator's watermark if it rose (1: after
-    every record; 0: only at the end of input). Upstream watermarks are swallowed except the
-    final ``LONG_MAX`` (end of input), as in Flink."""
+    every record; 0: only at the end of input). A SQL table's exact generator
+    (``strategy.exact``, Flink SQL's WatermarkAssignerOperator) emits ``max_ts - lag`` only
+    above ``strategy.floor`` and also right after a record that raised it by more than
+    ``strategy.eager_ms``. Upstream watermarks are swallowed except the final ``LONG_MAX``
+    (end of input), as in Flink."""
 
     def open(self) -> None:
         strategy = self.spec.strategy
@@ -361,9 +364,11 @@ class TimestampsAndWatermarksOperator(Operator):
         self.max_ts = LONG_MIN
         self.emitted = LONG_MIN
         self.every = 1 if strategy.emit_every is None else strategy.emit_every
+        self.eager = strategy.eager_ms
         self.generates = (strategy.out_of_orderness is not None and not self.info.batch
-                          and self.every > 0)
-        self.delay = (strategy.out_of_orderness or 0) + 1
+                          and (self.every > 0 or self.eager is not None))
+        self.delay = strategy.lag
+        self.floor = strategy.floor
         self.count = 0
 
     def process(self, value: Any, ts: int | None) -> None:
@@ -374,18 +379,21 @@ class TimestampsAndWatermarksOperator(Operator):
             return
         if ts is not None and ts > self.max_ts:
             self.max_ts = ts
-        self.count += 1
-        if self.count >= self.every:
-            self.count = 0
-            if self.max_ts != LONG_MIN and self.max_ts - self.delay > self.emitted:
-                self.emitted = self.max_ts - self.delay
-                self.out_wm(self.emitted)
+        if self.every:  # 0: no periodic emission (nothing to count)
+            self.count += 1
+            if self.count == self.every:
+                self.count = 0
+                self.emit_periodic()
+                return
+        if self.eager is not None and self.max_ts != LONG_MIN and \
+                self.max_ts - self.delay - max(self.emitted, self.floor) > self.eager:
+            self.emit_periodic()
 
     def emit_periodic(self) -> None:
-        """A periodic emission outside the record count (the end of a streaming
+        """A periodic emission (also outside the record count: the end of a streaming
         micro-batch): the generator's watermark, if it rose."""
         if self.generates and self.max_ts != LONG_MIN and \
-                self.max_ts - self.delay > self.emitted:
+                self.max_ts - self.delay > max(self.emitted, self.floor):
             self.emitted = self.max_ts - self.delay
             self.out_wm(self.emitted)
 

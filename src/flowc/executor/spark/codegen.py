@@ -191,7 +191,7 @@ class _Gen:
         """One record ``_fv`` read by the source ``head``. A source with its own watermark
         strategy (Flink's ``fromSource``) runs TimestampsAndWatermarksOperator's rule inline:
         assign the timestamp, pass the record on, then (STREAMING) emit
-        ``max_ts - out_of_orderness - 1`` if it rose."""
+        ``max_ts - strategy.lag`` if it rose (TimestampsAndWatermarksOperator's rule)."""
         spec = source_watermarks(self.sg.nodes[head])
         assigner = spec.strategy.timestamp_assigner if spec is not None else None
         if assigner is None:
@@ -206,27 +206,40 @@ class _Gen:
         self.gen_out(head, None, "_fv", "_fts", indent)
         strategy = spec.strategy  # type: ignore[union-attr]
         every = 1 if strategy.emit_every is None else strategy.emit_every
-        if self.plan.batch or strategy.out_of_orderness is None or every == 0:
+        eager = strategy.eager_ms  # an exact (SQL) generator's eager emission
+        if self.plan.batch or strategy.out_of_orderness is None or (every == 0 and eager is None):
             return
-        delay = (strategy.out_of_orderness or 0) + 1
+        delay = strategy.lag
+        # above the last emitted watermark and the generator's floor (0 for SQL's)
+        above = "_fw > _fsrcwm" + ("" if strategy.floor == LONG_MIN else
+                                   f" and _fw > {strategy.floor}")
         if every == 1:  # after every record (flowc.watermarks = per-record)
             self.emit(indent, "if _fts > _fsrcmax:", head)
             self.emit(indent + 1, "_fsrcmax = _fts", head)
             self.emit(indent + 1, f"_fw = _fts - {delay}", head)
-            self.emit(indent + 1, "if _fw > _fsrcwm:", head)
+            self.emit(indent + 1, f"if {above}:", head)
             self.emit(indent + 2, "_fsrcwm = _fw", head)
             self.emit(indent + 2, f"_fwm{head}(_fw)", head)
             return
-        # Periodic (flowc.planner.watermark_timing): every `every` records.
+        # Periodic (flowc.planner.watermark_timing): every `every` records; an exact generator
+        # also once the watermark rose by more than `eager` ms.
         self.emit(indent, "if _fts > _fsrcmax:", head)
         self.emit(indent + 1, "_fsrcmax = _fts", head)
-        self.emit(indent, "_fsrcn += 1", head)
-        self.emit(indent, f"if _fsrcn >= {every}:", head)
-        self.emit(indent + 1, "_fsrcn = 0", head)
-        self.emit(indent + 1, f"_fw = _fsrcmax - {delay}", head)
-        self.emit(indent + 1, "if _fsrcmax != _FLONG_MIN and _fw > _fsrcwm:", head)
-        self.emit(indent + 2, "_fsrcwm = _fw", head)
-        self.emit(indent + 2, f"_fwm{head}(_fw)", head)
+        self.emit(indent, f"_fw = _fsrcmax - {delay}", head)
+        checks = []
+        if every > 0:
+            self.emit(indent, "_fsrcn += 1", head)
+            checks.append((f"_fsrcn >= {every}", f"_fsrcmax != _FLONG_MIN and {above}"))
+        if eager is not None:
+            checks.append(("_fsrcmax != _FLONG_MIN", f"_fw - max(_fsrcwm, {strategy.floor}) "
+                                                     f"> {eager}"))
+        for n, (test, rose) in enumerate(checks):
+            self.emit(indent, f"{'elif' if n else 'if'} {test}:", head)
+            if test.startswith("_fsrcn"):
+                self.emit(indent + 1, "_fsrcn = 0", head)
+            self.emit(indent + 1, f"if {rose}:", head)
+            self.emit(indent + 2, "_fsrcwm = _fw", head)
+            self.emit(indent + 2, f"_fwm{head}(_fw)", head)
 
     # -- watermarks -------------------------------------------------------------
 

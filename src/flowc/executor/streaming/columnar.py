@@ -286,7 +286,7 @@ class ColumnarRun:
         if kind == "timestamps":
             gen = self.program.generators[nid]
             op.max_ts, op.emitted = gen.max_ts, gen.emitted  # type: ignore[attr-defined]
-            op.count = gen.seen % gen.every if op.generates else 0  # type: ignore[attr-defined]
+            op.count = gen.seen % gen.every if gen.every else 0  # type: ignore[attr-defined]
             return operator_state(op)
         if kind == "window":
             from flowc.executor.streaming.window_state import window_to_row
@@ -344,12 +344,10 @@ class ColumnarRun:
                     self.records_in += chunk.num_rows
                     self.program.push(head.nid, chunk)
         gen = self.program.generators.get(head.nid) if head.kind == "timestamps" else None
-        if gen is not None and gen.on and gen.max_ts != LONG_MIN and \
-                gen.max_ts - gen.delay > gen.emitted:
-            # the generator's periodic emission at the end of the micro-batch
-            gen.emitted = gen.max_ts - gen.delay
+        wm = None if gen is None else gen.periodic()
+        if wm is not None:  # the generator's periodic emission at the end of the micro-batch
             self.program.push_from(head.nid, merge.empty_marked(
-                self.program.schemas[head.nid], gen.emitted))
+                self.program.schemas[head.nid], wm))
         return bad
 
     def run_input(self, items: Iterable[Any]) -> None:
