@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from flowc.executor.arrow import deckernels
 from flowc.types import Type
 from flowc.vector import VCall, VCol, VExpr, VLit
 
@@ -33,9 +34,17 @@ _CASE = {"lower": (pc.ascii_lower, str.lower), "upper": (pc.ascii_upper, str.upp
 
 
 def arrow_type(t: Type) -> pa.DataType:
+    """A .flow type's column type: DECIMAL(p, s) is decimal128(p, s) (p <= 38 always), a
+    MAP a map of its key and value types (entries in the dict's order: Java's HashMap
+    order, ``flowc.maps``)."""
     if t.is_array:
         assert t.element is not None
         return pa.list_(arrow_type(t.element))
+    if t.is_decimal:
+        return pa.decimal128(t.precision, t.scale)
+    if t.kind == "map":
+        assert t.key is not None and t.element is not None
+        return pa.map_(arrow_type(t.key), arrow_type(t.element))
     return _SCALARS[t.kind]
 
 
@@ -81,6 +90,10 @@ class _Compiler:
 
     def call(self, e: VCall, args: list[Kernel]) -> Kernel:
         op = e.op
+        if deckernels.handles(e):
+            return deckernels.compile_call(e, args)
+        if e.type.is_decimal and op in ("case", "if", "coalesce"):
+            args = deckernels.branches(e, args)
         out = arrow_type(e.type)
         types = [arrow_type(a.type) for a in e.args]
         if op in ("and", "or"):
