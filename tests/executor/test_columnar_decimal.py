@@ -168,3 +168,81 @@ def test_no_negative_zero() -> None:
     assert str(decimals.fit(Decimal("-0.001"), 5, 2)) == "0.00"
     assert str(decimals.negate(Decimal("0.00"))) == "0.00"
     assert str(decimals.dec_arith("*", Decimal("-1.0"), Decimal("0"), 5, 1)) == "0.0"
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+CSV_SCHEMA = Schema.of(("k", STRING), ("a", decimal_of(10, 2)), ("z", decimal_of(5, 0)),
+                       ("w", decimal_of(38, 10)))
+decimal_texts = st.one_of(
+    st.sampled_from(["1.005", "-1.005", "+2.5", "", "0", "-0.004", "99999999.99",
+                     "99999999.995", "123456789012", "0.0000000000005", "1e3", " 1.5", "x",
+                     "1.", ".5", "NaN", "-0", "00012.50", "9" * 39, "1." + "9" * 40, "NULL"]),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3,
+                min_value=-10**9, max_value=10**9).map(str))
+csv_lines = st.tuples(st.sampled_from(["a", "b"]), decimal_texts, decimal_texts,
+                      decimal_texts).map(",".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(body=st.lists(csv_lines, max_size=30), p=st.integers(1, 2), small=st.booleans(),
+       dead=st.booleans())
+def test_native_csv_decimals_equal_the_row_reader(tmp_path_factory: Any, body: list[str],
+                                                  p: int, small: bool, dead: bool) -> None:
+    from flowc.errors import ExecutionError
+    from flowc.executor.arrow import csvsource
+    from flowc.executor.runtime import files
+    from flowc.operators import FileSource
+
+    where = tmp_path_factory.mktemp("deccsv")
+    path = where / "in.csv"
+    path.write_text("\n".join(body) + ("\n" if body else ""))
+    spec = FileSource(str(path), "csv", CSV_SCHEMA.as_pairs(), (("null_value", "NULL"),),
+                      dead_letter=str(where / "dead") if dead else None)
+    schema = convert.arrow_schema(CSV_SCHEMA)
+    old_block, old_min = files.csvread.BLOCK, files.MIN_SPLIT
+    try:
+        if small:  # many blocks and splits: native and row blocks mix
+            files.csvread.BLOCK, files.MIN_SPLIT = 64, 97
+        splits = files.plan_splits("csv", files.list_files(str(path)), p)
+        for k in range(p):
+            mine = files.subtask_splits(splits, k, p)
+            want_bad, got_bad = files.BadRows(spec), files.BadRows(spec)
+            try:
+                want: Any = list(files.read_local(spec, mine, want_bad))
+            except ExecutionError as e:
+                want = str(e)
+            try:
+                got: Any = []
+                for s in mine:
+                    with open(s.path, "rb") as fh:
+                        got += [r for c in csvsource.read_split(spec, s, fh, got_bad, None,
+                                                                schema, 7) for r in c.rows()]
+            except ExecutionError as e:
+                got = str(e)
+            assert repr(got) == repr(want)  # Decimal reprs show the scale
+            assert got_bad.lines == want_bad.lines
+    finally:
+        files.csvread.BLOCK, files.MIN_SPLIT = old_block, old_min
+
+
+def test_plain_decimal_csv_takes_the_native_path(tmp_path: Any, monkeypatch: Any) -> None:
+    from flowc.executor.arrow import csvsource
+    from flowc.executor.runtime import files
+    from flowc.operators import FileSource
+
+    path = tmp_path / "c.csv"
+    path.write_text("".join(f"k{n},{n}.{n % 1000:03d},{-n},{n}.5\n" for n in range(1000)))
+    spec = FileSource(str(path), "csv", CSV_SCHEMA.as_pairs(), ())
+
+    def boom(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the row reader was used")
+    monkeypatch.setattr(files, "_read_text", boom)
+    split = files.plan_splits("csv", files.list_files(str(path)), 1)[0]
+    with open(path, "rb") as fh:
+        chunks = list(csvsource.read_split(spec, split, fh, files.BadRows(spec), None,
+                                           convert.arrow_schema(CSV_SCHEMA), 4096))
+    rows = [r for c in chunks for r in c.rows()]
+    assert chunks[0].batch.schema.field(1).type == pa.decimal128(10, 2)
+    assert [str(v) for v in rows[7]] == ["k7", "7.01", "-7", "7.5000000000"]  # HALF_UP
+    assert [str(rows[n][1]) for n in (998, 999)] == ["999.00", "1000.00"]
