@@ -246,3 +246,72 @@ def test_plain_decimal_csv_takes_the_native_path(tmp_path: Any, monkeypatch: Any
     assert chunks[0].batch.schema.field(1).type == pa.decimal128(10, 2)
     assert [str(v) for v in rows[7]] == ["k7", "7.01", "-7", "7.5000000000"]  # HALF_UP
     assert [str(rows[n][1]) for n in (998, 999)] == ["999.00", "1000.00"]
+
+
+PQ_TYPES = [(pa.decimal128(10, 2), decimals_of(10, 2)), (pa.decimal128(38, 10), decimals_of(38, 10)),
+            (pa.decimal128(5, 0), decimals_of(5, 0)), (pa.decimal128(20, 6), decimals_of(20, 6)),
+            (pa.int64(), st.one_of(st.none(), st.integers(-2**63, 2**63 - 1))),
+            (pa.int32(), st.one_of(st.none(), st.integers(-2**31, 2**31 - 1))),
+            (pa.float64(), st.one_of(st.none(), st.floats(-1e6, 1e6)))]
+PQ_DECLARED = ["decimal(10, 2)", "decimal(5, 1)", "decimal(38, 0)", "decimal(38, 37)",
+               "decimal(12, 4)"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), n=st.integers(0, 25), group=st.integers(1, 8))
+def test_native_parquet_decimals_equal_the_row_reader(tmp_path_factory: Any, data: Any,
+                                                      n: int, group: int) -> None:
+    import pyarrow.parquet as pq
+
+    from flowc.errors import ExecutionError
+    from flowc.executor.arrow import parquetsource
+    from flowc.executor.runtime import files
+    from flowc.operators import FileSource
+    from flowc.types import type_from_name
+
+    kinds = data.draw(st.lists(st.sampled_from(range(len(PQ_TYPES))), min_size=1, max_size=3))
+    declared = [(f"c{i}", data.draw(st.sampled_from(PQ_DECLARED))) for i in range(len(kinds))]
+    arrays = [pa.array([data.draw(PQ_TYPES[k][1]) for _ in range(n)], PQ_TYPES[k][0])
+              for k in kinds]
+    path = tmp_path_factory.mktemp("decpq") / "in.parquet"
+    pq.write_table(pa.table(arrays, names=[c for c, _ in declared]), path,
+                   row_group_size=group)
+    spec = FileSource(str(path), "parquet", tuple(declared), ())
+    schema = convert.arrow_schema(Schema.of(*[(c, type_from_name(t)) for c, t in declared]))
+    [split] = files.plan_splits("parquet", files.list_files(str(path)), 1)
+    try:
+        want: Any = list(files.read_local(spec, [split], files.BadRows(spec)))
+    except ExecutionError as e:
+        want = str(e)
+    try:
+        with open(path, "rb") as fh:
+            got: Any = [r for c in parquetsource.read_split(spec, split, fh, files.BadRows(spec),
+                                                            None, schema, 7) for r in c.rows()]
+    except ExecutionError as e:
+        got = str(e)
+    assert repr(got) == repr(want)
+
+
+def test_decimal_parquet_takes_the_native_path(tmp_path: Any, monkeypatch: Any) -> None:
+    import pyarrow.parquet as pq
+
+    from flowc.executor.arrow import parquetsource
+    from flowc.executor.runtime import files
+    from flowc.operators import FileSource
+
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"a": pa.array([Decimal("1.005"), Decimal("-2.555"), None],
+                                           pa.decimal128(6, 3)),
+                             "b": pa.array([7, -8, 2**40], pa.int64())}), path)
+    spec = FileSource(str(path), "parquet", (("a", "decimal(5, 2)"), ("b", "decimal(12, 1)")), ())
+
+    def boom(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the row reader was used")
+    monkeypatch.setattr(files, "_read_parquet", boom)
+    [split] = files.plan_splits("parquet", files.list_files(str(path)), 1)
+    schema = convert.arrow_schema(Schema.of(("a", decimal_of(5, 2)), ("b", decimal_of(12, 1))))
+    with open(path, "rb") as fh:
+        rows = [r for c in parquetsource.read_split(spec, split, fh, files.BadRows(spec), None,
+                                                    schema, 7) for r in c.rows()]
+    assert [[None if v is None else str(v) for v in r] for r in rows] == [
+        ["1.01", "7.0"], ["-2.56", "-8.0"], [None, None]]  # 2**40 needs 13 digits: NULL

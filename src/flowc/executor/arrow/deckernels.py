@@ -113,12 +113,25 @@ def fit_to(value: Any, t: Type, target: Type, n: int) -> Any:
     return pa.array([decimals.to_decimal(v, *target.ps) for v in values], out)
 
 
+def coalesce(e: VCall, args: list[Kernel]) -> Kernel:
+    """``coalesce`` with a DECIMAL result: the first non-null argument, then fitted to the
+    result type (which may make it NULL: the row code fits the chosen value)."""
+    types = [a.type for a in e.args]
+
+    def run(batch: pa.RecordBatch) -> Any:
+        n = batch.num_rows
+        raws = [k(batch) for k in args]
+        out = fit_to(raws[-1], types[-1], e.type, n)
+        for raw, t in zip(reversed(raws[:-1]), reversed(types[:-1])):
+            out = pc.if_else(pc.is_valid(_array(raw, n)), fit_to(raw, t, e.type, n), out)
+        return out
+    return run
+
+
 def branches(e: VCall, args: list[Kernel]) -> list[Kernel]:
-    """``case`` / ``if`` / ``coalesce`` with a DECIMAL result: each branch fitted to it
-    (the row code fits the chosen one: the same values)."""
-    if e.op == "coalesce":
-        picked = range(len(args))
-    elif e.op == "if":
+    """``case`` / ``if`` with a DECIMAL result: each branch fitted to it (the row code
+    fits the chosen one; which one is chosen does not depend on the branches' values)."""
+    if e.op == "if":
         picked = range(1, 3)
     else:  # case: condition, result, ..., default
         picked = [*range(1, len(args) - 1, 2), len(args) - 1]

@@ -92,7 +92,9 @@ class _Compiler:
         op = e.op
         if deckernels.handles(e):
             return deckernels.compile_call(e, args)
-        if e.type.is_decimal and op in ("case", "if", "coalesce"):
+        if e.type.is_decimal and op == "coalesce":
+            return deckernels.coalesce(e, args)
+        if e.type.is_decimal and op in ("case", "if"):
             args = deckernels.branches(e, args)
         out = arrow_type(e.type)
         types = [arrow_type(a.type) for a in e.args]
