@@ -30,6 +30,8 @@ OPS: dict[str, int | None] = {
     # DECIMAL (flowc.decimals): ``+ - *`` above take DECIMAL operands too; the result type
     # is Flink's, every value rounded HALF_UP to its scale and NULL when too wide.
     "dec_div": 2, "dec_mod": 2, "dec_cast": 1, "dec_text": 1, "dec_int": 1, "dec_double": 1,
+    # MAP (flowc.maps): m['k'] with a constant key, CARDINALITY / size
+    "map_get": 2, "map_size": 1,
 }
 
 

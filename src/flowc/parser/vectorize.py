@@ -33,7 +33,7 @@ class HasVec(Protocol):
 # HALF_UP, NULL on overflow); ``/`` and ``%`` are ``dec_div`` / ``dec_mod``.
 _DEC_ARITH = {"+": "+", "-": "-", "*": "*", "/": "dec_div", "%": "dec_mod"}
 # Ops whose arguments may be MAP columns (anything else over a map has no vector form).
-_MAP_OPS = ("is_null", "is_not_null")
+_MAP_OPS = ("is_null", "is_not_null", "map_get", "map_size")
 
 
 def column(code: str, type_: Type) -> VExpr | None:
@@ -144,6 +144,11 @@ def function(name: str, type_: Type, args: list[Any]) -> VExpr | None:
         return call("length", type_, *args)
     if name in _PATTERN and args[1].const and isinstance(args[1].value, str):
         return call(name, type_, *args)
+    if name == "element_at" and args[0].type.kind == "map" and args[1].const and \
+            args[1].value is not None:  # m['k'] with a constant key (Arrow's map_lookup)
+        return call("map_get", type_, *args)
+    if name == "size" and args[0].type.kind == "map":
+        return call("map_size", type_, *args)
     if name == "epoch_millis":
         return call("retype", type_, *args)
     if name == "coalesce":

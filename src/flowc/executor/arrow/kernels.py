@@ -160,10 +160,24 @@ class _Compiler:
             return _case_when(op, args, out)
         if op == "coalesce":
             return lambda batch: pc.coalesce(*[_cast(k(batch), out) for k in args])
+        if op == "map_get":  # dict.get: the value of an equal key, else null
+            m, key = e.args
+            assert isinstance(key, VLit)
+            k = pa.scalar(key.value, arrow_type(m.type).key_type)
+            return lambda batch: pc.map_lookup(as_array(args[0](batch), batch.num_rows), k,
+                                               "first")
+        if op == "map_size":
+            return lambda batch: _map_size(as_array(args[0](batch), batch.num_rows))
         if op in ("to_double", "retype"):
             (a,) = args
             return lambda batch: _cast(a(batch), out)
         raise NotImplementedError(op)
+
+
+def _map_size(m: pa.Array) -> pa.Array:
+    """len() of each map (its entries: offsets apart), null for a null map."""
+    lengths = pc.cast(pc.subtract(m.offsets[1:], m.offsets[:-1]), pa.int64())
+    return pc.if_else(pc.is_valid(m), lengths, pa.scalar(None, pa.int64()))
 
 
 _EXACT = 2 ** 53  # every int64 of at most this magnitude is exactly a double
