@@ -133,15 +133,19 @@ def test_decimal_p_is_scale_0_and_casts_round_half_up(tmp_path: Path) -> None:
     assert sorted(lines) == ["+I[-7, -4, -3.5]", "+I[7, 4, 3.5]"]
 
 
-def test_the_columnar_executor_runs_decimal_jobs_row_by_row(tmp_path: Path) -> None:
-    # no decimal128 kernels (docs/flink-differences.md): the planner says why
+def test_the_columnar_executor_runs_decimal_jobs_with_kernels(tmp_path: Path) -> None:
+    # decimal128 columns and kernels (arrow/deckernels.py): the map is vectorised
+    from flowc.executor.arrow.chain import _kernels
     from flowc.executor.arrow.plan import plan_members
 
     (tmp_path / "orders.csv").write_text(orders_csv(), encoding="utf-8")
     script = compile_source(HEAD.format(path=tmp_path / "orders.csv") +
                             "orders | map id, amount * rate as usd | print;\n", "t.flow")
-    reason = plan_members(script.env.get_job_graph())
-    assert isinstance(reason, str) and "decimal" in reason.lower()
+    members = plan_members(script.env.get_job_graph())
+    assert not isinstance(members, str), members
+    [chain] = members.values()
+    [m] = [m for m in chain if m.kind == "map"]
+    assert _kernels(m.spec.fn, m.in_schema) is not None
 
 
 def test_a_udf_decimal_result_is_fitted_to_its_type(tmp_path: Path,

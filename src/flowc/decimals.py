@@ -110,7 +110,14 @@ def literal(value: Any) -> tuple[Decimal, int, int] | None:
 def fit(v: Decimal, precision: int, scale: int) -> Decimal | None:
     """``v`` rounded HALF_UP to ``scale``; None when it needs more than ``precision`` digits."""
     q = v.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_CTX)
+    if not q:
+        return q.copy_abs()  # Java's BigDecimal has no negative zero: -0.001 is 0.00
     return q if q.adjusted() < precision - scale else None
+
+
+def negate(v: Decimal) -> Decimal:
+    """``-v`` exactly (Decimal's ``-`` rounds to its context), zero staying positive."""
+    return v.copy_negate() if v else v
 
 
 def dec_arith(op: str, a: Any, b: Any, precision: int, scale: int) -> Any:
@@ -204,5 +211,5 @@ def cast_decimal_string(v: Any) -> Any:
 
 
 # Run-time helpers of compiled expressions (flowc.parser.runtime.HELPERS).
-HELPERS = {"dec_arith": dec_arith, "cast_decimal": to_decimal,
+HELPERS = {"dec_arith": dec_arith, "dec_negate": negate, "cast_decimal": to_decimal,
            "cast_decimal_string": cast_decimal_string, "cast_decimal_int": from_decimal_to_int}

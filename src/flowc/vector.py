@@ -27,6 +27,11 @@ OPS: dict[str, int | None] = {
     "concat": 2, "lower": 1, "upper": 1, "trim": 1, "ltrim": 1, "rtrim": 1, "length": 1,
     "starts_with": 2, "ends_with": 2, "contains": 2, "like": 2, "in": 2,
     "case": None, "coalesce": None, "if": 3, "to_double": 1, "retype": 1,
+    # DECIMAL (flowc.decimals): ``+ - *`` above take DECIMAL operands too; the result type
+    # is Flink's, every value rounded HALF_UP to its scale and NULL when too wide.
+    "dec_div": 2, "dec_mod": 2, "dec_cast": 1, "dec_text": 1, "dec_int": 1, "dec_double": 1,
+    # MAP (flowc.maps): m['k'] with a constant key, CARDINALITY / size
+    "map_get": 2, "map_size": 1,
 }
 
 

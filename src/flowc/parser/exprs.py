@@ -198,8 +198,9 @@ class ExprCompiler:
             raise FlowTypeError(f"cannot negate a {x.type}", e.span)
         result = x.type if not x.type.is_null else INT
         if result.is_decimal:  # exact: Decimal's own negation rounds to 28 digits
-            return Typed(result, self.null_safe([x], lambda a: f"{a[0]}.copy_negate()"),
-                         x.nonnull)
+            return Typed(result, self.null_safe([x], lambda a: f"{self.helper('dec_negate')}"
+                                                               f"({a[0]})"),
+                         x.nonnull, vec=V.call("neg", result, x))
         return Typed(result, self.null_safe([x], lambda a: self.long_op(result, f"-{a[0]}")),
                      x.nonnull, vec=V.call("neg", result, x))
 
@@ -290,8 +291,9 @@ class ExprCompiler:
         exact = decimals.literal(x.value) if other.is_decimal and x.const else None
         if exact is None or x.type not in (DOUBLE, INT):
             return x
-        return Typed(decimal_of(*exact[1:]), self.const(exact[0]), nonnull=True, const=True,
-                     value=exact[0])
+        t = decimal_of(*exact[1:])
+        return Typed(t, self.const(exact[0]), nonnull=True, const=True, value=exact[0],
+                     vec=V.literal(exact[0], t))
 
     def _arith(self, e: A.Binary, left: Typed, right: Typed) -> Typed:
         left, right = self._exact_literal(left, right.type), self._exact_literal(right, left.type)
@@ -303,7 +305,8 @@ class ExprCompiler:
                                 hint=hint)
         if result.is_decimal:  # exact, rounded to the result's scale (flowc.decimals)
             return Typed(result, f"{self.helper('dec_arith')}({e.op!r}, {left.code}, "
-                                 f"{right.code}, {result.precision}, {result.scale})")
+                                 f"{right.code}, {result.precision}, {result.scale})",
+                         vec=V.arith(e.op, result, left, right))
         if e.op in ("/", "%"):
             fn = self.helper("div" if e.op == "/" else "mod")
             return Typed(result, f"{fn}({left.code}, {right.code})",
@@ -417,7 +420,8 @@ class ExprCompiler:
         if helper == "":
             return Typed(dst, x.code, x.nonnull, vec=V.cast(x, dst, ""))
         if dst.is_decimal:
-            return Typed(dst, f"{self.helper(helper)}({x.code}, {dst.precision}, {dst.scale})")
+            return Typed(dst, f"{self.helper(helper)}({x.code}, {dst.precision}, {dst.scale})",
+                         vec=V.cast(x, dst, helper))
         return Typed(dst, f"{self.helper(helper)}({x.code})", vec=V.cast(x, dst, helper))
 
     # ------------------------------------------------------------------ calls

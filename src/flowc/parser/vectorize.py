@@ -29,11 +29,16 @@ class HasVec(Protocol):
     value: Any
 
 
+# DECIMAL operators with a vector form (``flowc.decimals``' rules: Flink's result type,
+# HALF_UP, NULL on overflow); ``/`` and ``%`` are ``dec_div`` / ``dec_mod``.
+_DEC_ARITH = {"+": "+", "-": "-", "*": "*", "/": "dec_div", "%": "dec_mod"}
+# Ops whose arguments may be MAP columns (anything else over a map has no vector form).
+_MAP_OPS = ("is_null", "is_not_null", "map_get", "map_size")
+
+
 def column(code: str, type_: Type) -> VExpr | None:
     """A field read (``r[3]``) as a column; other reads (joins' scopes) have no form."""
     m = _FIELD.match(code)
-    if type_.kind in ("decimal", "map"):  # run row by row (flowc.decimals, flowc.maps)
-        return None
     return VCol(int(m.group(1)), type_) if m else None
 
 
@@ -46,10 +51,34 @@ def literal(value: Any, type_: Type) -> VExpr | None:
 def call(op: str, type_: Type, *args: HasVec) -> VExpr | None:
     if any(a.vec is None for a in args):
         return None
+    if op not in _MAP_OPS and (type_.kind == "map" or any(a.type.kind == "map"
+                                                            for a in args)):
+        return None  # the map functions run row by row (flowc.maps)
+    if op not in ("+", "-", "*", "dec_div", "dec_mod", "neg", "dec_cast", "is_null",
+                  "is_not_null", "retype") + _COMPARISONS and _mixes_decimal(type_, args):
+        return None
     return VCall(op, tuple(a.vec for a in args), type_)
 
 
+_COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+def _mixes_decimal(type_: Type, args: tuple[HasVec, ...]) -> bool:
+    """A DECIMAL among the arguments of an operator without DECIMAL rules, or a
+    DECIMAL result from arguments of other types (``case`` / ``coalesce`` / ``if`` over
+    DECIMAL branches widen them exactly: a branch of another type is cast as the row code
+    casts it)."""
+    kinds = {a.type.kind for a in args}
+    if type_.is_decimal:
+        return not kinds <= {"decimal", "int", "null", "bool"}
+    return "decimal" in kinds
+
+
 def arith(op: str, type_: Type, left: HasVec, right: HasVec) -> VExpr | None:
+    if type_.is_decimal:
+        return call(_DEC_ARITH[op], type_, left, right) if op in _DEC_ARITH else None
+    if left.type.is_decimal or right.type.is_decimal:
+        return None
     if op == "/":
         return call("div", type_, left, right)
     if op not in _ARITH or type_ not in (INT, DOUBLE, TIMESTAMP, DURATION):
@@ -59,8 +88,11 @@ def arith(op: str, type_: Type, left: HasVec, right: HasVec) -> VExpr | None:
 
 def compare(op: str, left: HasVec, right: HasVec) -> VExpr | None:
     for t in (left.type, right.type):
-        if t.is_array or t.kind == "duration":
+        if t.is_array or t.kind in ("duration", "map"):
             return None
+    if (left.type.is_decimal or right.type.is_decimal) and not {
+            left.type.kind, right.type.kind} <= {"decimal", "int", "null"}:
+        return None  # Python compares a Decimal with a float exactly: no Arrow kernel does
     from flowc.types import BOOL
 
     return call(op, BOOL, left, right)
@@ -70,7 +102,7 @@ def in_list(x: HasVec, values: list[Any]) -> VExpr | None:
     from flowc.types import BOOL
 
     if x.vec is None or any(isinstance(v, (list, bool)) for v in values) or \
-            x.type.kind == "bool":
+            x.type.kind in ("bool", "decimal", "map"):
         return None
     return VCall("in", (x.vec, VLit(tuple(values), x.type)), BOOL)
 
@@ -84,12 +116,23 @@ def like(x: HasVec, pattern: str) -> VExpr | None:
 
 
 def cast(x: HasVec, target: Type, helper: str) -> VExpr | None:
-    if x.vec is None:
+    if x.vec is None or x.type.kind == "map":
         return None
     if helper == "":
-        return VCall("retype", (x.vec,), target)
+        if x.type == target:
+            return x.vec
+        return None if x.type.is_decimal or (target.is_decimal and not x.type.is_null) \
+            else VCall("retype", (x.vec,), target)
     if helper == "cast_double" and x.type == INT:
         return VCall("to_double", (x.vec,), DOUBLE)
+    if helper == "cast_decimal":  # HALF_UP to the target's scale, NULL when too wide
+        return VCall("dec_cast", (x.vec,), target)
+    if helper == "cast_decimal_string":
+        return VCall("dec_text", (x.vec,), target)
+    if helper == "cast_decimal_int":
+        return VCall("dec_int", (x.vec,), target)
+    if helper == "cast_double" and x.type.is_decimal:
+        return VCall("dec_double", (x.vec,), target)
     return None
 
 
@@ -101,6 +144,11 @@ def function(name: str, type_: Type, args: list[Any]) -> VExpr | None:
         return call("length", type_, *args)
     if name in _PATTERN and args[1].const and isinstance(args[1].value, str):
         return call(name, type_, *args)
+    if name == "element_at" and args[0].type.kind == "map" and args[1].const and \
+            args[1].value is not None:  # m['k'] with a constant key (Arrow's map_lookup)
+        return call("map_get", type_, *args)
+    if name == "size" and args[0].type.kind == "map":
+        return call("map_size", type_, *args)
     if name == "epoch_millis":
         return call("retype", type_, *args)
     if name == "coalesce":

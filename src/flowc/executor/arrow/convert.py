@@ -94,7 +94,7 @@ class Chunk:
         codec = typed.codec_of(self.batch.schema)
         if codec is not None:  # a Python API stream: its records as the row executor has them
             return codec.decode(self.batch)
-        cols = [c.to_pylist() for c in self.batch.columns]
+        cols = [values(c) for c in self.batch.columns]
         if _kinded(self.batch.schema):
             kinds = cols.pop()
             return [r if k == 0 else _KIND_CLASSES[k](r)
@@ -105,6 +105,30 @@ class Chunk:
 
     def timestamps(self) -> list[int | None]:
         return self.ts.to_pylist()
+
+
+def values(col: pa.Array) -> list[Any]:
+    """A column's values as the row executors have them: a MAP as a dict in the column's
+    entry order (Java's HashMap order, ``flowc.maps``), a DECIMAL as a Decimal with the
+    column's scale."""
+    out = col.to_pylist()
+    decode = _decoder(col.type)
+    return out if decode is None else [None if v is None else decode(v) for v in out]
+
+
+def _decoder(t: pa.DataType) -> Any:
+    """None for a type whose ``to_pylist`` values are the row values already."""
+    if pa.types.is_map(t):
+        key, item = _decoder(t.key_type), _decoder(t.item_type)
+        if key is None and item is None:
+            return dict
+        return lambda v: {k if key is None or k is None else key(k):
+                          x if item is None or x is None else item(x) for k, x in v}
+    if pa.types.is_list(t):
+        element = _decoder(t.value_type)
+        if element is not None:
+            return lambda v: [None if x is None else element(x) for x in v]
+    return None
 
 
 def from_rows(rows: list[Any], ts: list[Any], schema: pa.Schema) -> Chunk:

@@ -6,7 +6,8 @@ character, carriage return or NUL byte, valid UTF-8, every line with the declare
 fields - is split by pyarrow's csv reader and its fields are converted by vectorised
 kernels that accept only a subset of what the row reader's converters accept (plain
 integers, plain decimal numbers, ``true``/``false``, ``YYYY-MM-DD[T ]HH:MM:SS[.fff][Z]``
-and epoch milliseconds). Any block outside that shape, and everything after it in the
+and epoch milliseconds; a DECIMAL(p, s) field's plain digits exactly, rounded HALF_UP to
+``s`` and NULL beyond ``p`` digits as the row reader's ``decimals.to_decimal``). Any block outside that shape, and everything after it in the
 split, goes through the row reader (``files``), so records, bad rows, their line numbers
 and dead letters are the row reader's own.
 """
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from flowc import decimals
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.runtime import csvread, files
@@ -106,7 +108,7 @@ def _convert(col: pa.Array, type_name: str, null_value: str) -> pa.Array | None:
         return pc.if_else(pc.equal(col, null_value), pa.scalar(None, pa.string()), col)
     null = pc.or_(pc.equal(col, ""), pc.equal(col, null_value))
     valid = pc.invert(null)
-    conv = _CONVERTERS.get(type_name)
+    conv = _CONVERTERS.get(type_name) or _decimal_converter(type_name)
     if conv is None:
         return None
     shape, parse = conv
@@ -150,6 +152,38 @@ def _timestamp(values: pa.Array) -> pa.Array:
                         width=3, padding="0")
     ms = pc.add(pc.cast(stamp, pa.int64()), pc.cast(frac, pa.int64()))
     return pc.if_else(is_ms, _int(pc.if_else(is_ms, values, null)), ms)
+
+
+_DECIMAL = r"^[+-]?[0-9]+(\.[0-9]+)?$"  # plain digits: what Decimal() and Arrow read alike
+
+
+def _decimal_converter(type_name: str) -> tuple[str, Callable[[pa.Array], pa.Array]] | None:
+    """``decimal(p, s)``: the text's exact value (a decimal128 wide enough for every value
+    of the block), then the row reader's ``decimals.to_decimal`` - HALF_UP to the scale,
+    NULL when it needs more than ``p`` digits - as ``deckernels.rescale``."""
+    ps = decimals.parse_name(type_name)
+    if ps is None:
+        return None
+
+    def parse(values: pa.Array) -> pa.Array:
+        from flowc.executor.arrow.deckernels import MAX, rescale
+
+        text = pc.replace_substring_regex(values, r"^\+", "")
+        length = pc.utf8_length(text)
+        point = pc.find_substring(text, ".")
+        whole = pc.if_else(pc.less(point, 0), length, point)
+        digits = pc.subtract(whole, pc.cast(pc.starts_with(text, "-"), pa.int32()))
+        fraction = pc.if_else(pc.less(point, 0), 0, pc.subtract(pc.subtract(length, point), 1))
+        ints = pc.max(digits).as_py() or 1
+        scale = pc.max(fraction).as_py() or 0
+        if ints + scale > MAX:
+            raise ValueError("wider than decimal128")  # the row reader's
+        exact = pc.cast(text, pa.decimal128(ints + scale, scale))
+        out = rescale(exact, (ints + scale, scale), ps)
+        if out is None:
+            raise ValueError("wider than decimal128")
+        return out
+    return _DECIMAL, parse
 
 
 _CONVERTERS: dict[str, tuple[str, Callable[[pa.Array], pa.Array]]] = {

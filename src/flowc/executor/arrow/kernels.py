@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from flowc.executor.arrow import deckernels
 from flowc.types import Type
 from flowc.vector import VCall, VCol, VExpr, VLit
 
@@ -33,9 +34,17 @@ _CASE = {"lower": (pc.ascii_lower, str.lower), "upper": (pc.ascii_upper, str.upp
 
 
 def arrow_type(t: Type) -> pa.DataType:
+    """A .flow type's column type: DECIMAL(p, s) is decimal128(p, s) (p <= 38 always), a
+    MAP a map of its key and value types (entries in the dict's order: Java's HashMap
+    order, ``flowc.maps``)."""
     if t.is_array:
         assert t.element is not None
         return pa.list_(arrow_type(t.element))
+    if t.is_decimal:
+        return pa.decimal128(t.precision, t.scale)
+    if t.kind == "map":
+        assert t.key is not None and t.element is not None
+        return pa.map_(arrow_type(t.key), arrow_type(t.element))
     return _SCALARS[t.kind]
 
 
@@ -81,6 +90,12 @@ class _Compiler:
 
     def call(self, e: VCall, args: list[Kernel]) -> Kernel:
         op = e.op
+        if deckernels.handles(e):
+            return deckernels.compile_call(e, args)
+        if e.type.is_decimal and op == "coalesce":
+            return deckernels.coalesce(e, args)
+        if e.type.is_decimal and op in ("case", "if"):
+            args = deckernels.branches(e, args)
         out = arrow_type(e.type)
         types = [arrow_type(a.type) for a in e.args]
         if op in ("and", "or"):
@@ -145,10 +160,24 @@ class _Compiler:
             return _case_when(op, args, out)
         if op == "coalesce":
             return lambda batch: pc.coalesce(*[_cast(k(batch), out) for k in args])
+        if op == "map_get":  # dict.get: the value of an equal key, else null
+            m, key = e.args
+            assert isinstance(key, VLit)
+            k = pa.scalar(key.value, arrow_type(m.type).key_type)
+            return lambda batch: pc.map_lookup(as_array(args[0](batch), batch.num_rows), k,
+                                               "first")
+        if op == "map_size":
+            return lambda batch: _map_size(as_array(args[0](batch), batch.num_rows))
         if op in ("to_double", "retype"):
             (a,) = args
             return lambda batch: _cast(a(batch), out)
         raise NotImplementedError(op)
+
+
+def _map_size(m: pa.Array) -> pa.Array:
+    """len() of each map (its entries: offsets apart), null for a null map."""
+    lengths = pc.cast(pc.subtract(m.offsets[1:], m.offsets[:-1]), pa.int64())
+    return pc.if_else(pc.is_valid(m), lengths, pa.scalar(None, pa.int64()))
 
 
 _EXACT = 2 ** 53  # every int64 of at most this magnitude is exactly a double

@@ -6,7 +6,8 @@ a column whose type cannot hold the declared one fails the job with its message)
 every column's conversion is exact and total in Arrow - a column used as it is, a timestamp
 column cast to epoch milliseconds as the row reader casts it, integers or floats to double
 (``float()`` of an int rounds to nearest, as Arrow's cast does), a date or signed integer
-as a timestamp - the batches are cast without a Python value. A file needing a conversion
+as a timestamp, a decimal128 or signed integer column to a DECIMAL (``deckernels.rescale``:
+HALF_UP, NULL when too wide, as ``decimals.to_decimal``) - the batches are cast without a Python value. A file needing a conversion
 that can reject a value (unsigned 64-bit integers, text timestamps) or arrays is read by
 the row reader (``files.read_split``), so its bad rows and dead letters are the row
 reader's own.
@@ -21,8 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from flowc import decimals
 from flowc.errors import ExecutionError
-from flowc.executor.arrow import convert, csvsource
+from flowc.executor.arrow import convert, csvsource, deckernels
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.runtime import files
 from flowc.operators import FileSource
@@ -84,6 +86,18 @@ def _cast(kind: str, type_name: str, arrow_type: pa.DataType,
         return lambda c: c if c.type == target else pc.cast(c, target)
     if type_name == "double":
         return lambda c: pc.cast(c, target, safe=False)
+    ps = decimals.parse_name(type_name)
+    if ps is not None:  # decimals.to_decimal: HALF_UP to the scale, NULL beyond p digits
+        if t.is_decimal128(arrow_type):
+            src = (arrow_type.precision, arrow_type.scale)
+        elif t.is_integer(arrow_type) and not t.is_uint64(arrow_type):
+            src = (decimals.BIGINT_PRECISION, 0)
+        else:  # doubles (by their shortest text), text, decimal256: the row reader's
+            return None
+        if deckernels.rescale(pa.nulls(0, pa.decimal128(*src)), src, ps) is None:
+            return None
+        return lambda c: deckernels.rescale(
+            c if t.is_decimal(c.type) else pc.cast(c, pa.int64()), src, ps)
     if type_name == "timestamp":
         if t.is_date(arrow_type):
             return lambda c: pc.cast(pc.cast(c, pa.timestamp("ms")), pa.int64())

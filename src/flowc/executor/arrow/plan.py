@@ -83,9 +83,6 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             join_side = tag_side(spec)
             if join_side is not None:  # a window join's tagging map: the side's own records
                 schema = sg.nodes[sg.inputs(nid)[0].source_id].output_type
-            if isinstance(schema, Schema) and any(f.type.kind in ("decimal", "map")
-                                                  for f in schema):
-                return f"'{node.name}' has DECIMAL or MAP fields (they run row by row)"
             if not _declared(schema, pickled):
                 if isinstance(schema, Schema):
                     return f"'{node.name}' has no declared schema of storable types"

@@ -15,8 +15,9 @@ vector forms for every argument the three run here instead:
   key's final row once, ``+I``, at end of input, in first-seen key order with the key's
   last timestamp (the row ReduceOp's BATCH rule).
 
-An updating input (retractions) runs the row code (``rowop.RollingRows``) after a start
-member that puts the key columns in front of the records; an aggregate without key
+An updating input (retractions), an argument without a vector form or a DECIMAL
+aggregate runs the row code (``rowop.RollingRows``) after a start member that puts the key
+columns in front of the records; an aggregate without key
 leaves the job on the row executor (``plan.py`` names the reason).
 
 ``count(distinct)`` keeps, per aggregate, the distinct (key, value) pairs seen so far (one
@@ -70,21 +71,30 @@ def start_plan(fn: Any, in_schema: Any) -> RollingPlan | str:
         return RollingPlan(fn, None) if isinstance(in_schema, Schema) else \
             "its input has no schema"
     agg = vector_of(fn.agg)
-    if not isinstance(agg, VAggregate):
-        return "an aggregate argument has no vector form"
+    if not isinstance(agg, VAggregate) or _exact_decimals(agg):
+        # The row code inside the chain (``rowop.RollingRows``): an argument without a
+        # vector form, or DECIMAL accumulators (exact sums, HALF_UP averages).
+        return RollingPlan(fn, None) if isinstance(in_schema, Schema) else \
+            "an aggregate argument has no vector form"
     if not fn.key_positions:
         return "it has no key"
     bad = [k for k in agg.kinds if k not in KINDS]
     if bad:
         name = "count(distinct)" if bad[0] == "count_distinct" else f"{bad[0]}()"
         return f"{name} keeps state a running row cannot hold"
-    if not isinstance(in_schema, Schema) or any(
-            a is not None and compile_expr(a) is None for a in agg.args):
+    if not isinstance(in_schema, Schema):
         return "an aggregate argument has no vector form"
+    if any(a is not None and compile_expr(a) is None for a in agg.args):
+        return RollingPlan(fn, None)
     if any(k == "count_distinct" and a is not None and a.type.kind == "double"
            for k, a in zip(agg.kinds, agg.args)):
         return "count(distinct) of a double tells NaNs apart by object in the row code"
     return RollingPlan(fn, agg)
+
+
+def _exact_decimals(agg: VAggregate) -> bool:
+    return any(t.is_decimal for t in agg.types) or any(
+        a is not None and a.type.is_decimal for a in agg.args)
 
 
 def start_schema(plan: RollingPlan, in_schema: Schema) -> Schema:

@@ -38,6 +38,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from flowc import decimals
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.javadouble import java17_double_strs
 from flowc.executor.sinks import abort, csv_writer_options, declared_columns, temp_path
@@ -86,6 +87,8 @@ def plan(spec: FileSink, declared: Any) -> ArrowSink | None:
 
 
 def _writable(type_name: str) -> bool:
+    if decimals.parse_name(type_name) is not None:
+        return True  # a DECIMAL column (in an array: the row route)
     inner = type_name
     while inner.startswith("array<"):
         inner = inner[len("array<"):-1]
@@ -142,7 +145,9 @@ def _json_values(arr: pa.Array, type_name: str) -> pa.Array:
         finite = pc.is_finite(arr)
         out = pc.if_else(pc.fill_null(finite, True), out,
                          pc.binary_join_element_wise('"', out, '"', ""))
-    else:  # int, timestamp (epoch ms), bool: Arrow's casts spell them as Jackson does
+    else:  # int, timestamp (epoch ms), bool: Arrow's casts spell them as Jackson does;
+        # a DECIMAL as Spark writes it, Java's BigDecimal.toString (``1E-7``, ``0E-7``),
+        # which is Arrow's text of a decimal128 (checked on random values in the tests)
         out = pc.cast(arr, pa.string())
     return pc.fill_null(out, "null")
 

@@ -62,6 +62,9 @@ def vector_aggregate(spec: Any, key: Any) -> VAggregate | None:
         return None
     if row.key_count != len(keys) or not all(isinstance(k, VCol) for k in keys):
         return None
+    if any(t.is_decimal for t in agg.types) or any(
+            a is not None and a.type.is_decimal for a in agg.args):
+        return None  # exact DECIMAL accumulators: the runtime WindowOperator's
     return agg
 
 
