@@ -96,6 +96,22 @@ class RegularJoinTask:
         self.kinded = out_schema.names[-1:] == [convert.KIND]
 
     def run(self, inp: JoinInput) -> Chunk | None:
+        """The output records in the row operator's order."""
+        made = self.records(inp)
+        if made is None:
+            return None
+        out, place, ordered = made
+        if ordered:
+            return out
+        idx = pa.array(np.lexsort(place[::-1]))
+        return Chunk(out.batch.take(idx), out.ts.take(idx))
+
+    def records(self, inp: JoinInput) -> tuple[Chunk, tuple[np.ndarray, ...], bool] | None:
+        """The output records, each one's place (later pos, step, first arrival of the
+        earlier row, its pos: sorted by these they are in output order) and whether they
+        are made in that order already; None without output. The places are the merged
+        input's, so those of a subset of the keys (``joinspill``) order its records among
+        all the others'."""
         left, right = inp.sides
         lcode, rcode = key_codes([left.chunk.batch.column(i) for i in self.keys[0]],
                                  [right.chunk.batch.column(i) for i in self.keys[1]])
@@ -145,16 +161,16 @@ class RegularJoinTask:
                 none = np.full(len(lone), -1, np.int64)
                 parts.append(rows + (side.pos[lone], np.ones(len(lone), np.int8), none,
                                      none, 0, side.chunk.ts.take(pa.array(lone))))
-        if len(parts) == 1 and (len(li) == 0 or left.pos.max(initial=-1) < right.pos.min(
-                initial=0)):
-            order = None  # made in order: right records by pos, left in state order
-        else:
-            order = np.lexsort(tuple(np.concatenate([p[i] for p in parts])
-                                     for i in (5, 4, 3, 2)))
-        return self._records(parts, order, inp)
+        out = self._records(parts, inp)
+        if out is None:
+            return None
+        # Made in order: right records by pos, left in state order.
+        ordered = len(parts) == 1 and (len(li) == 0 or left.pos.max(initial=-1) <
+                                       right.pos.min(initial=0))
+        return out, tuple(np.concatenate([p[i] for p in parts]) for i in (2, 3, 4, 5)), \
+            ordered
 
-    def _records(self, parts: list[Any], order: np.ndarray | None, inp: JoinInput
-                 ) -> Chunk | None:
+    def _records(self, parts: list[Any], inp: JoinInput) -> Chunk | None:
         n = sum(len(p[2]) for p in parts)
         if n == 0:
             return None
@@ -168,11 +184,7 @@ class RegularJoinTask:
         if self.kinded:
             cols.append(pa.array(np.concatenate(
                 [np.full(len(p[2]), p[6], np.int8) for p in parts])))
-        batch = pa.RecordBatch.from_arrays(cols, schema=self.out_schema)
-        if order is not None:
-            idx = pa.array(order)
-            batch, ts = batch.take(idx), ts.take(idx)
-        return Chunk(batch, ts)
+        return Chunk(pa.RecordBatch.from_arrays(cols, schema=self.out_schema), ts)
 
 
 def _unmatched(c: Chunk, index: list[int], code: np.ndarray) -> np.ndarray:
