@@ -1,0 +1,58 @@
+"""flowc's PySpark worker daemon (``executor/spark/daemon.py``): local sessions fork their
+Python workers from a daemon that imported the executor once, so a worker does not import
+flowc, pyarrow, numpy and pandas again; the workers it forks run threaded Arrow and numpy
+work normally; a user's own daemon setting wins."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+from flowc.executor.spark import daemon
+from flowc.executor.spark.session import DAEMON, session_settings
+
+
+def test_local_sessions_use_the_preloading_daemon() -> None:
+    assert session_settings("local[2]", {}, "-Dx")["spark.python.daemon.module"] == DAEMON
+    assert session_settings("local-cluster[2,1,1024]", {}, "-Dx")[
+        "spark.python.daemon.module"] == DAEMON
+    # A cluster's executors may not have flowc where the driver has: PySpark's daemon.
+    assert "spark.python.daemon.module" not in session_settings("spark://h:7077", {}, "-Dx")
+    mine = {"spark.python.daemon.module": "pyspark.daemon"}
+    assert session_settings("local[*]", mine, "-Dx")["spark.python.daemon.module"] == \
+        "pyspark.daemon"
+
+
+def test_preload_leaves_a_failing_import_to_the_task(monkeypatch: Any) -> None:
+    monkeypatch.setattr(daemon, "PRELOAD", ("flowc_no_such_module_for_the_test",
+                                            "flowc.executor.arrow.regular_join"))
+    daemon.preload()  # no exception: the daemon starts anyway
+    assert "flowc_no_such_module_for_the_test" not in sys.modules
+    assert "flowc.executor.arrow.regular_join" in sys.modules
+
+
+def _in_worker(_: Any) -> Any:
+    import os
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+        parent = f.read().replace(b"\0", b" ").decode()
+    # Threaded work in the forked worker: Arrow's thread pool and numpy's BLAS.
+    table = pa.table({"k": pa.array(np.arange(400_000) % 97), "v": np.ones(400_000)})
+    sums = table.group_by("k").aggregate([("v", "sum")])
+    m = np.ones((300, 300))
+    return parent, sums.num_rows, float(pc.sum(sums.column("v_sum")).as_py()), \
+        float((m @ m)[0, 0])
+
+
+@pytest.mark.spark
+def test_workers_fork_from_the_preloaded_daemon(spark: Any) -> None:
+    out = spark.sparkContext.parallelize(range(2), 2).map(_in_worker).collect()
+    for parent, groups, total, dot in out:
+        assert DAEMON in parent, parent
+        assert (groups, total, dot) == (97, 400_000.0, 300.0)
