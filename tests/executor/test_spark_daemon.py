@@ -1,6 +1,6 @@
 """flowc's PySpark worker daemon (``executor/spark/daemon.py``): local sessions fork their
-Python workers from a daemon that imported the executor once, so a worker does not import
-flowc, pyarrow, numpy and pandas again; the workers it forks run threaded Arrow and numpy
+Python workers from a daemon that imported the executor once (its objects frozen out of
+the collector's scans), so a worker does not import flowc, pyarrow, numpy and pandas again; the workers it forks run threaded Arrow and numpy
 work normally; a user's own daemon setting wins."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def test_preload_leaves_a_failing_import_to_the_task(monkeypatch: Any) -> None:
 
 
 def _in_worker(_: Any) -> Any:
+    import gc
     import os
 
     import numpy as np
@@ -46,13 +47,14 @@ def _in_worker(_: Any) -> Any:
     table = pa.table({"k": pa.array(np.arange(400_000) % 97), "v": np.ones(400_000)})
     sums = table.group_by("k").aggregate([("v", "sum")])
     m = np.ones((300, 300))
-    return parent, sums.num_rows, float(pc.sum(sums.column("v_sum")).as_py()), \
+    return parent, gc.get_freeze_count(), sums.num_rows, float(pc.sum(sums.column("v_sum")).as_py()), \
         float((m @ m)[0, 0])
 
 
 @pytest.mark.spark
 def test_workers_fork_from_the_preloaded_daemon(spark: Any) -> None:
     out = spark.sparkContext.parallelize(range(2), 2).map(_in_worker).collect()
-    for parent, groups, total, dot in out:
+    for parent, frozen, groups, total, dot in out:
         assert DAEMON in parent, parent
+        assert frozen > 10_000  # the imports' objects, out of the collector's scans
         assert (groups, total, dot) == (97, 400_000.0, 300.0)
