@@ -179,3 +179,16 @@ def test_spilled_regular_join_job_equals_reference(spark: Any, tmp_path: Path,
     assert len(expected.collected["result"]) > 5000
     assert [repr(r) for r in actual.collected["result"]] == \
         [repr(r) for r in expected.collected["result"]]
+
+
+@given(values=st.lists(st.one_of(st.none(), st.integers(-(1 << 63), (1 << 63) - 1),
+                                 st.integers(-5, 5)), max_size=30))
+def test_no_repeats_counts_like_count_distinct(values: list[Any]) -> None:
+    """The join's unique-column check (dense integers by counting, else a hash count)."""
+    import pyarrow.compute as pc
+
+    from flowc.executor.arrow.regular_join import _no_repeats
+
+    col = pa.array(values, pa.int64())
+    assert _no_repeats(col, len(values)) == \
+        (pc.count_distinct(col, mode="all").as_py() == len(values))
