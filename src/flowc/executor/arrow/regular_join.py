@@ -226,6 +226,8 @@ def _first_arrival(c: Chunk) -> np.ndarray:
 
 def _no_repeats(col: pa.Array, n: int) -> bool:
     """Whether the ``n`` values of ``col`` are distinct (null counts as a value)."""
+    if n == 0:
+        return True
     if pa.types.is_integer(col.type) and not col.null_count:
         v = col.to_numpy(zero_copy_only=False).astype(np.int64)
         low, high = int(v.min()), int(v.max())
