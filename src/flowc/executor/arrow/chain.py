@@ -244,11 +244,15 @@ class ChainProgram:
                            convert.arrow_schema(m.spec.schemas[1])), self.state_memory)
                 return spilling.add  # type: ignore[return-value]
             return join.run  # type: ignore[no-any-return]
-        if m.kind == "regular_join":
+        if m.kind == "regular_join":  # BATCH only: fed part by part, spilled as above
+            from flowc.executor.arrow.joinspill import SpillingJoin
             from flowc.executor.arrow.regular_join import RegularJoinTask
 
             join = self.joins[m.nid] = RegularJoinTask(m.spec, out_schema)
-            return join.run  # type: ignore[no-any-return]
+            spilling = self.windows[m.nid] = SpillingJoin(  # type: ignore[assignment]
+                join, (convert.arrow_schema(m.spec.schemas[0]),
+                       convert.arrow_schema(m.spec.schemas[1])), self.state_memory)
+            return spilling.add  # type: ignore[return-value]
         if m.kind in ("sink", "source", "pass", "tag"):  # tag: the side is the channel's edge
             return lambda c: c
         raise AssertionError(m.kind)

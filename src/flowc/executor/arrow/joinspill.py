@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,7 @@ from flowc.executor.arrow.joins import (
     WindowJoin,
     key_codes,
 )
+from flowc.executor.arrow.regular_join import RegularJoinTask
 from flowc.executor.arrow.windows import assign_windows
 from flowc.executor.runtime.core import require_timestamp
 
@@ -74,7 +75,7 @@ class SpillingJoin(spill.Spilling):
     dropped = 0  # BATCH: no watermarks, nothing late
     late = None
 
-    def __init__(self, join: WindowJoin | IntervalJoin, schemas: tuple[pa.Schema, pa.Schema],
+    def __init__(self, join: WindowJoin | IntervalJoin | RegularJoinTask, schemas: tuple[pa.Schema, pa.Schema],
                  limit: int) -> None:
         self.join = join
         self.schemas = schemas
@@ -112,15 +113,18 @@ class SpillingJoin(spill.Spilling):
                 return
             last = [{SIDES[s]: _by_range(self._ranged(s)) for s in (0, 1)}]
             self.parts = [[], []]
-            ranges = spill.merge_runs(self.runs, last, list(SIDES), lead="l",
-                                      rows=self._range_rows())
+            # (A regular outer join's range of right records alone has output too.)
+            ranges = spill.merge_runs(self.runs, last, list(SIDES), lead=None if isinstance(
+                self.join, RegularJoinTask) else "l", rows=self._range_rows())
             if isinstance(self.join, WindowJoin):
                 for tables in ranges:
                     out = self._window_range(tables)
                     if out is not None and out.num_rows:
                         yield out
+            elif isinstance(self.join, IntervalJoin):
+                yield from self._placed(ranges, self._interval_pairs, self._paired)
             else:
-                yield from self._interval(ranges)
+                yield from self._placed(ranges, self._regular_rows, self._regular_out)
         finally:
             self.close()
 
@@ -185,10 +189,12 @@ class SpillingJoin(spill.Spilling):
         return Side(chunk, pos, np.full(len(pos), LONG_MIN, np.int64))
 
     def _ranged(self, side: int) -> pa.Table:
-        """The buffered records of ``side`` as run rows: the record's columns, ``ts``,
-        ``pos`` (merged place) and ``we`` (the range column)."""
+        """The buffered records of ``side`` as run rows: the record's columns (named
+        ``c0``... : a field may be called ``ts``), ``ts``, ``pos`` (merged place) and
+        ``we`` (the range column)."""
         s = self._side(side)
         table = pa.Table.from_batches([s.chunk.batch])
+        table = table.rename_columns([f"c{i}" for i in range(table.num_columns)])
         ts = s.chunk.ts.to_numpy(zero_copy_only=False)
         if isinstance(self.join, WindowJoin):  # one row per (record, window)
             if s.chunk.ts.null_count:
@@ -234,15 +240,19 @@ class SpillingJoin(spill.Spilling):
 
     # -- interval join ------------------------------------------------------------------
 
-    def _interval(self, ranges: Iterator[dict[str, list[pa.Table]]]) -> Iterator[Chunk]:
-        join = self.join
-        assert isinstance(join, IntervalJoin)
+    def _placed(self, ranges: Iterator[dict[str, list[pa.Table]]],
+                rows: Callable[[dict[str, list[pa.Table]]], pa.Table | None],
+                out: Callable[[pa.Table], Iterator[Chunk]]) -> Iterator[Chunk]:
+        """The output of an interval or regular join, whose key ranges do not come in
+        output order: ``rows`` makes a range's output rows with their place (``we``: the
+        later record's pos, then further sort columns), spilled to runs of their own past
+        the limit and merged by ranges of ``we``; ``out`` orders such a range."""
         # The input runs are read by ``ranges``; the pairs get runs of their own.
         self.runs, self.levels = [], []
         held: list[pa.Table] = []
         size = 0
         for tables in ranges:
-            pairs = self._interval_pairs(tables)
+            pairs = rows(tables)
             if pairs is None:
                 continue
             held.append(pairs)
@@ -253,11 +263,11 @@ class SpillingJoin(spill.Spilling):
         last = [{"o": pa.concat_tables(held).sort_by([("we", "ascending")])}] if held else []
         if not self.runs:
             if held:
-                yield from self._paired(last[0]["o"])
+                yield from out(last[0]["o"])
             return
         for tables in spill.merge_runs(self.runs, last, ["o"], lead="o",
                                        rows=self._range_rows()):
-            yield from self._paired(pa.concat_tables([t for t in tables["o"] if t.num_rows]))
+            yield from out(pa.concat_tables([t for t in tables["o"] if t.num_rows]))
 
     def _interval_pairs(self, tables: dict[str, list[pa.Table]]) -> pa.Table | None:
         """A range's joined pairs: the left record's columns, the right's, their
@@ -299,6 +309,39 @@ class SpillingJoin(spill.Spilling):
         out = join.pairing.make(left, right, idx, idx, ts)
         if out is not None and out.num_rows:
             yield out
+
+
+    # -- regular join -------------------------------------------------------------------
+
+    def _regular_rows(self, tables: dict[str, list[pa.Table]]) -> pa.Table | None:
+        """A range's output records (columns ``c0``...), their timestamps and their place
+        (``RegularJoinTask.records``: ``we`` the later pos, ``step``, ``first``, ``pos``)."""
+        join = self.join
+        assert isinstance(join, RegularJoinTask)
+        sides = []
+        for s in (0, 1):
+            chunk, pos, _ = self._chunk(s, tables[SIDES[s]])
+            sides.append(Side(chunk, pos, np.full(len(pos), LONG_MIN, np.int64)))
+        made = join.records(JoinInput((sides[0], sides[1])))
+        if made is None:
+            return None
+        out, place, _ = made
+        cols = [*out.batch.columns, out.ts, *(pa.array(p.astype(np.int64)) for p in place)]
+        names = [*(f"c{i}" for i in range(out.batch.num_columns)), "ts", "we", "step",
+                 "first", "pos"]
+        return pa.Table.from_arrays(cols, names=names)
+
+    def _regular_out(self, t: pa.Table) -> Iterator[Chunk]:
+        """The output records of rows ``t`` (``_regular_rows``) in output order."""
+        join = self.join
+        assert isinstance(join, RegularJoinTask)
+        if t.num_rows == 0:
+            return
+        t = t.sort_by([(c, "ascending") for c in ("we", "step", "first", "pos")])
+        n = len(join.out_schema)
+        yield Chunk(pa.RecordBatch.from_arrays([t.column(i).combine_chunks() for i in range(n)],
+                                               schema=join.out_schema),
+                    t.column("ts").combine_chunks())
 
 
 def _by_range(table: pa.Table) -> pa.Table:

@@ -6,6 +6,7 @@ constants; BROADCAST copies; SHUFFLE and CUSTOM call the per-record selector."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -71,18 +72,20 @@ class Router:
         if len(self.columns) == 1:
             col = c.batch.column(self.columns[0])
             encoded = col.dictionary_encode() if not pa.types.is_dictionary(col.type) else col
-            values = encoded.dictionary.to_pylist()
             indices = encoded.indices
             if indices.null_count:  # a null key: the per-record rule raises Flink's error
                 return np.fromiter((self.route_key(self.key_fn(r)) for r in c.rows()),
                                    dtype=np.int64, count=c.num_rows)
-            row = [None] * width
-            i = self.columns[0]
-            codes = []
-            for v in values:  # the key's Java hash per distinct value, murmur vectorised
-                row[i] = v
-                codes.append(java_hash_code(self.key_fn(row)))
-            groups = murmur_hash_array(np.asarray(codes, dtype=np.int64)) % self.max_par
+            codes = java_hashes(encoded.dictionary)
+            if codes is None:
+                row: list[Any] = [None] * width
+                i = self.columns[0]
+                listed = []
+                for v in encoded.dictionary.to_pylist():  # the key's Java hash per value
+                    row[i] = v
+                    listed.append(java_hash_code(self.key_fn(row)))
+                codes = np.asarray(listed, dtype=np.int64)
+            groups = murmur_hash_array(codes) % self.max_par
             table = groups * self.t // self.max_par
             return table[indices.to_numpy(zero_copy_only=False)]
         # Several fields: the key is a tuple (Flink's Tuple.hashCode: h = 31 * h + the
@@ -97,6 +100,48 @@ class Router:
             h = (h + (1 << 31)) % (1 << 32) - (1 << 31)  # a Java int
         groups = murmur_hash_array(h) % self.max_par
         return groups * self.t // self.max_par
+
+
+def java_hashes(values: pa.Array) -> np.ndarray | None:
+    """``keygroups.java_hash_code`` of each (non-null) value, vectorised for integers (a
+    Long's hash) and ASCII strings (String.hashCode: sum of byte * 31^(n-1-i), 32-bit);
+    None for other types and for strings with other characters (UTF-16 units differ from
+    UTF-8 bytes there: the caller hashes them one by one)."""
+    if pa.types.is_integer(values.type):
+        u = values.to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+        h = (u ^ (u >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
+        return _as_int32(h)
+    if not pa.types.is_string(values.type) and not pa.types.is_large_string(values.type):
+        return None
+    n = len(values)
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64 if
+                            pa.types.is_large_string(values.type) else np.int32)
+    offsets = offsets[values.offset:values.offset + n + 1].astype(np.int64)
+    data = values.buffers()[2]
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, np.uint8)
+    raw = raw[offsets[0]:offsets[-1]]
+    if raw.size and raw.max() >= 128:
+        return None
+    lengths = np.diff(offsets)
+    out = np.zeros(n, dtype=np.uint64)
+    filled = np.flatnonzero(lengths)
+    if raw.size:
+        top = int(lengths.max())
+        powers = np.ones(top, dtype=np.uint64)  # 31^k mod 2^32
+        for k in range(1, top):
+            powers[k] = (powers[k - 1] * np.uint64(31)) & np.uint64(0xFFFFFFFF)
+        starts = offsets[:-1] - offsets[0]
+        # Each byte's exponent: its string's length - 1 - its place in the string.
+        owner = np.repeat(np.arange(n), lengths)
+        exponent = (starts + lengths - 1)[owner] - np.arange(raw.size)
+        terms = (raw.astype(np.uint64) * powers[exponent]) & np.uint64(0xFFFFFFFF)
+        out[filled] = np.add.reduceat(terms, starts[filled]) & np.uint64(0xFFFFFFFF)
+    return _as_int32(out)
+
+
+def _as_int32(h: np.ndarray) -> np.ndarray:
+    s = h.astype(np.int64)
+    return np.where(s >= 1 << 31, s - (1 << 32), s)
 
 
 def _split(c: Chunk, dest: np.ndarray) -> list[tuple[int, Chunk]]:

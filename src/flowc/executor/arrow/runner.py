@@ -298,15 +298,14 @@ class _ColumnarJob(_SparkJob):
             if streaming and join is None:  # channels interleaved, a range at a time
                 return run_chain(idx, _merged(inbox, channel_ids[idx], in_schema))
             received: Any = inbox.ordered()
-            if join is not None and not streaming and head.kind != "regular_join":
-                # window / interval joins part by part (``joinspill.py``)
+            if join is not None and not streaming:
+                # BATCH window / interval / regular joins part by part (``joinspill.py``)
                 return run_chain(idx, (joinspill.JoinPart(
                     join.sides[x[0] >> 16],
                     convert.from_ipc(x[2], side_schemas[join.sides[x[0] >> 16]]))
                     for x in received))
-            if join is not None:  # a STREAMING or regular join groups its whole input first
-                received = list(received)
-            if join is not None:  # both sides at once, each record in its merged place
+            if join is not None:  # a STREAMING join: both sides at once, each record in
+                received = list(received)  # its merged place
                 by_cid: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
                 for cid, _, data, positions, values in received:
                     by_cid[cid].append((data, positions, values))

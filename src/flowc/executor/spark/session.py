@@ -36,6 +36,9 @@ logger.jetty.level = {level}
 """
 
 
+# PySpark's worker daemon with flowc's executor imported before it forks the workers
+# (``daemon.py``; docs/executor.md: ~1 s of CPU less per Python worker).
+DAEMON = "flowc.executor.spark.daemon"
 JAVA_VERSION_TIMEOUT = 15.0  # seconds for `java -version` (a JVM answers in well under 1 s)
 
 
@@ -113,13 +116,7 @@ def get_spark(master: str | None = None, verbose: bool = False,
         java_opt = f"-Dlog4j.configurationFile=file:{_log4j_file(level)} -Dlog4j2.level={level}"
         from pyspark.sql import SparkSession
 
-        settings = {"spark.app.name": "flowc", "spark.ui.enabled": "false",
-                    "spark.ui.showConsoleProgress": "false",
-                    "spark.sql.session.timeZone": "UTC",
-                    "spark.python.worker.reuse": "true", "spark.sql.shuffle.partitions": "8"}
-        settings.update(conf)
-        for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
-            settings[key] = f"{java_opt} {conf[key]}" if key in conf else java_opt
+        settings = session_settings(m, conf, java_opt)
         builder = SparkSession.builder.master(m)
         for k, v in settings.items():
             builder = builder.config(k, v)
@@ -137,6 +134,21 @@ def get_spark(master: str | None = None, verbose: bool = False,
         if url and settings.get("spark.ui.enabled", "").lower() == "true":
             print(f"Spark UI: {url}", file=sys.stderr)
         return spark
+
+
+def session_settings(master: str, conf: Mapping[str, str], java_opt: str) -> dict[str, str]:
+    """The settings a new session starts with: flowc's defaults, then the user's ``conf``;
+    ``java_opt`` (the logging set-up) goes before the user's JVM options."""
+    settings = {"spark.app.name": "flowc", "spark.ui.enabled": "false",
+                "spark.ui.showConsoleProgress": "false",
+                "spark.sql.session.timeZone": "UTC",
+                "spark.python.worker.reuse": "true", "spark.sql.shuffle.partitions": "8"}
+    if master.startswith("local"):  # the workers see the driver's sys.path: flowc is there
+        settings["spark.python.daemon.module"] = DAEMON
+    settings.update(conf)
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        settings[key] = f"{java_opt} {conf[key]}" if key in conf else java_opt
+    return settings
 
 
 def _apply_to_running(spark: Any, conf: Mapping[str, str]) -> None:
