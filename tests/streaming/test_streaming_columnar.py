@@ -20,6 +20,7 @@ import pytest
 from flowc.errors import ConfigError
 from flowc.executor.runtime.core import TimerService
 from flowc.executor.streaming.columnar import plan_columnar, run_columnar_subtask
+from flowc.executor.streaming.commit import SINK_CHUNK, chunk_records
 from flowc.executor.streaming.plan import plan_streaming
 from flowc.executor.streaming.task import SINK, STATS, BatchContext, run_subtask
 from flowc.parser import compile_file, compile_source
@@ -124,6 +125,7 @@ class Driver:
         jg = compile_source(text.format(src=str(work / "in") + "/", head="", sp=sp),
                             str(work / "job.flow")).env.get_job_graph()
         self.plan = plan_streaming(jg)
+        self.sg = jg.stream_graph
         chains = plan_columnar(jg, self.plan)
         assert not isinstance(chains, str), chains
         self.chains = chains
@@ -153,6 +155,10 @@ class Driver:
             for kind, payload in got:
                 if kind == SINK:
                     result["sinks"].setdefault((payload[0], payload[1]), []).append(payload[2])
+                elif kind == SINK_CHUNK:  # columnar: the records as the driver decodes them
+                    declared = self.sg.nodes[payload[0]].output_type
+                    result["sinks"].setdefault((payload[0], payload[1]), []).extend(
+                        r for _, r in chunk_records([payload[1:]], declared))
                 elif kind == STATS:
                     s = dict(payload[2])
                     s.pop("state_bytes")

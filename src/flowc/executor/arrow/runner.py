@@ -15,7 +15,16 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph, JobVertex
 from flowc.errors import ExecutionError, FlowcError
-from flowc.executor.arrow import convert, csvsource, joins, joinspill, merge, sinks, spill
+from flowc.executor.arrow import (
+    convert,
+    csvsource,
+    joins,
+    joinspill,
+    merge,
+    partitioned_sinks,
+    sinks,
+    spill,
+)
 from flowc.executor.arrow.chain import ChainProgram, Member, TaskFailure
 from flowc.executor.arrow.route import Router
 from flowc.executor.failures import wrap
@@ -358,10 +367,15 @@ class _ColumnarJob(_SparkJob):
         spec, node = s.sink, self.sg.nodes[s.node]
         try:
             plan = sinks.plan(spec, node.output_type)
-            if plan is None:
-                return False
             path = sink_path(spec)
-            staged.add(sinks.stage(rdd, s.index, schema, spec, plan, path), path)
+            if plan is not None:
+                staged.add(sinks.stage(rdd, s.index, schema, spec, plan, path), path)
+                return True
+            other = partitioned_sinks.plan(spec, node.output_type)  # partitioned, typed
+            if other is None:
+                return False
+            staged.add(partitioned_sinks.stage(rdd, s.index, schema, spec, other, path,
+                                               node.id), path)
             return True
         except FlowcError as e:
             raise wrap(node, e) from None

@@ -19,9 +19,10 @@ Each task attempt writes into a hidden dir of its own and moves its files into t
 temp dir only after writing all of them, so a failed attempt leaves no part file; the temp
 dir is committed with the job's other outputs (``sinks.Staged``).
 
-``plan`` says which sinks take this path; the others (partitioned sinks, csv with array
-columns, options outside univocity's plain rules, Python API streams) keep the row
-conversion and Spark's writers.
+``plan`` says which sinks take this path; partitioned sinks and Python API streams'
+sinks take ``partitioned_sinks.py``'s, the others (csv with array columns, options
+outside univocity's plain rules, streams without columns) keep the row conversion and
+Spark's writers.
 """
 
 from __future__ import annotations

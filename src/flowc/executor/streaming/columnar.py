@@ -40,10 +40,10 @@ from flowc.executor.runtime.channels import WatermarkValve
 from flowc.executor.runtime.clock import FixedClock, using_clock
 from flowc.executor.runtime.core import LONG_MIN, Operator, TaskInfo
 from flowc.executor.runtime.factory import create_operator
+from flowc.executor.streaming.commit import sink_chunk
 from flowc.executor.streaming.plan import EdgeOut, StreamingPlan, VertexPlan
 from flowc.executor.streaming.task import (
     DEAD,
-    SINK,
     STATS,
     BatchContext,
     _write_snapshot,
@@ -374,8 +374,8 @@ class ColumnarRun:
         s = self.vertex.slots[slot]
         if s.sink is not None:
             if chunk.num_rows and not isinstance(s.sink, DiscardingSink):
-                nid, idx, items = s.member, self.idx, self.items
-                items.extend((SINK, (nid, idx, r)) for r in chunk.rows())
+                # records only at the driver (commit.py): files written from Arrow
+                self.items.append(sink_chunk(s.member, self.idx, chunk))
             return
         from flowc.executor.arrow.runner import only_marks
 

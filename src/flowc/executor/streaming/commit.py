@@ -15,6 +15,11 @@
   lines printed); a replayed batch skips it.
 
 Writes are a temp file plus rename, so a kill -9 leaves a whole marker or none.
+
+A columnar micro-batch's sink records reach the driver as Arrow chunks (``SINK_CHUNK``
+items, ``sink_chunk``): a file sink's part file is written from them (``stage_arrow_part``,
+byte for byte the records' file), print / collect / Kafka sinks get the records decoded
+there (``chunk_records``), at the end.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 
 from flowc.errors import ExecutionError
 
+SINK_CHUNK = -4  # an item kind beside task.SINK / DEAD / STATS: (node, subtask, Arrow IPC)
 KEEP_SINK_MARKERS = 100  # batches of sink markers kept (a replay is of the last batch only)
 RESTORED_BATCH = -1  # the batch a savepoint's state is restored as (Spark's first is 0)
 SOURCE_FILES = "_SOURCE.json"
@@ -156,3 +162,54 @@ def _touch(path: str, text: str = "") -> None:
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
     os.replace(tmp, path)
+
+
+# -- a columnar micro-batch's sink records, as Arrow ------------------------------------------
+
+def sink_chunk(nid: int, idx: int, chunk: Any) -> tuple[int, Any]:
+    """The item carrying a sink's chunk (``convert.Chunk``) of subtask ``idx`` to the
+    driver."""
+    from flowc.executor.arrow import convert
+
+    return SINK_CHUNK, (nid, idx, convert.to_ipc(chunk))
+
+
+def _chunks(parts: list[tuple[int, bytes]], declared: Any) -> list[Any]:
+    """The chunks in subtask order, each subtask's in arrival order (a stable sort)."""
+    from flowc.executor.arrow import convert
+
+    schema = convert.arrow_schema(declared)
+    return [convert.from_ipc(data, schema) for _, data in sorted(parts, key=lambda p: p[0])]
+
+
+def chunk_records(parts: list[tuple[int, bytes]], declared: Any) -> list[tuple[int, Any]]:
+    """``(subtask, record)`` pairs of a sink's chunks (``declared``: the sink's input type),
+    as the row path's SINK items give them."""
+    from flowc.executor.arrow import convert
+
+    schema = convert.arrow_schema(declared)
+    return [(idx, r) for idx, data in parts for r in convert.from_ipc(data, schema).rows()]
+
+
+def stage_arrow_part(spec: Any, columns: Any, parts: list[tuple[int, bytes]],
+                     declared: Any) -> str | None:
+    """The staged part file (a temp dir, as ``sinks.stage_python`` stages it) of a file
+    sink's micro-batch from its chunks; None when the batch had no record for it. Sinks
+    ``part_files`` does not write (and chunks holding pickled records) are written from
+    the decoded records, checked as the row path checks them."""
+    from flowc.executor.arrow import part_files, typed
+    from flowc.executor.sinks import row_checker, shaper, stage_python
+
+    chunks = [c for c in _chunks(parts, declared) if c.num_rows]
+    if not chunks:
+        return None
+
+    def pickled(c: Any) -> bool:
+        b = c.batch
+        return typed.codec_of(b.schema) is not None and \
+            b.column(b.num_columns - 1).null_count < b.num_rows
+    if part_files.writable(spec, columns) and not any(map(pickled, chunks)):
+        return part_files.stage_part(spec, columns, [part_files.chunk_columns(c.batch, columns)
+                                                     for c in chunks])
+    check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
+    return stage_python(spec, columns, [check(r) for c in chunks for r in c.rows()])

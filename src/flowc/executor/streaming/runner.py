@@ -39,7 +39,12 @@ from flowc.executor.sinks import (
     stage_python,
 )
 from flowc.executor.streaming.columnar import run_columnar_subtask
-from flowc.executor.streaming.commit import Checkpoint
+from flowc.executor.streaming.commit import (
+    SINK_CHUNK,
+    Checkpoint,
+    chunk_records,
+    stage_arrow_part,
+)
 from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, VertexPlan, plan_streaming
 from flowc.executor.streaming.sources import (
     BatchShares,
@@ -313,19 +318,29 @@ class _StreamJob:
 
     def _commit(self, batch: int, collected: list[tuple[int, Any]]) -> None:
         records: dict[int, list[tuple[int, Any]]] = {n: [] for n in self.plan.sinks}
+        arrow: dict[int, list[tuple[int, bytes]]] = {}  # columnar: (subtask, chunk IPC)
         dead: dict[int, list[str]] = {}
         for kind, payload in collected:
             if kind == SINK:
                 nid, idx, value = payload
                 records[nid].append((idx, value))
+            elif kind == SINK_CHUNK:
+                arrow.setdefault(payload[0], []).append(payload[1:])
             elif kind == DEAD:
                 dead.setdefault(payload[0], []).append(payload[1])
+        for nid, parts in arrow.items():  # file sinks write the chunks, the others get records
+            if not isinstance(self.plan.sinks[nid], FileSink):
+                records[nid].extend(chunk_records(parts, self.sg.nodes[nid].output_type))
         for nid in sorted(self.plan.sinks):
             spec = self.plan.sinks[nid]
             rows = sorted(records[nid], key=lambda t: t[0])  # subtask, then arrival order
             if isinstance(spec, PrintSink):
                 self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
                                       self._print(s, r, n))
+            elif isinstance(spec, FileSink) and nid in arrow:  # written from Arrow
+                self.ckpt.commit_once(nid, batch, lambda s=spec, n=nid: _place_part(
+                    stage_arrow_part(s, self.plan.sink_columns[n], arrow[n],
+                                     self.sg.nodes[n].output_type), s, batch))
             elif isinstance(spec, FileSink):
                 self.ckpt.commit_once(nid, batch, lambda s=spec, r=rows, n=nid:
                                       self._write_part(s, n, batch, [x for _, x in r]))
@@ -510,6 +525,11 @@ def _place(tmp: str, final: str, batch: int) -> None:
             os.replace(os.path.join(tmp, name), os.path.join(final, f"part-{batch:08d}{ext}"))
     finally:
         abort(tmp)
+
+
+def _place_part(tmp: str | None, spec: FileSink, batch: int) -> None:
+    if tmp is not None:  # None: no record this batch, no part file (as ``_write_part``)
+        _place(tmp, sink_path(spec), batch)
 
 
 def _stop_between_batches(query: Any) -> None:
