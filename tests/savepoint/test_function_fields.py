@@ -6,8 +6,6 @@ a restored job continues with them."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +15,9 @@ from flowc.common import WatermarkStrategy
 from flowc.datastream import Duration, StreamExecutionEnvironment
 from flowc.datastream.connectors.file_system import FileSource, StreamFormat
 from flowc.datastream.functions import MapFunction
-from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.runner import run_streaming
 from flowc.savepoint.restore import restore_savepoint
 from flowc.savepoint.take import take_savepoint
+from streaming.harness import Progress, run_feeding
 
 pytestmark = pytest.mark.spark
 
@@ -47,28 +44,11 @@ def _env(directory: Path) -> StreamExecutionEnvironment:
 def _run(env: StreamExecutionEnvironment, ckpt: Path, land: list[tuple[Path, str]],
          base: int = 0) -> None:
     """Land the files one micro-batch after another, then stop."""
-    done = Checkpoint(str(ckpt))
-    stop = threading.Event()
-
-    def feed() -> None:
-        try:
-            for n, (path, text) in enumerate(land, base + 1):
-                path.write_text(text)
-                deadline = time.monotonic() + 150  # Spark's start-up
-                while time.monotonic() < deadline:
-                    b = done.done_batches()
-                    if b and done.files_read(b[-1]) >= n:
-                        break
-                    time.sleep(0.05)
-        finally:
-            stop.set()
-    t = threading.Thread(target=feed)
-    t.start()
-    try:
-        run_streaming(env.get_job_graph(), checkpoint=str(ckpt), trigger_ms=100, stop=stop)
-    finally:
-        stop.set()
-        t.join()
+    def feed(progress: Progress) -> None:
+        for n, (path, text) in enumerate(land, base + 1):
+            path.write_text(text)
+            progress.files(n)
+    run_feeding(env.get_job_graph(), ckpt, feed)
 
 
 def test_fields_persist_across_batches_and_savepoints(tmp_path: Path,

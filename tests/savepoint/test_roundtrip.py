@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -17,12 +15,12 @@ import pytest
 from flowc.errors import ConfigError
 from flowc.executor import run_reference
 from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.runner import run_streaming
 from flowc.parser import compile_file
 from flowc.savepoint.diff import max_parallelism_error, non_restored_error
 from flowc.savepoint.inspect import inspect_savepoint
 from flowc.savepoint.restore import restore_savepoint
 from flowc.savepoint.take import take_savepoint
+from streaming.harness import Progress, run_feeding
 
 pytestmark = pytest.mark.spark
 
@@ -92,36 +90,13 @@ def _run(job_file: str, ckpt: Path, land: list[int], sentinels: int = 0, *,
         restored = restore_savepoint(str(savepoint), graph, job_file, str(ckpt), allow)
         assert restored is not None
         base = restored.files_read
-    done = Checkpoint(str(ckpt))
-    stop = threading.Event()
-    errors: list[BaseException] = []
 
-    def feed() -> None:
-        try:
-            for k in land:
-                _file(work / "in", k)
-            _sentinels(work / "in", sentinels)
-            want = base + len(land) + sentinels
-            deadline = time.monotonic() + 150  # Spark's start-up on a loaded machine
-            while time.monotonic() < deadline and not stop.is_set():
-                b = done.done_batches()
-                if b and done.files_read(b[-1]) >= want:
-                    return
-                time.sleep(0.05)
-            raise AssertionError(f"the job did not read {want} files in time")
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            stop.set()
-    t = threading.Thread(target=feed)
-    t.start()
-    try:
-        run_streaming(graph.job_graph, checkpoint=str(ckpt), trigger_ms=100, stop=stop)
-    finally:
-        stop.set()
-        t.join()
-    if errors:
-        raise errors[0]
+    def feed(progress: Progress) -> None:
+        for k in land:
+            _file(work / "in", k)
+        _sentinels(work / "in", sentinels)
+        progress.files(base + len(land) + sentinels)
+    run_feeding(graph.job_graph, ckpt, feed)
 
 
 def _expected(work: Path, n_files: int, p: int = 2) -> Counter[tuple[str, ...]]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,6 @@ import pytest
 
 from flowc.errors import ConfigError
 from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.runner import run_streaming
 from flowc.executor.streaming.sources import kafka_options, kafka_resume
 from flowc.operators import KafkaSource, RateDatagenSource
 from flowc.parser import compile_file, compile_source
@@ -25,6 +22,7 @@ from flowc.savepoint.metadata import METADATA_FILE, metadata_from_plan
 from flowc.savepoint.restore import restore_savepoint
 from flowc.savepoint.take import kafka_offsets, take_savepoint
 from flowc.sql import compile_sql
+from streaming.harness import DATAGEN_TRIGGER_MS, run_feeding
 
 KAFKA = """CREATE TABLE clicks (user_id STRING, n INT) WITH (
   'connector' = 'kafka', 'properties.bootstrap.servers' = 'b1:9092',
@@ -121,31 +119,11 @@ def _rows(d: Path) -> list[tuple[int, int, int]]:
     return out
 
 
-# Datagen has rows at every trigger: at an interval shorter than a micro-batch takes, the
-# next batch starts at once, and the stop, which waits for a pause between batches
-# (runner.STOP_WAIT), waited up to a minute per run. 2 s leaves a pause on a loaded machine.
-TRIGGER_MS = 2000
-
-
 def _run_batches(job_file: str, ckpt: Path, n: int) -> None:
     """Run until ``n`` micro-batches completed on ``ckpt``."""
     graph = compile_file(job_file).env.get_job_graph()
-    done = Checkpoint(str(ckpt))
-    stop = threading.Event()
-
-    def watch() -> None:
-        deadline = time.monotonic() + 180
-        while not stop.wait(0.05):
-            b = [x for x in done.done_batches() if x >= 0]
-            if len(b) and b[-1] >= n - 1 or time.monotonic() > deadline:
-                stop.set()
-    t = threading.Thread(target=watch)
-    t.start()
-    try:
-        run_streaming(graph, checkpoint=str(ckpt), trigger_ms=TRIGGER_MS, stop=stop)
-    finally:
-        stop.set()
-        t.join()
+    run_feeding(graph, ckpt, lambda progress: progress.batch(n - 1),
+                trigger_ms=DATAGEN_TRIGGER_MS)
 
 
 @pytest.mark.spark

@@ -5,14 +5,13 @@ files read as bounded sources."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.runner import StreamStats, run_streaming
+from flowc.executor.streaming.runner import StreamStats
+
+from .harness import TRIGGER_MS, run_feeding
 
 SENTINEL = 1_000_000_000_000
 FILES = 4  # files per source before the sentinels
@@ -70,41 +69,12 @@ def sentinels(d: Path) -> None:
         land(d, f"zz{i}.txt", [f"zz,{SENTINEL},0"])
 
 
-def stream(tmp: Path, jg: Any, feed: Callable[[Callable[[int], None]], None],
-           ckpt: Path | None = None, trigger_ms: int = 100) -> StreamStats:
+def stream(tmp: Path, jg: Any, feed: Callable[[Callable[[int], int]], None],
+           ckpt: Path | None = None, trigger_ms: int = TRIGGER_MS) -> StreamStats:
     """Run ``jg`` while ``feed(wait)`` lands files (``wait(n)``: until completed batches
     read ``n`` files of the unbounded sources in all); stop when it returns."""
-    ckpt = ckpt or tmp / "ck"
-    stop = threading.Event()
-    errors: list[BaseException] = []
-    done = Checkpoint(str(ckpt))
-
-    def wait(n: int) -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not stop.is_set():
-            batches = done.done_batches()
-            if done.files_read(batches[-1] if batches else None) >= n:
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"the job did not read {n} files in time")
-
-    def feeder() -> None:
-        try:
-            feed(wait)
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            stop.set()
-    t = threading.Thread(target=feeder)
-    t.start()
-    try:
-        stats = run_streaming(jg, checkpoint=str(ckpt), trigger_ms=trigger_ms, stop=stop)
-    finally:
-        stop.set()
-        t.join()
-    if errors:
-        raise errors[0]
-    return stats
+    return run_feeding(jg, ckpt or tmp / "ck", lambda progress: feed(progress.files),
+                       trigger_ms=trigger_ms)
 
 
 def dirs(tmp: Path, n: int) -> list[Path]:

@@ -6,8 +6,6 @@ checkpoint continues exactly after the last committed row (no gap, no duplicate)
 from __future__ import annotations
 
 import csv
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +13,12 @@ import pytest
 
 from flowc.errors import UnsupportedError
 from flowc.executor import run_reference
-from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.runner import run_streaming
 from flowc.executor.streaming.sources import datagen_rows_per_batch
 from flowc.operators import DatagenSource, RateDatagenSource
 from flowc.sql import compile_sql
 from flowc.transformations import RuntimeExecutionMode
+
+from .harness import DATAGEN_TRIGGER_MS, last_batch, run_feeding
 
 SQL = """SET 'parallelism.default' = '2';
 CREATE TABLE g (id BIGINT, v BIGINT) WITH ('connector' = 'datagen'{rate},
@@ -90,35 +88,11 @@ def _rows(d: Path) -> list[tuple[int, int]]:
     return out
 
 
-# Datagen has rows at every trigger: at an interval shorter than a micro-batch takes, the
-# next batch starts at once, and the stop, which waits for a pause between batches
-# (runner.STOP_WAIT), waited up to a minute per run. 2 s leaves a pause on a loaded machine.
-TRIGGER_MS = 2000
-
-
 def _run_batches(env: Any, ckpt: Path, n: int) -> None:
     """Run until ``n`` more micro-batches completed on ``ckpt``."""
-    done = Checkpoint(str(ckpt))
-
-    def last() -> int:  # the latest completed batch (older snapshots are removed)
-        batches = done.done_batches()
-        return batches[-1] if batches else -1
-    start = last()
-    stop = threading.Event()
-
-    def watch() -> None:
-        deadline = time.monotonic() + 180
-        while not stop.wait(0.05):
-            if last() >= start + n or time.monotonic() > deadline:
-                stop.set()
-    t = threading.Thread(target=watch)
-    t.start()
-    try:
-        run_streaming(env.get_job_graph(), checkpoint=str(ckpt), trigger_ms=TRIGGER_MS,
-                      stop=stop)
-    finally:
-        stop.set()
-        t.join()
+    start = last_batch(ckpt)
+    run_feeding(env.get_job_graph(), ckpt, lambda progress: progress.batch(start + n),
+                trigger_ms=DATAGEN_TRIGGER_MS)
 
 
 @pytest.mark.spark

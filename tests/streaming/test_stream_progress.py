@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,8 @@ from flowc.executor.spark.progress import (
     describe_stream,
     files_waiting,
 )
+
+from .harness import Progress, run_feeding
 
 WM = 1_704_067_203_999  # 2024-01-01 00:00:03.999
 
@@ -95,8 +96,6 @@ def test_flowc_run_shows_the_live_line_on_a_terminal(spark: Any, tmp_path: Path,
                                                      monkeypatch: Any) -> None:
     """A real streaming run with stderr a terminal: the rendered lines carry the batches,
     rows, the source's watermark and lag, files waiting and the state size."""
-    from flowc.executor.streaming.commit import Checkpoint
-    from flowc.executor.streaming.runner import run_streaming
     from flowc.parser import compile_source
 
     src = tmp_path / "in"
@@ -106,32 +105,14 @@ def test_flowc_run_shows_the_live_line_on_a_terminal(spark: Any, tmp_path: Path,
     err = Tty()
     monkeypatch.setattr(sys, "stderr", err)
     monkeypatch.setenv("COLUMNS", "400")  # the whole line (it is cut to the terminal's width)
-    stop = threading.Event()
-    ckpt = tmp_path / "ck"
 
-    def feed() -> None:
-        try:
-            for k in range(2):
-                (src / f".f{k}").write_text(f"user_id,ts\nu1,{k * 6000}\nu2,{k * 6000 + 1}\n")
-                (src / f".f{k}").rename(src / f"f{k}.csv")
-                deadline = time.monotonic() + 120
-                done = Checkpoint(str(ckpt))
-                while time.monotonic() < deadline:
-                    b = done.done_batches()
-                    if done.files_read(b[-1] if b else None) >= k + 1:
-                        break
-                    time.sleep(0.05)
-            time.sleep(1.2)  # a redraw or two after the last batch
-        finally:
-            stop.set()
-    t = threading.Thread(target=feed)
-    t.start()
-    try:
-        stats = run_streaming(jg, checkpoint=str(ckpt), trigger_ms=100, stop=stop,
-                              progress=True, job_name="clicks")
-    finally:
-        stop.set()
-        t.join()
+    def feed(progress: Progress) -> None:
+        for k in range(2):
+            (src / f".f{k}").write_text(f"user_id,ts\nu1,{k * 6000}\nu2,{k * 6000 + 1}\n")
+            (src / f".f{k}").rename(src / f"f{k}.csv")
+            progress.files(k + 1)
+        time.sleep(1.2)  # a redraw or two after the last batch
+    stats = run_feeding(jg, tmp_path / "ck", feed, progress=True, job_name="clicks")
     lines = _lines(err)
     assert stats.batches >= 2 and lines
     last = lines[-1]

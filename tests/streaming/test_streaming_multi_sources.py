@@ -19,6 +19,7 @@ from flowc.executor.streaming.commit import Checkpoint
 from flowc.executor.streaming.plan import plan_streaming
 from flowc.parser import compile_file
 
+from .harness import DATAGEN_TRIGGER_MS
 from .multi_harness import SENTINEL, land, stream
 
 JOB = """set parallelism = 2;
@@ -178,9 +179,8 @@ gen | union files | print 'all';
         land(tmp_path / "in", "a.csv", ["n", "-1", "-2"])
         wait(40 + 1)
 
-    # a batch every 2 s (40 rows each): at 100 ms, 2 rows a batch took 20 batches, and
-    # datagen's back-to-back batches kept the stop waiting for a pause (runner.STOP_WAIT)
-    stats = stream(tmp_path, jg, feed, trigger_ms=2000)
+    # 40 rows a batch (at 100 ms, 2 rows a batch took 20 batches)
+    stats = stream(tmp_path, jg, feed, trigger_ms=DATAGEN_TRIGGER_MS)
     values = [int(line.split("> ", 1)[1].strip("+I[]")) for line in stats.printed]
     assert {-1, -2} <= set(values)
     generated = sorted(v for v in values if v > 0)

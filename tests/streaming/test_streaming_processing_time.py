@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.runner import run_streaming
 from flowc.parser import compile_file
+
+from .harness import run_feeding
 
 JOB = """source clicks (user_id string)
   from csv 'in/' monitor every 100ms;
@@ -61,35 +60,7 @@ def _run(work: Path, feed: Callable[[Callable[[int], int]], None]) -> None:
     """Run the job while ``feed(wait)`` lands files; ``wait(n)`` waits until the
     checkpoint's completed micro-batches read ``n`` files and returns the last batch id."""
     jg = compile_file(str(work / "job.flow")).env.get_job_graph()
-    stop = threading.Event()
-    ck = Checkpoint(str(work / "ck"))
-    errors: list[BaseException] = []
-
-    def wait(n: int) -> int:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            done = ck.done_batches()
-            if done and ck.files_read(done[-1]) >= n:
-                return done[-1]
-            time.sleep(0.05)
-        raise AssertionError(f"no micro-batch read {n} files")
-
-    def feeder() -> None:
-        try:
-            feed(wait)
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            stop.set()
-    t = threading.Thread(target=feeder)
-    t.start()
-    try:
-        run_streaming(jg, checkpoint=str(work / "ck"), trigger_ms=100, stop=stop)
-    finally:
-        stop.set()
-        t.join()
-    if errors:
-        raise errors[0]
+    run_feeding(jg, work / "ck", lambda progress: feed(progress.files))
 
 
 @pytest.mark.spark

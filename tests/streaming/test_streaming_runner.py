@@ -6,8 +6,6 @@ positioned error before Spark starts."""
 from __future__ import annotations
 
 import csv
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,8 @@ from flowc.executor import run_reference
 from flowc.executor.streaming.commit import Checkpoint
 from flowc.executor.streaming.runner import StreamStats, parse_trigger, run_streaming
 from flowc.parser import compile_file, compile_source
+
+from .harness import Progress, run_feeding
 
 JOB = """set parallelism = 2;
 {mode}
@@ -71,39 +71,11 @@ def _rows(d: Path) -> Counter[tuple[str, ...]]:
     return out
 
 
-def _run(work: Path, ckpt: Path, feed: Callable[[Callable[[int], None]], None]) -> StreamStats:
+def _run(work: Path, ckpt: Path, feed: Callable[[Callable[[int], int]], None]) -> StreamStats:
     """Run the job while ``feed(wait_files)`` lands files (``wait_files(n)`` waits until
     completed micro-batches of this checkpoint have read n files); stop when it returns."""
     jg = compile_file(str(work / "job.flow")).env.get_job_graph()
-    stop = threading.Event()
-    errors: list[BaseException] = []
-    done = Checkpoint(str(ckpt))
-
-    def wait_files(n: int) -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not stop.is_set():
-            batches = done.done_batches()
-            if done.files_read(batches[-1] if batches else None) >= n:
-                break
-            time.sleep(0.05)
-
-    def feeder() -> None:
-        try:
-            feed(wait_files)
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            stop.set()
-    t = threading.Thread(target=feeder)
-    t.start()
-    try:
-        stats = run_streaming(jg, checkpoint=str(ckpt), trigger_ms=100, stop=stop)
-    finally:
-        stop.set()
-        t.join()
-    if errors:
-        raise errors[0]
-    return stats
+    return run_feeding(jg, ckpt, lambda progress: feed(progress.files))
 
 
 def _expected(work: Path, source_parallelism: int = 1) -> tuple[Counter[tuple[str, ...]], Any]:
@@ -268,25 +240,12 @@ def _stream_texts(tmp_path: Path, build: Callable[[Any], Any], texts: list[str])
     d = tmp_path / "in"
     d.mkdir()
     jg = _lines_job(d, build)
-    stop = threading.Event()
-    ckpt = Checkpoint(str(tmp_path / "ck"))
 
-    def feed() -> None:
-        try:
-            for k, text in enumerate(texts):
-                (d / f"f{k}.txt").write_text(text + "\n")
-                deadline = time.monotonic() + 60
-                while (ckpt.done_batches() or [-1])[-1] < k and time.monotonic() < deadline:
-                    time.sleep(0.05)
-        finally:
-            stop.set()
-    t = threading.Thread(target=feed)
-    t.start()
-    try:
-        stats = run_streaming(jg, checkpoint=str(tmp_path / "ck"), trigger_ms=100, stop=stop)
-    finally:
-        stop.set()
-        t.join()
+    def feed(progress: Progress) -> None:
+        for k, text in enumerate(texts):
+            (d / f"f{k}.txt").write_text(text + "\n")
+            progress.batch(k)
+    stats = run_feeding(jg, tmp_path / "ck", feed)
     assert stats.batches == len(texts)
     return [line.split("> ", 1)[1] for line in stats.printed]
 
