@@ -40,6 +40,7 @@ from flowc.executor.runtime.channels import WatermarkValve
 from flowc.executor.runtime.clock import FixedClock, using_clock
 from flowc.executor.runtime.core import LONG_MIN, Operator, TaskInfo
 from flowc.executor.runtime.factory import create_operator
+from flowc.executor.streaming.converters import CONVERTERS, MAP_LIKE
 from flowc.executor.streaming.plan import EdgeOut, StreamingPlan, VertexPlan
 from flowc.executor.streaming.task import (
     DEAD,
@@ -57,7 +58,8 @@ from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, P
 ROWS = 65536  # records per chunk read from a file
 # Member kinds whose state has a converter to the row snapshot (or none to convert).
 _KINDS = frozenset({"source", "timestamps", "map", "filter", "flat_map", "window", "row_op",
-                    "sink"})
+                    "sink", *MAP_LIKE, *CONVERTERS})
+_MAPS = ("map", "filter", "flat_map", *MAP_LIKE)
 _SINKS = (PrintSink, FileSink, DiscardingSink, CollectSink)
 
 
@@ -126,6 +128,8 @@ def _unsupported(m: Member) -> str | None:
                 "which the row snapshot's accumulators cannot give back")
     if m.kind == "sink" and not isinstance(m.spec, _SINKS):
         return f"'{m.name}' is a sink kind the streaming executor lacks"
+    if m.kind in CONVERTERS:
+        return CONVERTERS[m.kind].why_not(m)
     return None
 
 
@@ -193,6 +197,7 @@ class ColumnarRun:
             steps[nid] = self._tracked(nid, steps[nid])
         # The row operators whose snapshot entries stand for the columnar members' state.
         self.rows: dict[int, Operator] = {}
+        self.inner: set[int] = set()  # members whose row operator is the member's own
         info = (plan.parallelism, plan.max_parallelism)
         for m in plan.members:
             spec = m.spec if m.kind == "operator" else m.wm
@@ -202,9 +207,15 @@ class ColumnarRun:
             if kind == "row_op":
                 self.rows[m.nid] = self.program.windows[m.nid].op  # type: ignore[attr-defined]
                 continue
+            if kind in CONVERTERS:  # a member that runs the row operator itself
+                inner = CONVERTERS[kind].inner(self.program.windows.get(m.nid))
+                if inner is not None:
+                    self.rows[m.nid] = inner
+                    self.inner.add(m.nid)
+                    continue
             op = create_operator(spec, TaskInfo(m.name, subtask, info[0], info[1], False),
                                  m.keys)
-            if kind in ("window", "timestamps"):
+            if kind in ("window", "timestamps") or kind in CONVERTERS:
                 op.open()  # their state fields are made in open()
             self.rows[m.nid] = op
 
@@ -251,10 +262,10 @@ class ColumnarRun:
     def _restore(self, nid: int, saved: dict[str, Any]) -> None:
         kind = self.kinds[nid]
         op = self.rows[nid]
-        if kind == "row_op":
+        if kind == "row_op" or nid in self.inner:
             restore_operator(op, saved)
             return
-        if kind in ("map", "filter", "flat_map"):
+        if kind in _MAPS:
             self.wms[nid] = saved.get("watermark", LONG_MIN)
             for fn, fields in zip(self._functions(nid), saved.get("functions", ()),
                                   strict=False):
@@ -270,6 +281,9 @@ class ColumnarRun:
 
             window_from_row(op, self.program.windows[nid],  # type: ignore[arg-type]
                             self.program.members[nid].in_schema)
+            self.wms[nid] = op.watermark
+        elif kind in CONVERTERS:
+            CONVERTERS[kind].from_row(op, self.program.windows[nid], self.program.members[nid])
             self.wms[nid] = op.watermark
 
     def snapshot(self) -> dict[str, Any]:
@@ -293,11 +307,13 @@ class ColumnarRun:
 
             window_to_row(self.program.windows[nid], op,  # type: ignore[arg-type]
                           self.program.members[nid].in_schema)
-        if kind != "row_op":
+        if kind in CONVERTERS and nid not in self.inner:
+            CONVERTERS[kind].to_row(self.program.windows[nid], op, self.program.members[nid])
+        if kind != "row_op" and nid not in self.inner:
             op.watermark = self.wms[nid]
             op.timers.current_watermark = self.wms[nid]
         state = operator_state(op)
-        if kind in ("map", "filter", "flat_map"):
+        if kind in _MAPS:
             fields = [{k: v for k, v in fn.__dict__.items() if _plain(v)}
                       for fn in self._functions(nid)]
             if any(fields):
@@ -307,7 +323,8 @@ class ColumnarRun:
     def close(self) -> None:
         self.program.close()
         for nid, op in self.rows.items():
-            if self.kinds[nid] == "window":
+            if self.kinds[nid] == "window" or (self.kinds[nid] in CONVERTERS
+                                               and nid not in self.inner):
                 op.close()
 
     # -- input ------------------------------------------------------------------------
