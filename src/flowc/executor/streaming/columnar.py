@@ -123,9 +123,6 @@ def _unsupported(m: Member) -> str | None:
     if m.kind not in _KINDS:
         return (f"'{m.name}' ({m.kind}) has no converter to the row path's snapshots yet "
                 "(it runs row by row)")
-    if m.kind == "window" and int(m.spec.allowed_lateness):
-        return (f"'{m.name}' has an allowed lateness: its columnar state keeps the rows, "
-                "which the row snapshot's accumulators cannot give back")
     if m.kind == "sink" and not isinstance(m.spec, _SINKS):
         return f"'{m.name}' is a sink kind the streaming executor lacks"
     if m.kind in CONVERTERS:
