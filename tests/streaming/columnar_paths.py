@@ -20,7 +20,8 @@ from flowc.parser import compile_source
 
 from .test_streaming_columnar import Driver, _norm
 
-__all__ = ["Driver", "SqlDriver", "model_lines", "printed", "_norm", "row_and_columnar"]
+__all__ = ["Driver", "RowDriver", "SqlDriver", "batch_time", "model_lines", "printed", "_norm",
+           "row_and_columnar"]
 
 
 class SqlDriver(Driver):
@@ -40,9 +41,23 @@ class SqlDriver(Driver):
         self.chains = chains
 
 
+class RowDriver(Driver):
+    """``Driver`` for a job whose micro-batches may run row by row only (``chains``: the
+    reason, a str, when they do)."""
+
+    def __init__(self, text: str, work: Path, sp: int = 1) -> None:
+        self.work = work
+        (work / "in").mkdir(exist_ok=True)
+        jg = compile_source(text.format(src=str(work / "in") + "/", head="", sp=sp),
+                            str(work / "job.flow")).env.get_job_graph()
+        self.jg = jg
+        self.plan = plan_streaming(jg)
+        self.chains = plan_columnar(jg, self.plan)  # type: ignore[assignment]
+
+
 def job_graph(d: Driver, text: str) -> Any:
     """The job graph of a .flow driver's script (the driver keeps only its plan)."""
-    if isinstance(d, SqlDriver):
+    if isinstance(d, (SqlDriver, RowDriver)):
         return d.jg
     return compile_source(text.format(src=str(d.work / "in") + "/", head="", sp=1),
                           str(d.work / "job.flow")).env.get_job_graph()
@@ -61,13 +76,19 @@ def printed(d: Driver, results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def model_lines(jg: Any, files: list[list[str]]) -> Any:
+def model_lines(jg: Any, files: list[list[str]], timed: bool = False) -> Any:
     """The micro-batch model's run of a job with one monitored source over ``files`` (per
-    batch)."""
+    batch); ``timed``: with the batches' timestamps ``Driver.batch`` runs them at."""
     from flowc.planner.stream_graph import NodeKind
 
     (source,) = [n.id for n in jg.stream_graph.nodes.values() if n.kind is NodeKind.SOURCE]
-    return run_reference(jg, micro_batches=MicroBatches({source: files}))
+    times = [batch_time(b) for b in range(len(files))] if timed else None
+    return run_reference(jg, micro_batches=MicroBatches({source: files}, times))
+
+
+def batch_time(b: int) -> int:
+    """Batch ``b``'s processing time in ``Driver.batch`` (Spark's batchTimestampMs)."""
+    return 1_000 + 700 * b
 
 
 def row_and_columnar(d: Driver, files: list[list[str]]) -> dict[str, list[Any]]:
