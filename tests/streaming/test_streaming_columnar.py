@@ -269,9 +269,10 @@ def test_what_keeps_a_job_on_the_row_path(tmp_path: Path,
     assert "idleness timeout" in reason(lateness)
     forced_row = CLICKS.format(src=src, sp=1, head="set flowc.executor = row;\n")
     assert reason(forced_row) == "flowc.executor = row"
-    datagen = ("source g (k int, ts timestamp) from datagen rows 10 every 1s "
-               "watermark ts - 1s;\ng | key by k | window tumbling 1s | aggregate count(*) "
-               "as n | print;")
+    datagen = (f"source c (k int, ts timestamp) from csv '{src}' monitor every 100ms "
+               "watermark ts - 1s;\nsource g (k int, ts timestamp) from datagen rows 10 "
+               "watermark ts - 1s;\nc | union g | key by k | window tumbling 1s "
+               "| aggregate count(*) as n | print;")  # a bounded source beside
     assert "not a monitored csv / json / parquet directory" in reason(datagen)
     auto = compile_source(lateness, "job.flow").env.get_job_graph()
     assert _columnar_plan(auto, plan_streaming(auto), True) is None  # -v says why

@@ -53,7 +53,14 @@ from flowc.executor.streaming.task import (
     restore_operator,
     snapshot_path,
 )
-from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
+from flowc.operators import (
+    CollectSink,
+    DiscardingSink,
+    FileSink,
+    FileSource,
+    PrintSink,
+    TextLineFileSource,
+)
 
 ROWS = 65536  # records per chunk read from a file
 # Member kinds whose state has a converter to the row snapshot (or none to convert).
@@ -82,14 +89,15 @@ class ColumnarVertex:
 
 def plan_columnar(job_graph: JobGraph, plan: StreamingPlan) -> dict[str, ColumnarVertex] | str:
     """Per vertex, its columnar chain; or why the job's micro-batches run row by row."""
-    from flowc.executor.arrow.plan import OPTION, executor_choice, plan_members
+    from flowc.executor.arrow.plan import OPTION, STREAM_RECORDS, executor_choice, plan_members
 
     if executor_choice(job_graph) == "row":
         return f"{OPTION} = row"
     for s in plan.sources:
-        if s.bounded or type(s.spec) is not FileSource:
+        if s.bounded or not isinstance(s.spec, (FileSource, *STREAM_RECORDS)) or \
+                isinstance(s.spec, TextLineFileSource):
             return (f"'{plan.names[s.node]}' is not a monitored csv / json / parquet "
-                    "directory (other sources run row by row)")
+                    "directory, a socket or datagen (other sources run row by row)")
     members = plan_members(job_graph)
     if isinstance(members, str):
         return members
@@ -331,6 +339,8 @@ class ColumnarRun:
         results) through the chain; then the generator's periodic watermark."""
         if share is None:
             return None
+        if not isinstance(spec, FileSource):  # datagen, socket: their records as columns
+            return self._run_records(spec, share)
         from flowc.executor.arrow import csvsource
         from flowc.executor.runtime import files
 
@@ -357,6 +367,33 @@ class ColumnarRun:
                         break
                     self.records_in += chunk.num_rows
                     self.program.push(head.nid, chunk)
+        self._periodic()
+        return bad
+
+    def _run_records(self, spec: Any, share: Any) -> Any:
+        """A datagen / socket subtask's share (``streaming.sources.source_records``: the
+        row path's records and parse errors), pushed as chunks of ``ROWS`` records."""
+        from flowc.executor.streaming.sources import bad_rows, source_records
+
+        head = self.vertex.members[0]
+        schema = convert.arrow_schema(head.out_schema)
+        bad = bad_rows(spec)
+        records = source_records(spec, share, bad)
+        while True:
+            try:
+                got = [r for _, r in zip(range(ROWS), records)]
+                chunk = convert.from_rows([v for v, _ in got], [t for _, t in got], schema)
+            except Exception as e:
+                raise TaskFailure(head.nid, e) from None
+            if not got:
+                break
+            self.records_in += chunk.num_rows
+            self.program.push(head.nid, chunk)
+        self._periodic()
+        return bad
+
+    def _periodic(self) -> None:
+        head = self.vertex.members[0]
         gen = self.program.generators.get(head.nid) if head.kind == "timestamps" else None
         if gen is not None and gen.on and gen.max_ts != LONG_MIN and \
                 gen.max_ts - gen.delay > gen.emitted:
@@ -364,7 +401,6 @@ class ColumnarRun:
             gen.emitted = gen.max_ts - gen.delay
             self.program.push_from(head.nid, merge.empty_marked(
                 self.program.schemas[head.nid], gen.emitted))
-        return bad
 
     def run_input(self, items: Iterable[Any]) -> None:
         """The received chunks merged by channel (the row path's rule), each channel's
