@@ -9,8 +9,9 @@ State between micro-batches is the row path's snapshot, in its format: every mem
 the columnar members' state converted to and from it (the STREAMING window aggregate's
 groups as the WindowOperator's accumulators and timers; a watermark generator's maximum,
 last watermark and record count; a map's watermark and its function's fields; a runtime
-operator inside the chain is the row operator itself) - plus the input channels'
-watermarks (``channels``). So a checkpoint written by one path resumes on the other, and
+operator inside the chain is the row operator itself; the other kinds' converters are
+registered in ``converters.py``: a rolling aggregate's keys as the row ReduceOperator's
+values) - plus the input channels' watermarks (``channels``). So a checkpoint written by one path resumes on the other, and
 savepoints read and write the same files. A member without a converter keeps the job on
 the row path (``plan_columnar`` says why).
 
