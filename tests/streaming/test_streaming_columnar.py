@@ -270,21 +270,23 @@ def test_what_keeps_a_job_on_the_row_path(tmp_path: Path,
     def reason(text: str) -> Any:
         jg = compile_source(text, "job.flow").env.get_job_graph()
         return plan_columnar(jg, plan_streaming(jg))
-    lateness = SLIDING.format(src=src).replace("late into", "allowed lateness 1s late into")
-    assert "allowed lateness" in reason(lateness)
+    lateness = SLIDING.format(src=src).replace("watermark ts - 1s",
+                                               "watermark ts - 1s idle after 10s")
+    assert "idleness timeout" in reason(lateness)
     forced_row = CLICKS.format(src=src, sp=1, head="set flowc.executor = row;\n")
     assert reason(forced_row) == "flowc.executor = row"
-    datagen = ("source g (k int, ts timestamp) from datagen rows 10 every 1s "
-               "watermark ts - 1s;\ng | key by k | window tumbling 1s | aggregate count(*) "
-               "as n | print;")
+    datagen = (f"source c (k int, ts timestamp) from csv '{src}' monitor every 100ms "
+               "watermark ts - 1s;\nsource g (k int, ts timestamp) from datagen rows 10 "
+               "watermark ts - 1s;\nc | union g | key by k | window tumbling 1s "
+               "| aggregate count(*) as n | print;")  # a bounded source beside
     assert "not a monitored csv / json / parquet directory" in reason(datagen)
     auto = compile_source(lateness, "job.flow").env.get_job_graph()
     assert _columnar_plan(auto, plan_streaming(auto), True) is None  # -v says why
-    assert "micro-batches run row by row: 'SlidingEventTimeWindows' has an allowed " \
-        "lateness" in capsys.readouterr().err
+    assert "micro-batches run row by row: 'Source: clicks' has an idleness timeout" \
+        in capsys.readouterr().err
     forced = compile_source("set flowc.executor = columnar;\n" + lateness,
                             "job.flow").env.get_job_graph()
-    with pytest.raises(ConfigError, match="cannot run columnar: .*allowed lateness"):
+    with pytest.raises(ConfigError, match="cannot run columnar: .*idleness timeout"):
         _columnar_plan(forced, plan_streaming(forced), False)
 
 

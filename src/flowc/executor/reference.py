@@ -26,12 +26,19 @@ from flowc.api.functions import Function
 from flowc.chaining.job_graph import JobGraph
 from flowc.errors import FlowcError
 from flowc.executor.failures import wrap
-from flowc.executor.reference_batches import MicroBatches, check_model, source_batches
+from flowc.executor.reference_batches import (
+    MicroBatches,
+    ModelSteps,
+    check_model,
+    idleness_of,
+)
 from flowc.executor.reference_outputs import Outputs, sink_buffer, subtask_source, write_files
-from flowc.executor.reference_stream import BATCH_END, BLOCKED, Channel, batch_merge, stream_merge
+from flowc.executor.reference_stream import BLOCKED, Channel, batch_merge, stream_merge
 from flowc.executor.result import JobResult, VertexMetrics
 from flowc.executor.routing import BROADCAST, make_selector
 from flowc.executor.runtime import LONG_MAX, TaskInfo, Watermark, create_operator, files
+from flowc.executor.runtime.channels import WatermarkStatus
+from flowc.executor.runtime.clock import FixedClock, using_clock
 from flowc.executor.runtime.core import Operator
 from flowc.executor.runtime.sources import source_watermarks
 from flowc.executor.sinks import check_sink, print_text
@@ -87,6 +94,20 @@ class _Emitter:
         for _, _, chans, targets in self.edges:
             for t in targets:
                 chans[t].end_batch(batch)
+
+    def timers_fired(self, batch: int) -> None:
+        """The micro-batch model: the end of the records this subtask's processing-time
+        timers emitted at the start of ``batch``."""
+        for _, _, chans, targets in self.edges:
+            for t in targets:
+                chans[t].timers_fired(batch)
+
+    def status(self, idle: bool) -> None:
+        """A watermark status (idle / active) to the main output's consumers."""
+        for e, _, chans, targets in self.edges:
+            if e.output_tag is None:
+                for t in targets:
+                    chans[t].append((WatermarkStatus, idle))
 
     def close(self) -> None:
         """The subtask finished: its consumers' channels get nothing more."""
@@ -287,7 +308,7 @@ def _subtask_copy(spec: Any) -> Any:
     return spec if copied is None else copied
 
 
-class _Subtask:
+class _Subtask(ModelSteps):
     """One subtask of one node, run a step at a time (see the module docstring)."""
 
     def __init__(self, node: StreamNode, subtask: int, wiring: Wiring, batch: bool,
@@ -310,10 +331,15 @@ class _Subtask:
                 for k in wiring.producers_of(e, subtask):
                     chans.append(channels.setdefault((id(e), k, subtask), Channel()))
                     inputs.append(e.type_number or 1)
+            timers = None if micro is None or micro.timestamps is None else \
+                "head" if chains.jg.vertex_of_node(node.id).head == node.id else "chained"
             self.merged = stream_merge(chans, inputs, batch) if micro is None else \
-                batch_merge(chans, inputs)
+                batch_merge(chans, inputs, timers)
         self.is_sink = node.kind is NodeKind.SINK
         self.sink: list[Any] | None = None
+        # the micro-batch model with timestamps: the batch's processing time, idleness
+        self.clock = FixedClock(0)
+        self.idleness: Any = None
 
     def step(self) -> bool:
         """Run until blocked or finished; True when finished (its chain told)."""
@@ -322,7 +348,12 @@ class _Subtask:
             if self.is_sink:
                 self.sink = sink_buffer(self.node, self.subtask, self.p, self.outs,
                                          self._batch_key())
-        if self.micro is not None:
+            self.idleness = idleness_of(self.op, self.micro)
+        if self.micro is not None and self.micro.timestamps is not None:
+            with using_clock(self.clock):
+                done = self._source_batches() if self.node.kind is NodeKind.SOURCE else \
+                    self._consume_batches()
+        elif self.micro is not None:
             done = self._source_batches() if self.node.kind is NodeKind.SOURCE else \
                 self._consume_batches()
         else:
@@ -362,74 +393,6 @@ class _Subtask:
         """Sink outputs are kept per (micro-batch, node, subtask) in the model: printed
         batch by batch, as the streaming executor prints them."""
         return () if self.micro is None else (self.batch_no,)
-
-    def _source_batches(self) -> bool:
-        """The micro-batch model's source subtask (``reference_batches.source_batches``)."""
-        op, emitter = self.op, self.emitter
-        assert emitter is not None and self.micro is not None
-        if self.source is None:
-            bounded = getattr(self.node.operator, "bounded", True)
-            whole = iter(subtask_source(self.node, self.subtask, self.p, self.outs)) \
-                if bounded else iter(())
-            bad = None
-            if not bounded and isinstance(self.node.operator, FileSource):
-                bad = self.outs.dead.setdefault(self.node.id, files.BadRows(self.node.operator))
-            self.source = source_batches(self.node, self.subtask, self.p, self.micro, whole,
-                                         bad)
-        n = 0
-        emit = emitter.out if op is None else op.process
-        for kind, x in self.source:
-            if kind == 0:
-                emit(x, None)
-                n += 1
-                if n == SOURCE_BATCH:
-                    break
-            elif kind == 2:  # a bounded source's end of input
-                emitter.out_wm(LONG_MAX) if op is None else op.on_watermark(LONG_MAX)
-            else:
-                if op is not None and not getattr(self.node.operator, "bounded", True):
-                    op.emit_periodic()  # type: ignore[attr-defined]
-                emitter.end_batch(x)
-                self.batch_no = x + 1
-        else:
-            self.n_in += n
-            return True  # stopped after the last batch: no end of input, no finish
-        self.n_in += n
-        return False
-
-    def _consume_batches(self) -> bool:
-        """The micro-batch model's consumer: a batch-end goes on to the outputs; after the
-        last batch the job is stopped, not finished (no ``finish``)."""
-        op, emitter = self.op, self.emitter
-        assert emitter is not None
-        n = 0
-        try:
-            for item in self.merged:
-                if item is BLOCKED:
-                    return False
-                i, v, ts = item
-                if v is BATCH_END:
-                    self.batch_no = ts + 1
-                    if self.is_sink:
-                        self.sink = sink_buffer(self.node, self.subtask, self.p, self.outs,
-                                                 self._batch_key())
-                    else:
-                        emitter.end_batch(ts)
-                elif i == 0:
-                    if op is not None:
-                        op.on_watermark(ts)
-                else:
-                    n += 1
-                    if self.is_sink:
-                        if self.sink is not None:
-                            self.sink.append(v)
-                    else:
-                        assert op is not None
-                        (op.process2 if i == 2 and op.two_input else
-                         op.process1 if op.two_input else op.process)(v, ts)
-            return True
-        finally:
-            self.n_in += n
 
     def _consume(self) -> bool:
         op, sink = self.op, self.sink

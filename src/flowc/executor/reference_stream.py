@@ -24,6 +24,9 @@ BLOCKED = object()
 # The end of a micro-batch in a channel (``(BATCH_END, batch)``), in the reference
 # executor's micro-batch model only (``reference_batches``).
 BATCH_END = object()
+# After the records a producer's processing-time timers emitted at the start of a
+# micro-batch (``(TIMERS, batch)``): a chained consumer fires its own timers there.
+TIMERS = object()
 
 
 class Channel:
@@ -41,6 +44,9 @@ class Channel:
     def end_batch(self, batch: int) -> None:
         self.items.append((BATCH_END, batch))
         self.ends += 1
+
+    def timers_fired(self, batch: int) -> None:
+        self.items.append((TIMERS, batch))
 
 
 def stream_merge(channels: Sequence[Channel], inputs: Sequence[int],
@@ -85,12 +91,17 @@ def stream_merge(channels: Sequence[Channel], inputs: Sequence[int],
         live = still
 
 
-def batch_merge(channels: Sequence[Channel], inputs: Sequence[int]) -> Iterator[Any]:
+def batch_merge(channels: Sequence[Channel], inputs: Sequence[int],
+                timers: str | None = None) -> Iterator[Any]:
     """The micro-batch model's merge, as the streaming executor's consumer subtask merges a
     micro-batch (``streaming.task.SubtaskRun.run_input``): once every channel holds its
     whole batch *b* (up to its end marker, or it is done), the batch's elements are merged
     by ``merge_with_valve`` (round robin by position, restarting with each batch; the
-    channels' watermarks carry over in one valve), then ``(0, BATCH_END, b)``."""
+    channels' watermarks carry over in one valve), then ``(0, BATCH_END, b)``.
+    ``timers``: when the consumer fires its processing-time timers, ``(0, TIMERS, b)``:
+    ``head`` (a vertex head) before the batch's elements, ``chained`` (its one channel
+    from its chain predecessor) after the elements before the predecessor's ``TIMERS``
+    mark; None: never (processing time not modelled)."""
     from flowc.executor.runtime.channels import WatermarkValve, merge_with_valve
 
     valve = WatermarkValve(len(channels))
@@ -102,14 +113,23 @@ def batch_merge(channels: Sequence[Channel], inputs: Sequence[int]) -> Iterator[
         if all(ch.done and not ch.items for ch in channels):
             return
         lists: list[list[tuple[Any, Any]]] = []
+        first: list[tuple[Any, Any]] = []  # chained: the predecessor's timers' records
         for ch in channels:
             taken: list[tuple[Any, Any]] = []
             while ch.items:
                 el = ch.items.popleft()
                 if el[0] is BATCH_END:
                     break
+                if el[0] is TIMERS:
+                    if timers == "chained":
+                        first, taken = taken, []
+                    continue
                 taken.append(el)
             lists.append(taken)
+        if timers == "chained":
+            yield from merge_with_valve([first], inputs, valve)
+        if timers is not None:
+            yield 0, TIMERS, batch
         yield from merge_with_valve(lists, inputs, valve)
         yield 0, BATCH_END, batch
         batch += 1

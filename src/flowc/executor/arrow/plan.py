@@ -29,9 +29,11 @@ from flowc.operators import (
     FlatMapOp,
     MapOp,
     PrintSink,
+    RateDatagenSource,
     ReduceOp,
     RowFormatFileSink,
     SequenceSource,
+    SocketSource,
     TextLineFileSource,
     WindowOp,
 )
@@ -42,6 +44,9 @@ from flowc.types import Schema
 OPTION = "flowc.executor"
 # Sources the runner reads with ``runtime.sources.source_values``, then converts to batches.
 IN_MEMORY = (CollectionSource, SequenceSource, DatagenSource, TextLineFileSource)
+# STREAMING sources whose micro-batch shares are records (``streaming/columnar.py`` puts
+# them into columns): datagen without a row limit and sockets.
+STREAM_RECORDS = (RateDatagenSource, SocketSource)
 CHOICES = ("auto", "columnar", "row")
 
 
@@ -94,7 +99,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
             if node.kind is NodeKind.SOURCE:
                 # In-memory sources: for Python API streams (.flow ones stay as they were).
                 if not isinstance(spec, FileSource) and not (
-                        isinstance(spec, IN_MEMORY) and not isinstance(schema, Schema)):
+                        isinstance(spec, IN_MEMORY) and not isinstance(schema, Schema)) \
+                        and not (isinstance(spec, STREAM_RECORDS) and not batch):
                     return f"'{node.name}' is a source kind the columnar executor lacks"
                 # A source applying its own watermark strategy assigns timestamps itself.
                 wm = source_watermarks(node)

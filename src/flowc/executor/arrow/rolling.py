@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.kernels import as_array, compile_expr
-from flowc.executor.arrow.running import COUNTED, _last_of_groups, group_ids, running
+from flowc.executor.arrow.running import COUNTED, _cumsum_int, _last_of_groups, group_ids, running
 from flowc.parser.changes import RollingChanges, RollingMerge, RollingStart
 from flowc.types import Field, Schema
 from flowc.vector import VAggregate, vector_of
@@ -154,10 +154,21 @@ class RollingAggregate:
             if a is not None:
                 self.arg_col[i] = in_schema.names[col]
                 col += 1
+        # The state's column types (``_rows``), for state restored from a row snapshot.
+        self.key_types = [in_schema.field(i).type for i in range(key_count)]
+        self.value_types = [pa.int64() if i not in self.arg_col else
+                            _summed(in_schema.field(self.arg_col[i]).type)
+                            if kind in ("sum", "avg") else
+                            in_schema.field(self.arg_col[i]).type
+                            for i, kind in enumerate(agg.kinds)]
         self.out_schema = out_schema
         self.streaming = streaming
-        # Per key, in first-seen order: key fields, running v<i> / w<i>, last timestamp.
+        # Per key, in first-seen order: key fields, running v<i> / w<i>, last timestamp,
+        # its number of records (``n``).
         self.state: pa.Table | None = None
+        # STREAMING: per state row, the key's output fields before its last record (the
+        # row ReduceOperator's state holds them: ``streaming/rolling_state.py``).
+        self.prev: list[pa.Array] | None = None
 
     def _rows(self, c: Chunk) -> pa.Table:
         """The chunk as state-shaped rows: one record's values and counts each."""
@@ -166,10 +177,8 @@ class RollingAggregate:
         for i, kind in enumerate(self.kinds):
             v = c.batch.column(self.arg_col[i]) if i in self.arg_col else \
                 pa.nulls(n, pa.int64())
-            if kind in ("sum", "avg") and pa.types.is_floating(v.type):
-                v = pc.cast(v, pa.float64())
-            elif kind in ("sum", "avg"):
-                v = pc.cast(v, pa.int64())
+            if kind in ("sum", "avg"):
+                v = pc.cast(v, _summed(v.type))
             cols[f"v{i}"] = v
             if kind == "count_distinct":
                 cols[f"w{i}"] = pa.array(self._new_distinct(cols, v, i))
@@ -178,6 +187,7 @@ class RollingAggregate:
                     pc.is_valid(v).to_numpy(zero_copy_only=False).astype(np.int64)
                 cols[f"w{i}"] = pa.array(valid)
         cols["ts"] = c.ts
+        cols["n"] = pa.array(np.ones(n, np.int64))
         return pa.table(cols)
 
     def _new_distinct(self, cols: dict[str, Any], v: pa.Array, i: int) -> np.ndarray:
@@ -217,6 +227,7 @@ class RollingAggregate:
             if f"w{i}" in run:
                 cols[f"w{i}"] = run[f"w{i}"]
         cols["ts"] = table.column("ts")
+        cols["n"] = pa.array(_cumsum_int(table.column("n").to_numpy(), gid))
         runs = pa.table(cols)
         # The new state: every key's last row, keys in first-seen order (the state's
         # keys come first; a new key's first row is in the chunk, in arrival order).
@@ -227,7 +238,26 @@ class RollingAggregate:
         self.state = runs.take(pa.array(last[order]))
         if not self.streaming:
             return None
-        return self._changes(c, runs, gid, np.arange(m, len(gid)))
+        new = self._results(runs)
+        self.prev = self._previous(new, gid, last[order], m)
+        return self._changes(c, new, gid, np.arange(m, len(gid)))
+
+    def _previous(self, new: list[pa.Array], gid: np.ndarray, last: np.ndarray,
+                  m: int) -> list[pa.Array]:
+        """Per new state row (``last``: its row in ``new``), the key's output fields
+        before its last record: the row before it in the key's group, or - a key without
+        records in this chunk - what it was (a key's first row has none: any row)."""
+        n = len(gid)
+        pos = np.arange(n, dtype=np.int64)
+        before = np.ones(n, dtype=bool)
+        before[last] = False
+        second = np.full(len(last), -1, np.int64)
+        second[gid[before]] = pos[before]  # later rows overwrite: each group's last but one
+        second = second[gid[last]]
+        kept = (second < 0) & (last < m)
+        at = np.where(second >= 0, second, np.where(kept, n + last, last))
+        old = self.prev if self.prev is not None else [a.slice(0, 0) for a in new]
+        return [pa.concat_arrays([a, o]).take(pa.array(at)) for a, o in zip(new, old)]
 
     def _results(self, runs: pa.Table) -> list[pa.Array]:
         """The output fields of running rows: key fields, then each aggregate's value."""
@@ -247,16 +277,16 @@ class RollingAggregate:
         fields = list(self.out_schema)[:len(out)]
         return [pc.cast(a, f.type, safe=False) for a, f in zip(out, fields)]
 
-    def _changes(self, c: Chunk, runs: pa.Table | None, gid: np.ndarray | None,
+    def _changes(self, c: Chunk, new: list[pa.Array] | None, gid: np.ndarray | None,
                  mine: np.ndarray) -> Chunk:
-        """Per chunk record (rows ``mine`` of ``runs``), in order: ``+I`` for a key's first
-        row, ``-U`` old / ``+U`` new when the row changed, else nothing."""
+        """Per chunk record (rows ``mine`` of the running rows' outputs ``new``), in
+        order: ``+I`` for a key's first row, ``-U`` old / ``+U`` new when the row changed,
+        else nothing."""
         n = len(mine)
-        if runs is None or gid is None or not n:
+        if new is None or gid is None or not n:
             return Chunk(convert.empty(self.out_schema).batch, pa.array([], convert.TS),
                          None if c.marks is None else (np.zeros(len(c.marks[0]), np.int64),
                                                        c.marks[1]))
-        new = self._results(runs)
         # The row before each row of its group (-1: none).
         order = np.argsort(gid, kind="stable")
         prev_sorted = np.r_[-1, order[:-1]]
@@ -300,3 +330,8 @@ class RollingAggregate:
             arrays.append(pa.array(np.zeros(self.state.num_rows, np.int8)))
         ts = self.state.column("ts").combine_chunks()
         return Chunk(pa.RecordBatch.from_arrays(arrays, schema=self.out_schema), ts)
+
+
+def _summed(t: pa.DataType) -> pa.DataType:
+    """The type sums and averages add in: double or long."""
+    return pa.float64() if pa.types.is_floating(t) else pa.int64()

@@ -104,7 +104,7 @@ class StreamWindow:
             self.late = Chunk(taken_late.batch, taken_late.ts, (at, running[rise]))
         else:
             self.dropped += len(late)
-        table = self.assigned.table(c) if n else None
+        table = self.table(c) if n else None
         rows = self.seen + pair_rec
         self.seen += n
 
@@ -125,6 +125,21 @@ class StreamWindow:
             self.state.drop(hi - self.lateness if hi - self.lateness >= LONG_MIN else LONG_MIN)
         self.wm = hi
         return self._ordered(fired, late_out, pair_rec[late_fire], mpos, running, rise)
+
+    def table(self, c: Chunk) -> pa.Table:
+        """The records' key fields and aggregate arguments (``Assigned.table``); kept as
+        rows (allowed lateness), integer sums and averages in longs, so that a group
+        restored from a row snapshot's accumulator (``streaming/window_state.py``) holds
+        its sum in one row."""
+        table = self.assigned.table(c)
+        if self.state.compact:
+            return table
+        for i, kind in enumerate(self.assigned.agg.kinds):
+            name = f"a{i}"
+            if kind in ("sum", "avg") and pa.types.is_integer(table.schema.field(name).type):
+                at = table.schema.get_field_index(name)
+                table = table.set_column(at, name, pc.cast(table.column(name), pa.int64()))
+        return table
 
     def _late_firings(self, late_rows: np.ndarray) -> Chunk | None:
         """For each late-firing pair (its row number; pairs in order), its group's result
@@ -160,6 +175,7 @@ class StreamWindow:
                 out.append(run[f"n{i}"].take(at))
             elif kind == "avg":
                 total_i = pc.cast(run[f"v{i}"].take(at), pa.float64(), safe=False)
+                total_i = pc.add(total_i, 0.0)  # the row code's sum starts at 0: no -0.0
                 count = pc.cast(run[f"w{i}"].take(at), pa.float64())
                 out.append(pc.if_else(pc.equal(count, 0.0), pa.scalar(None, pa.float64()),
                                       pc.divide(total_i, count)))

@@ -9,8 +9,9 @@ State between micro-batches is the row path's snapshot, in its format: every mem
 the columnar members' state converted to and from it (the STREAMING window aggregate's
 groups as the WindowOperator's accumulators and timers; a watermark generator's maximum,
 last watermark and record count; a map's watermark and its function's fields; a runtime
-operator inside the chain is the row operator itself) - plus the input channels'
-watermarks (``channels``). So a checkpoint written by one path resumes on the other, and
+operator inside the chain is the row operator itself; the other kinds' converters are
+registered in ``converters.py``: a rolling aggregate's keys as the row ReduceOperator's
+values) - plus the input channels' watermarks (``channels``). So a checkpoint written by one path resumes on the other, and
 savepoints read and write the same files. A member without a converter keeps the job on
 the row path (``plan_columnar`` says why).
 
@@ -41,6 +42,7 @@ from flowc.executor.runtime.clock import FixedClock, using_clock
 from flowc.executor.runtime.core import LONG_MIN, Operator, TaskInfo
 from flowc.executor.runtime.factory import create_operator
 from flowc.executor.streaming.commit import sink_chunk
+from flowc.executor.streaming.converters import CONVERTERS, MAP_LIKE
 from flowc.executor.streaming.plan import EdgeOut, StreamingPlan, VertexPlan
 from flowc.executor.streaming.task import (
     DEAD,
@@ -52,12 +54,20 @@ from flowc.executor.streaming.task import (
     restore_operator,
     snapshot_path,
 )
-from flowc.operators import CollectSink, DiscardingSink, FileSink, FileSource, PrintSink
+from flowc.operators import (
+    CollectSink,
+    DiscardingSink,
+    FileSink,
+    FileSource,
+    PrintSink,
+    TextLineFileSource,
+)
 
 ROWS = 65536  # records per chunk read from a file
 # Member kinds whose state has a converter to the row snapshot (or none to convert).
 _KINDS = frozenset({"source", "timestamps", "map", "filter", "flat_map", "window", "row_op",
-                    "sink"})
+                    "sink", *MAP_LIKE, *CONVERTERS})
+_MAPS = ("map", "filter", "flat_map", *MAP_LIKE)
 _SINKS = (PrintSink, FileSink, DiscardingSink, CollectSink)
 
 
@@ -80,14 +90,15 @@ class ColumnarVertex:
 
 def plan_columnar(job_graph: JobGraph, plan: StreamingPlan) -> dict[str, ColumnarVertex] | str:
     """Per vertex, its columnar chain; or why the job's micro-batches run row by row."""
-    from flowc.executor.arrow.plan import OPTION, executor_choice, plan_members
+    from flowc.executor.arrow.plan import OPTION, STREAM_RECORDS, executor_choice, plan_members
 
     if executor_choice(job_graph) == "row":
         return f"{OPTION} = row"
     for s in plan.sources:
-        if s.bounded or type(s.spec) is not FileSource:
+        if s.bounded or not isinstance(s.spec, (FileSource, *STREAM_RECORDS)) or \
+                isinstance(s.spec, TextLineFileSource):
             return (f"'{plan.names[s.node]}' is not a monitored csv / json / parquet "
-                    "directory (other sources run row by row)")
+                    "directory, a socket or datagen (other sources run row by row)")
     members = plan_members(job_graph)
     if isinstance(members, str):
         return members
@@ -121,11 +132,10 @@ def _unsupported(m: Member) -> str | None:
     if m.kind not in _KINDS:
         return (f"'{m.name}' ({m.kind}) has no converter to the row path's snapshots yet "
                 "(it runs row by row)")
-    if m.kind == "window" and int(m.spec.allowed_lateness):
-        return (f"'{m.name}' has an allowed lateness: its columnar state keeps the rows, "
-                "which the row snapshot's accumulators cannot give back")
     if m.kind == "sink" and not isinstance(m.spec, _SINKS):
         return f"'{m.name}' is a sink kind the streaming executor lacks"
+    if m.kind in CONVERTERS:
+        return CONVERTERS[m.kind].why_not(m)
     return None
 
 
@@ -193,6 +203,7 @@ class ColumnarRun:
             steps[nid] = self._tracked(nid, steps[nid])
         # The row operators whose snapshot entries stand for the columnar members' state.
         self.rows: dict[int, Operator] = {}
+        self.inner: set[int] = set()  # members whose row operator is the member's own
         info = (plan.parallelism, plan.max_parallelism)
         for m in plan.members:
             spec = m.spec if m.kind == "operator" else m.wm
@@ -202,9 +213,15 @@ class ColumnarRun:
             if kind == "row_op":
                 self.rows[m.nid] = self.program.windows[m.nid].op  # type: ignore[attr-defined]
                 continue
+            if kind in CONVERTERS:  # a member that runs the row operator itself
+                inner = CONVERTERS[kind].inner(self.program.windows.get(m.nid))
+                if inner is not None:
+                    self.rows[m.nid] = inner
+                    self.inner.add(m.nid)
+                    continue
             op = create_operator(spec, TaskInfo(m.name, subtask, info[0], info[1], False),
                                  m.keys)
-            if kind in ("window", "timestamps"):
+            if kind in ("window", "timestamps") or kind in CONVERTERS:
                 op.open()  # their state fields are made in open()
             self.rows[m.nid] = op
 
@@ -251,10 +268,10 @@ class ColumnarRun:
     def _restore(self, nid: int, saved: dict[str, Any]) -> None:
         kind = self.kinds[nid]
         op = self.rows[nid]
-        if kind == "row_op":
+        if kind == "row_op" or nid in self.inner:
             restore_operator(op, saved)
             return
-        if kind in ("map", "filter", "flat_map"):
+        if kind in _MAPS:
             self.wms[nid] = saved.get("watermark", LONG_MIN)
             for fn, fields in zip(self._functions(nid), saved.get("functions", ()),
                                   strict=False):
@@ -270,6 +287,9 @@ class ColumnarRun:
 
             window_from_row(op, self.program.windows[nid],  # type: ignore[arg-type]
                             self.program.members[nid].in_schema)
+            self.wms[nid] = op.watermark
+        elif kind in CONVERTERS:
+            CONVERTERS[kind].from_row(op, self.program.windows[nid], self.program.members[nid])
             self.wms[nid] = op.watermark
 
     def snapshot(self) -> dict[str, Any]:
@@ -293,11 +313,13 @@ class ColumnarRun:
 
             window_to_row(self.program.windows[nid], op,  # type: ignore[arg-type]
                           self.program.members[nid].in_schema)
-        if kind != "row_op":
+        if kind in CONVERTERS and nid not in self.inner:
+            CONVERTERS[kind].to_row(self.program.windows[nid], op, self.program.members[nid])
+        if kind != "row_op" and nid not in self.inner:
             op.watermark = self.wms[nid]
             op.timers.current_watermark = self.wms[nid]
         state = operator_state(op)
-        if kind in ("map", "filter", "flat_map"):
+        if kind in _MAPS:
             fields = [{k: v for k, v in fn.__dict__.items() if _plain(v)}
                       for fn in self._functions(nid)]
             if any(fields):
@@ -307,7 +329,8 @@ class ColumnarRun:
     def close(self) -> None:
         self.program.close()
         for nid, op in self.rows.items():
-            if self.kinds[nid] == "window":
+            if self.kinds[nid] == "window" or (self.kinds[nid] in CONVERTERS
+                                               and nid not in self.inner):
                 op.close()
 
     # -- input ------------------------------------------------------------------------
@@ -317,6 +340,8 @@ class ColumnarRun:
         results) through the chain; then the generator's periodic watermark."""
         if share is None:
             return None
+        if not isinstance(spec, FileSource):  # datagen, socket: their records as columns
+            return self._run_records(spec, share)
         from flowc.executor.arrow import csvsource
         from flowc.executor.runtime import files
 
@@ -343,12 +368,38 @@ class ColumnarRun:
                         break
                     self.records_in += chunk.num_rows
                     self.program.push(head.nid, chunk)
+        self._periodic()
+        return bad
+
+    def _run_records(self, spec: Any, share: Any) -> Any:
+        """A datagen / socket subtask's share (``streaming.sources.source_records``: the
+        row path's records and parse errors), pushed as chunks of ``ROWS`` records."""
+        from flowc.executor.streaming.sources import bad_rows, source_records
+
+        head = self.vertex.members[0]
+        schema = convert.arrow_schema(head.out_schema)
+        bad = bad_rows(spec)
+        records = source_records(spec, share, bad)
+        while True:
+            try:
+                got = [r for _, r in zip(range(ROWS), records)]
+                chunk = convert.from_rows([v for v, _ in got], [t for _, t in got], schema)
+            except Exception as e:
+                raise TaskFailure(head.nid, e) from None
+            if not got:
+                break
+            self.records_in += chunk.num_rows
+            self.program.push(head.nid, chunk)
+        self._periodic()
+        return bad
+
+    def _periodic(self) -> None:
+        head = self.vertex.members[0]
         gen = self.program.generators.get(head.nid) if head.kind == "timestamps" else None
         wm = None if gen is None else gen.periodic()
         if wm is not None:  # the generator's periodic emission at the end of the micro-batch
             self.program.push_from(head.nid, merge.empty_marked(
                 self.program.schemas[head.nid], wm))
-        return bad
 
     def run_input(self, items: Iterable[Any]) -> None:
         """The received chunks merged by channel (the row path's rule), each channel's

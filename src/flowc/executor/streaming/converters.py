@@ -1,0 +1,63 @@
+"""State converters between columnar chain members and the row path's snapshot, by member
+kind, for the streaming executor's columnar micro-batches (``columnar.py``).
+
+A converter moves one member's state into the opened row operator whose
+``task.operator_state`` is the member's ``op_<operator id>`` entry, and back; its
+``inner`` gives the row operator a member runs itself (nothing to convert). Stateless
+members that only keep the row operator's watermark (and their functions' data fields)
+are ``MAP_LIKE``. The window aggregate's converter (``window_state.py``) predates this
+registry and is called by ``columnar.py`` directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from flowc.executor.arrow.chain import Member
+
+# Members with a row operator of watermark and function fields only: a rolling aggregate's
+# start (a map) and its changelog flat map (``pass``).
+MAP_LIKE = ("rolling_start", "pass")
+
+
+@dataclass(frozen=True)
+class Converter:
+    why_not: Callable[[Member], str | None]  # why the member's state has no row form
+    to_row: Callable[[Any, Any, Member], None]  # (columnar member, row operator, member)
+    from_row: Callable[[Any, Any, Member], None]  # (row operator, columnar member, member)
+    inner: Callable[[Any], Any] = lambda c: None  # the row operator the member runs
+
+
+def _rolling_why_not(m: Member) -> str | None:
+    from flowc.executor.streaming.rolling_state import why_not
+
+    why = why_not(m.spec)
+    return None if why is None else f"'{m.name}' (a rolling aggregate): {why}"
+
+
+def _rolling_to_row(c: Any, op: Any, m: Member) -> None:
+    from flowc.executor.streaming.rolling_state import rolling_to_row
+
+    if m.spec.agg is not None:
+        rolling_to_row(c, op, m.spec.fn.agg)
+
+
+def _rolling_from_row(op: Any, c: Any, m: Member) -> None:
+    from flowc.executor.streaming.rolling_state import rolling_from_row
+
+    if m.spec.agg is not None:
+        rolling_from_row(op, c)
+
+
+def _rolling_inner(c: Any) -> Any:
+    """Over an updating input the member is the row ReduceOperator (``rowop.RollingRows``)."""
+    from flowc.executor.arrow.rowop import RollingRows
+
+    return c.op if isinstance(c, RollingRows) else None
+
+
+CONVERTERS: dict[str, Converter] = {
+    "rolling": Converter(_rolling_why_not, _rolling_to_row, _rolling_from_row, _rolling_inner),
+}
