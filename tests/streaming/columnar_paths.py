@@ -35,6 +35,7 @@ class SqlDriver(Driver):
         self.text = text.format(src=str(work / "in") + "/")
         jg = compile_sql(self.text, str(work / "job.sql")).env.get_job_graph()
         self.jg = jg
+        self.sg = jg.stream_graph
         self.plan = plan_streaming(jg)
         chains = plan_columnar(jg, self.plan)
         assert not isinstance(chains, str), chains
@@ -51,6 +52,7 @@ class RowDriver(Driver):
         jg = compile_source(text.format(src=str(work / "in") + "/", head="", sp=sp),
                             str(work / "job.flow")).env.get_job_graph()
         self.jg = jg
+        self.sg = jg.stream_graph
         self.plan = plan_streaming(jg)
         self.chains = plan_columnar(jg, self.plan)  # type: ignore[assignment]
 
