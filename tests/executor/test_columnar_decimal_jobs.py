@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from flowc.errors import ExecutionError
@@ -53,6 +53,13 @@ programs = st.fixed_dictionaries({
         "| key by k | window tumbling 5s | aggregate sum(a) as s, avg(b) as av, min(a) as mn, "
         "max(b) as mx, count(a) as c",
         "| key by k | aggregate sum(a) as s, max(b) as mx, avg(a) as av",
+        # BATCH windows vectorised: DECIMAL min / max / count / count(distinct)
+        "| key by k | window tumbling 5s | aggregate min(a) as mn, max(b) as mx, count(a) as c,"
+        " count(distinct b) as d",
+        "| key by k | window sliding 10s every 5s allowed lateness 2s | aggregate min(a) as mn,"
+        " max(b) as mx, first(b) as f",
+        "| key by k | window session gap 2s | aggregate min(a) as mn, max(b) as mx,"
+        " count(*) as c",
         "| map k, cast(a as string) as t, cast(b as double) as d, ts"]),
 })
 
@@ -84,6 +91,11 @@ def _texts(records: list[Any]) -> list[Any]:
           suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(programs)
+@example(prog={"mode": "batch", "rows": [("x", "1.005", "0.9", 10), ("x", "-2.50", "", 20),
+                                         ("y", "", "2", 6000), ("x", "1.005", "0.9", 30)],
+               "bad": False, "p": 2, "map": "k, a * b as a, b - a as b, ts", "filter": "",
+               "agg": "| key by k | window tumbling 5s | aggregate min(a) as mn, max(b) as mx, "
+                      "count(a) as c, count(distinct b) as d"})
 def test_columnar_decimal_jobs_match_reference(spark: Any, tmp_path_factory: Any,
                                                prog: dict[str, Any]) -> None:
     where = tmp_path_factory.mktemp("coldec")

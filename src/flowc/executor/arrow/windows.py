@@ -47,13 +47,18 @@ def supported(spec: Any, key: Any, batch: bool) -> bool:
     if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows,
                                       CumulativeEventTimeWindows)):
         return False
-    agg = vector_aggregate(spec, key)
+    agg = vector_aggregate(spec, key, decimals=batch)
     return agg is not None and all(a is None or compile_expr(a) is not None for a in agg.args)
 
 
-def vector_aggregate(spec: Any, key: Any) -> VAggregate | None:
+# DECIMAL aggregates pyarrow's hash aggregation computes exactly (no first / last kernel
+# for decimal128; sums and averages have Flink's exact rules): BATCH windows only.
+_DECIMAL_KINDS = ("count_star", "count", "count_distinct", "min", "max")
+
+
+def vector_aggregate(spec: Any, key: Any, decimals: bool = False) -> VAggregate | None:
     """A window ``aggregate``'s vector form, if its items have one and its key is made of
-    fields; else None."""
+    fields; else None. ``decimals``: DECIMAL arguments of ``_DECIMAL_KINDS`` allowed."""
     if spec.reduce_fn is not None or spec.aggregate_fn is None or spec.window_fn is None:
         return None
     agg, row = vector_of(spec.aggregate_fn), vector_of(spec.window_fn)
@@ -62,9 +67,9 @@ def vector_aggregate(spec: Any, key: Any) -> VAggregate | None:
         return None
     if row.key_count != len(keys) or not all(isinstance(k, VCol) for k in keys):
         return None
-    if any(t.is_decimal for t in agg.types) or any(
-            a is not None and a.type.is_decimal for a in agg.args):
-        return None  # exact DECIMAL accumulators: the runtime WindowOperator's
+    if any(a is not None and a.type.is_decimal and (k not in _DECIMAL_KINDS or not decimals)
+           for k, a in zip(agg.kinds, agg.args)):
+        return None  # exact DECIMAL sums, HALF_UP averages: the runtime WindowOperator's
     return agg
 
 
