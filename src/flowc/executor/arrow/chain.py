@@ -225,12 +225,10 @@ class ChainProgram:
                 m.spec, convert.arrow_schema(m.in_schema), out_schema, self.streaming)
             return rolling.add
         if m.kind == "session":
-            from flowc.executor.arrow.sessions import SessionWindow
-            from flowc.executor.arrow.stream_sessions import StreamSessionWindow
+            from flowc.executor.arrow.sessions import session_window
 
-            session = self.windows[m.nid] = (
-                StreamSessionWindow if self.streaming else SessionWindow)(
-                m.spec, m.key, m.in_schema, out_schema)
+            session = self.windows[m.nid] = session_window(
+                m.spec, m.key, m.in_schema, out_schema, self.streaming)
             return session.add  # type: ignore[no-any-return]
         if m.kind in ("window_join", "interval_join"):
             from flowc.executor.arrow.joins import compile_join

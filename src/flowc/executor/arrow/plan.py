@@ -12,7 +12,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
 from flowc.common.typeinfo import TypeInformation
-from flowc.executor.arrow import rank, rolling, rowop, sessions, stream_sessions, typed
+from flowc.executor.arrow import rank, rolling, rowop, sessions, typed
 from flowc.executor.arrow.chain import Member, member_kind
 from flowc.executor.arrow.convert import Changelog
 from flowc.executor.arrow.joins import plan_join, tag_side
@@ -124,9 +124,7 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 elif isinstance(spec, WindowOp) and sessions.supported(
                         spec, node.keys[0] if node.keys else None,
                         in_schema if isinstance(in_schema, Schema) else None,
-                        streaming=not batch) and (
-                        batch or stream_sessions.streaming_supported(
-                            spec, node.keys[0] if node.keys else None)):
+                        streaming=not batch):
                     kind = "session"
                 ranked = rank.plan_rank(spec, node.keys[0] if node.keys else None,
                                         in_schema) if batch and not kind else None
