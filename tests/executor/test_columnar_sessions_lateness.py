@@ -42,9 +42,11 @@ AGGS = ["sum(x) as sx", "avg(x) as ax", "count(*) as c", "first(x) as fx", "last
 
 
 def _bits(v: Any) -> Any:
-    """Values compared bit for bit (NaN equal to NaN, -0.0 unequal to 0.0)."""
+    """Values compared bit for bit (-0.0 unequal to 0.0), every NaN as one (Java's
+    ``doubleToLongBits``: a NaN's sign and payload from ``inf + -inf`` depend on the
+    order of operands the machine code uses)."""
     if isinstance(v, float):
-        return ("f", struct.pack(">d", v))
+        return ("f", struct.pack(">d", math.nan if math.isnan(v) else v))
     if isinstance(v, (tuple, list)):
         return tuple(_bits(x) for x in v)
     if isinstance(v, dict):

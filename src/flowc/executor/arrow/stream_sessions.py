@@ -45,7 +45,8 @@ import pyarrow.compute as pc
 
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
-from flowc.executor.arrow.running import group_ids
+from flowc.executor.arrow.joins import _expand
+from flowc.executor.arrow.running import _sequential_cumsum, group_ids
 from flowc.executor.arrow.stream_windows import marks_and_times
 from flowc.executor.arrow.windows import WINDOW, Assigned, evaluate, float_sums
 from flowc.types import Schema
@@ -266,28 +267,35 @@ class StreamSessionWindow:
         rid = rows.column("rid").to_numpy()
         order = np.lexsort((rid, sid))  # by sid, each in arrival order
         s_sorted, r_sorted = sid[order], rid[order]
-        parts: list[np.ndarray] = []
-        ev: list[np.ndarray] = []
-        own: list[tuple[int, int]] = []  # per event, its own rows' range in ``order``
-        for e, (top, bound, _) in enumerate(events):
+        tops = np.array([s for s, _, _ in events], dtype=np.int64)
+        bounds = np.array([b for _, b, _ in events], dtype=np.int64)
+        # Each firing's own rows: its sid's rows before its bound, a range of ``order``.
+        lo = np.searchsorted(s_sorted, tops, "left")
+        hi = _below(s_sorted, r_sorted, tops, bounds)
+        merged = np.array([t in self.children for t in tops.tolist()], dtype=bool)
+        plain = np.flatnonzero(~merged)
+        ev, at = _expand(lo[plain], hi[plain] - lo[plain])
+        e_parts, i_parts = [plain[ev]], [at]
+        for e in np.flatnonzero(merged).tolist():
             # Depth first: the absorbed windows (start order), then the sid's own rows.
-            stack: list[tuple[int, bool]] = [(top, False)]
+            stack: list[tuple[int, bool]] = [(int(tops[e]), False)]
             while stack:
                 x, rows_of_x = stack.pop()
                 if not rows_of_x:
                     stack.append((x, True))
                     stack.extend((c, False) for c in reversed(self.children.get(x, ())))
                     continue
-                lo = int(np.searchsorted(s_sorted, x, "left"))
-                hi = int(np.searchsorted(s_sorted, x, "right"))
-                if x == top:
-                    hi = lo + int(np.searchsorted(r_sorted[lo:hi], bound, "left"))
-                    own.append((lo, hi))
-                parts.append(order[lo:hi])
-                ev.append(np.full(hi - lo, e, dtype=np.int64))
-        take = np.concatenate(parts)
-        e_of = np.concatenate(ev)
-        span = np.array([self.extent[s] for s, _, _ in events], dtype=np.int64).reshape(-1, 2)
+                if x == tops[e]:
+                    first, last = int(lo[e]), int(hi[e])
+                else:
+                    first = int(np.searchsorted(s_sorted, x, "left"))
+                    last = int(np.searchsorted(s_sorted, x, "right"))
+                i_parts.append(np.arange(first, last, dtype=np.int64))
+                e_parts.append(np.full(last - first, e, dtype=np.int64))
+        e_of = np.concatenate(e_parts)
+        by_event = np.argsort(e_of, kind="stable")  # each firing's rows in their order
+        e_of, take = e_of[by_event], order[np.concatenate(i_parts)[by_event]]
+        span = np.array([self.extent[s] for s in tops.tolist()], dtype=np.int64).reshape(-1, 2)
         done = rows.take(pa.array(take)).drop_columns(["sid", "rid"])
         done = done.append_column("ev", pa.array(e_of)).append_column(
             "ws", pa.array(span[e_of, 0])).append_column(
@@ -297,15 +305,17 @@ class StreamSessionWindow:
                           self.out_schema, order=[("row_min", "ascending")])
         assert result is not None
         if self.doubles:
-            result = self._float_results(result, events, rows, order, own)
+            result = self._float_results(result, tops, rows, order, lo, hi, merged)
         return result
 
-    def _float_results(self, result: Chunk, events: list[tuple[int, int, int]],
-                       rows: pa.Table, order: np.ndarray, own: list[tuple[int, int]]) -> Chunk:
+    def _float_results(self, result: Chunk, tops: np.ndarray, rows: pa.Table,
+                       order: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                       merged: np.ndarray) -> Chunk:
         """Double sums / averages added as the row operator adds them: per firing, the
         absorbed windows' final sums (start order), then the own values one at a time."""
         sid = rows.column("sid").to_numpy()[order]
         batch = result.batch
+        plain = np.flatnonzero(~merged)
         for i in self.doubles:
             a = pc.cast(rows.column(f"a{i}"), pa.float64()).combine_chunks().take(
                 pa.array(order))
@@ -314,15 +324,19 @@ class StreamSessionWindow:
             # from 0.
             fold = _Fold(pc.fill_null(a, -0.0).to_numpy(zero_copy_only=False),
                          pc.is_valid(a).to_numpy(zero_copy_only=False), 0.0 if avg else -0.0)
+            total = np.zeros(len(tops), np.float64)
+            count = np.zeros(len(tops), np.int64)
+            total[plain], count[plain] = fold.ranges(lo[plain], hi[plain])
             finals = self.finals[i]
-            out: list[float | None] = []
-            for (top, _, _), (lo, hi) in zip(events, own):
-                head = [self._final(c, finals, fold, sid) for c in self.children.get(top, ())]
-                total, count = fold(head, lo, hi)
-                out.append(None if not count else total / count if avg else total)
+            for e in np.flatnonzero(merged).tolist():
+                head = [self._final(c, finals, fold, sid) for c in self.children[int(tops[e])]]
+                total[e], count[e] = fold(head, int(lo[e]), int(hi[e]))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                value = total / np.maximum(count, 1) if avg else total
             at = len(self.assigned.keys) + len(WINDOW) + i
             field = self.out_schema.field(at)
-            batch = batch.set_column(at, field, pc.cast(pa.array(out, pa.float64()),
+            batch = batch.set_column(at, field, pc.cast(pa.array(value, pa.float64(),
+                                                                 mask=count == 0),
                                                         field.type, safe=False))
         return Chunk(batch, result.ts)
 
@@ -372,7 +386,39 @@ class _Fold:
     def __init__(self, x: np.ndarray, valid: np.ndarray, start: float) -> None:
         self.x, self.valid, self.start = x, valid, start
 
+    def ranges(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per range ``lo:hi`` of values (no head), its (sum, count): one grouped
+        sequential cumulative sum over the ranges, each led by ``start``."""
+        n = hi - lo
+        owner, at = _expand(lo, n)
+        lead = np.cumsum(n + 1) - (n + 1)  # where each range's start value goes
+        x = np.empty(len(owner) + len(n), np.float64)
+        gid = np.empty(len(x), np.int64)
+        x[lead], gid[lead] = self.start, np.arange(len(n), dtype=np.int64)
+        body = np.ones(len(x), bool)
+        body[lead] = False
+        x[body], gid[body] = self.x[at], owner
+        totals = _sequential_cumsum(x, gid)[lead + n]
+        valid = np.zeros(len(n), np.int64)
+        np.add.at(valid, owner, self.valid[at].astype(np.int64))
+        return totals, valid
+
     def __call__(self, head: list[tuple[float, int]], lo: int, hi: int) -> tuple[float, int]:
         seq = np.concatenate([[self.start], [v for v, _ in head], self.x[lo:hi]])
         count = sum(c for _, c in head) + int(self.valid[lo:hi].sum())
         return float(np.cumsum(seq)[-1]), count
+
+
+def _below(sid: np.ndarray, rid: np.ndarray, tops: np.ndarray, bounds: np.ndarray
+           ) -> np.ndarray:
+    """Per query (top, bound), the number of rows (``sid``, ``rid`` sorted by both) before
+    it: rows of smaller sids, and of ``top`` with a row id below ``bound`` (one sort of the
+    rows and queries together, a query before an equal row)."""
+    n, q = len(sid), len(tops)
+    flag = np.concatenate([np.ones(n, np.int8), np.zeros(q, np.int8)])
+    merged = np.lexsort((flag, np.concatenate([rid, bounds]), np.concatenate([sid, tops])))
+    is_row = flag[merged] == 1
+    rows_before = np.cumsum(is_row) - is_row  # rows strictly before each sorted place
+    out = np.empty(q, np.int64)
+    out[merged[~is_row] - n] = rows_before[~is_row]
+    return out
