@@ -187,3 +187,20 @@ def test_session_job_with_lateness_equals_reference(spark: Any, tmp_path: Path,
     if mode == "streaming":
         assert expected.collected["late"]
     assert _bits(actual.collected) == _bits(expected.collected)
+
+
+def test_unbounded_jobs_keep_the_runtime_session_operator(tmp_path: Path) -> None:
+    """The unbounded executor snapshots members as row operators' state: a session there
+    is the runtime operator inside the chain; a bounded job's is vectorised."""
+    def kinds(monitor: str) -> list[str]:
+        script = compile_source(
+            f"source s (k string, x double, ts timestamp) from csv '{tmp_path}/' {monitor}"
+            "watermark ts - 1s;\n"
+            "s | key by k | window session gap 1s allowed lateness 2s "
+            "| aggregate count(*) as c, sum(x) as sx | print;\n", str(tmp_path / "j.flow"),
+            options={"mode": "streaming"})
+        members = plan_members(script.env.get_job_graph())
+        assert isinstance(members, dict), members
+        return [m.kind for ms in members.values() for m in ms]
+    assert "session" in kinds("")
+    assert "row_op" in kinds("monitor every 1s ") and "session" not in kinds("monitor every 1s ")
