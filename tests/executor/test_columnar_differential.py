@@ -223,11 +223,10 @@ def test_columnar_batch_sessions_match_reference(spark: Any, tmp_path_factory: A
         [(v.name, v.records_in, v.records_out) for v in expected.vertices]
 
 
-def test_order_dependent_or_streaming_sessions_run_the_row_operator(tmp_path: Path) -> None:
-    """first / last (BATCH) and double sums depend on Flink's merge order, and STREAMING
-    sessions with allowed lateness fire late and merge fired windows: those run the
-    runtime WindowOperator inside the columnar chain; STREAMING sessions without, first /
-    last included, run columnar."""
+def test_sessions_of_every_aggregate_and_lateness_run_columnar(tmp_path: Path) -> None:
+    """Order-free aggregates, first / last and double sums (Flink's merge order,
+    ``stream_sessions.py``), with or without allowed lateness, in both modes: columnar
+    session members (``test_columnar_sessions_lateness.py`` checks their results)."""
     from flowc.executor.arrow.plan import plan_members
 
     def kinds(aggs: str, mode: str, lateness: str = "") -> list[str]:
@@ -245,5 +244,5 @@ def test_order_dependent_or_streaming_sessions_run_the_row_operator(tmp_path: Pa
     assert "session" in kinds("count(*) as c, sum(n) as s, last(x) as l", "streaming")
     for aggs, mode in [("first(x) as f", "batch"), ("sum(x) as s", "batch"),
                        ("avg(x) as a", "batch"), ("sum(x) as s", "streaming")]:
-        assert "row_op" in kinds(aggs, mode), (aggs, mode)
-    assert "row_op" in kinds("count(*) as c", "streaming", " allowed lateness 1s")
+        assert "session" in kinds(aggs, mode), (aggs, mode)
+    assert "session" in kinds("count(*) as c", "streaming", " allowed lateness 1s")

@@ -87,6 +87,9 @@ class ChainProgram:
 
         self.streaming = streaming
         self.state_memory = DEFAULT if state_memory is None else state_memory
+        # STREAMING window state spills only with a limit given: the unbounded executor
+        # snapshots it from memory (``streaming/window_state.py``).
+        self.spill_limit = state_memory
         self.members = {m.nid: m for m in members}
         self.order = [m.nid for m in members]
         self.emit = emit
@@ -179,12 +182,12 @@ class ChainProgram:
         if m.kind == "timestamps":
             return self._timestamps(m)
         if m.kind == "window":
-            from flowc.executor.arrow.spill import SpillingWindow
-            from flowc.executor.arrow.stream_windows import StreamWindow
+            from flowc.executor.arrow.spill import SpillingWindow, streaming_window
 
             window: Stateful
             if self.streaming:
-                window = StreamWindow(m.spec, m.key, m.in_schema, out_schema)
+                window = streaming_window(m.spec, m.key, m.in_schema, out_schema,
+                                          self.spill_limit)
             else:
                 window = SpillingWindow(m.spec, m.key, m.in_schema, out_schema,
                                         limit=self.state_memory)
@@ -225,12 +228,10 @@ class ChainProgram:
                 m.spec, convert.arrow_schema(m.in_schema), out_schema, self.streaming)
             return rolling.add
         if m.kind == "session":
-            from flowc.executor.arrow.sessions import SessionWindow
-            from flowc.executor.arrow.stream_sessions import StreamSessionWindow
+            from flowc.executor.arrow.sessions import session_window
 
-            session = self.windows[m.nid] = (
-                StreamSessionWindow if self.streaming else SessionWindow)(
-                m.spec, m.key, m.in_schema, out_schema)
+            session = self.windows[m.nid] = session_window(
+                m.spec, m.key, m.in_schema, out_schema, self.streaming)
             return session.add  # type: ignore[no-any-return]
         if m.kind in ("window_join", "interval_join"):
             from flowc.executor.arrow.joins import compile_join

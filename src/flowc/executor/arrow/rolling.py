@@ -25,8 +25,10 @@ Arrow table, as the row code's per-key set); a record's value counts when its pa
 neither that table nor earlier in the chunk (one group_by over both, which matches null
 key fields as the row code's tuples do), and the running count is the key's state count
 plus the group-wise running sum of those flags - a ``count`` whose ``w`` column holds the
-flags. Over a double argument it stays row-wise: the row code's set tells NaNs apart by
-object identity, which columns cannot reproduce.
+flags. Over doubles the row code's set is a Python dict: ``-0.0`` and ``0.0`` are one
+value, and each NaN is a value of its own (a dict tells NaNs apart by object, and every
+record's NaN is a new float): here ``-0.0`` counts as ``0.0`` and a NaN always counts,
+never joining the seen pairs.
 """
 
 from __future__ import annotations
@@ -86,9 +88,6 @@ def start_plan(fn: Any, in_schema: Any) -> RollingPlan | str:
         return "an aggregate argument has no vector form"
     if any(a is not None and compile_expr(a) is None for a in agg.args):
         return RollingPlan(fn, None)
-    if any(k == "count_distinct" and a is not None and a.type.kind == "double"
-           for k, a in zip(agg.kinds, agg.args)):
-        return "count(distinct) of a double tells NaNs apart by object in the row code"
     return RollingPlan(fn, agg)
 
 
@@ -196,6 +195,11 @@ class RollingAggregate:
         n = len(v)
         seen = self.seen.get(i)
         m = 0 if seen is None else seen.num_rows
+        nan = np.zeros(n, bool)
+        if pa.types.is_floating(v.type):  # the row code's dict: -0.0 is 0.0, NaNs differ
+            v = pc.add(pc.cast(v, pa.float64()), 0.0)  # -0.0 + 0.0 is 0.0
+            nan = pc.fill_null(pc.is_nan(v), False).to_numpy(zero_copy_only=False)
+            v = pc.if_else(pa.array(nan), pa.scalar(None, pa.float64()), v)
         rows = pa.table({**{k: cols[k] for k in self.keys}, "v": v})
         both = rows if seen is None else pa.concat_tables([seen, rows])
         both = both.append_column("pos", pa.array(np.arange(m + n, dtype=np.int64)))
@@ -204,7 +208,7 @@ class RollingAggregate:
         firsts = firsts.filter(pc.and_(pc.is_valid(firsts.column("v")),
                                        pc.greater_equal(firsts.column("pos_min"), m)))
         at = np.sort(firsts.column("pos_min").to_numpy()) - m
-        flags = np.zeros(n, np.int64)
+        flags = nan.astype(np.int64)
         flags[at] = 1
         new = rows.take(pa.array(at))
         self.seen[i] = new if seen is None else pa.concat_tables([seen, new])

@@ -12,7 +12,8 @@ found for all sessions at once by a vectorised binary search.
 
 Only aggregates whose result does not depend on the merge order run here (counts, count
 distinct, min, max, sums and averages of integers): Flink merges session accumulators in
-window order, not arrival order, so first / last and double sums stay on the row executor.
+window order, not arrival order, so sessions with first / last or double sums follow the
+row operator's merges (``stream_sessions.py``, watermark Long.MAX_VALUE at end of input).
 """
 
 from __future__ import annotations
@@ -33,29 +34,50 @@ _ORDER_FREE = {"count_star", "count", "count_distinct", "min", "max"}
 
 
 def supported(spec: Any, key: Any, in_schema: Schema | None, streaming: bool = False) -> bool:
-    """A fixed-gap session ``aggregate`` whose aggregates do not depend on merge order;
-    ``streaming``: first / last too (``stream_sessions.py`` follows the merge order)."""
+    """A fixed-gap session ``aggregate`` with vector forms: every aggregate kind, sums and
+    averages of integers or doubles (``session_window`` picks the implementation)."""
     if not isinstance(spec.assigner, EventTimeSessionWindows):
         return False
     agg = vector_aggregate(spec, key)
-    if agg is None:
+    if agg is None or in_schema is None:
         return False
-    from flowc.executor.arrow import convert
-    from flowc.executor.arrow.kernels import as_array, compile_expr
+    from flowc.executor.arrow.kernels import compile_expr
 
     if not all(a is None or compile_expr(a) is not None for a in agg.args):
         return False
-    if in_schema is None:
-        return False
+    kinds = _ORDER_FREE | {"first", "last", "sum", "avg"}
+    return all(k in kinds for k in agg.kinds)
+
+
+def order_free(spec: Any, key: Any, in_schema: Schema) -> bool:
+    """Whether no aggregate depends on the merge order: counts, count distinct, min, max,
+    integer sums / averages (double sums of merged partials round differently)."""
+    from flowc.executor.arrow import convert
+    from flowc.executor.arrow.kernels import as_array, compile_expr
+
+    agg = vector_aggregate(spec, key)
+    assert agg is not None
     empty = convert.empty(convert.arrow_schema(in_schema)).batch
     for kind, a in zip(agg.kinds, agg.args):
-        if kind in _ORDER_FREE or (streaming and kind in ("first", "last")):
+        if kind in _ORDER_FREE:
             continue
         if kind not in ("sum", "avg") or a is None:
             return False
         if not pa.types.is_integer(as_array(compile_expr(a)(empty), 0).type):
-            return False  # a double sum depends on the order of additions
+            return False
     return True
+
+
+def session_window(spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema,
+                   streaming: bool) -> Any:
+    """The session member: BATCH order-free aggregates by one sort (``SessionWindow``);
+    STREAMING, and BATCH first / last and double sums, by the row operator's merging
+    rules (``stream_sessions.py``)."""
+    from flowc.executor.arrow.stream_sessions import StreamSessionWindow
+
+    if not streaming and order_free(spec, key, in_schema):
+        return SessionWindow(spec, key, in_schema, out_schema)
+    return StreamSessionWindow(spec, key, in_schema, out_schema, streaming)
 
 
 class SessionWindow:

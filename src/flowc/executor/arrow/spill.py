@@ -34,9 +34,11 @@ import pyarrow.compute as pc
 
 from flowc.errors import ConfigError
 from flowc.executor.arrow.convert import Chunk
+from flowc.executor.arrow.stream_windows import StreamWindow
 from flowc.executor.arrow.windows import (
     BatchWindow,
     WindowState,
+    ends_in,
     exact_sums,
     float_sums,
     merge_partials,
@@ -240,6 +242,85 @@ class SpillingWindow(BatchWindow, Spilling):
             st.merging = False
             st.sources = None
             self.close()
+
+    def close(self) -> None:
+        self.state.close()
+
+
+class StreamSpillingState(SpillingState):
+    """STREAMING window state (no allowed lateness: folded partials) that spills past
+    ``limit`` bytes like ``SpillingState``. A watermark rise fires the groups ending by
+    it: each run is sorted by window end, so they are a prefix of every run, read from a
+    cursor per run file (one batch held beyond it) and merged with the memory's groups in
+    run order, memory last - the order of their rows, as in BATCH's merged ranges."""
+
+    def __init__(self, keys: list[str], kinds: tuple[str, ...], limit: int) -> None:
+        super().__init__(keys, kinds, limit)
+        self.cursors: list[dict[str, _Cursor]] = []
+        self.peak = 0  # the most bytes held after an append (rows and folded state)
+
+    def append(self, table: pa.Table) -> None:
+        super().append(table)
+        self.peak = max(self.peak, self.state_bytes() + sum(t.nbytes for t in self.rows))
+
+    def fire(self, out_schema: pa.Schema, lo: int | None = None, hi: int | None = None,
+             remove: bool = True) -> Chunk | None:
+        self._compact()
+        if not self.runs:
+            return super().fire(out_schema, lo, hi, remove)
+        assert remove
+        # Groups with end - 1 <= hi: window ends below hi + 2 (all of them at the end).
+        bound = None if hi is None or hi >= (1 << 63) - 2 else hi + 2
+        while len(self.cursors) < len(self.runs):
+            self.cursors.append({name: _Cursor(path) for name, path
+                                 in self.runs[len(self.cursors)].items()})
+        taken = [{name: _prefix(c, bound) for name, c in cs.items()} for cs in self.cursors]
+        self.partials = [t["p"] for t in taken if t["p"].num_rows] + self.partials
+        self.distinct = {i: [t[f"d{i}"] for t in taken] + parts
+                         for i, parts in self.distinct.items()}
+        if self.sums:  # the first run's sums, then every later row's values in order
+            self.sources = [taken[0]["p"]] + [t["f"] for t in taken] + self.values
+        self.merging = True
+        try:
+            return super().fire(out_schema, lo, hi, remove)
+        finally:
+            self.merging = False
+            self.sources = None
+            kept = [v.filter(pc.invert(ends_in(v, lo, hi))) for v in self.values]
+            self.values = [v for v in kept if v.num_rows]
+
+
+def _prefix(cursor: _Cursor, bound: int | None) -> pa.Table:
+    """The run's rows whose window ends before ``bound`` (all with None)."""
+    while not cursor.done and (bound is None or cursor.last_end() is None
+                               or cursor.last_end() < bound):  # type: ignore[operator]
+        cursor.load()
+    return cursor.take_below(bound)
+
+
+def streaming_window(spec: Any, key: Any, in_schema: Any, out_schema: pa.Schema,
+                     limit: int | None) -> Any:
+    """A STREAMING window member: with a ``limit`` and no allowed lateness its state
+    spills (``SpillingStreamWindow``). Without a limit (the unbounded executor, which
+    snapshots the state from memory) or with lateness (late firings read the rows) it
+    is held in memory."""
+    if limit is None or int(spec.allowed_lateness):
+        return StreamWindow(spec, key, in_schema, out_schema)
+    return SpillingStreamWindow(spec, key, in_schema, out_schema, limit=limit)
+
+
+class SpillingStreamWindow(StreamWindow, Spilling):
+    """A STREAMING window (no allowed lateness) whose state spills past ``limit``."""
+
+    def __init__(self, *args: Any, limit: int = DEFAULT, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.state: StreamSpillingState = StreamSpillingState(
+            self.state.keys, self.state.kinds, limit)
+
+    def fired(self) -> Iterator[Chunk]:
+        """Nothing at end of input: the final Long.MAX_VALUE watermark fired it all."""
+        self.close()
+        yield from ()
 
     def close(self) -> None:
         self.state.close()

@@ -1,34 +1,37 @@
-"""STREAMING event-time session windows (fixed gap, no allowed lateness) over Arrow, with
-exactly the row WindowOperator's results, firing order and late records
-(``runtime/windows.py``: Flink's MergingWindowSet and EventTimeTrigger).
+"""Event-time session windows (fixed gap) over Arrow, any allowed lateness, with exactly
+the row WindowOperator's results, firing order and late records (``runtime/windows.py``:
+Flink's MergingWindowSet, EventTimeTrigger and the cleanup timers). STREAMING, and BATCH
+sessions whose aggregates depend on the merge order (the watermark then only rises to
+Long.MAX_VALUE at end of input).
 
-Per key the operator holds disjoint session windows. A record at ``ts`` brings the window
-``[ts, ts + gap)``; it merges with every live window it intersects (``start <=
-other.end and end >= other.start``). Without allowed lateness:
+Per key the operator holds disjoint session windows, fired or not, until their cleanup
+time ``end - 1 + lateness``. A record at ``ts`` brings the window ``[ts, ts + gap)``; it
+merges with every held window it intersects (``start <= other.end and end >= other.start``):
 
-- a record whose window intersects no live window and is late itself (``ts + gap - 1 <=
-  watermark``) is late: to the late side output, or dropped and counted;
-- otherwise it joins the merged window, which is never late (a live window's end is past
-  the watermark), and a window created (alone or by a merge) registers its timer at ``end
-  - 1``; the windows it absorbed lose theirs;
-- a watermark rise fires every live window whose timer it reaches, in timer order
-  (timestamp, then registration: the window's creation), and forgets it.
+- a record whose window intersects none and whose cleanup time the watermark has reached
+  is late: to the late side output, or dropped and counted;
+- a merge creates the covering window, registers its end timer (``end - 1``) if the
+  watermark is before it and deletes the absorbed windows' end and cleanup timers;
+- the record joins its window; if the watermark has passed the window's end the window
+  fires at once with everything it holds (a late firing, at the record), otherwise its end
+  timer is registered; then its cleanup timer;
+- a watermark rise fires the due timers in timer order (timestamp, then registration, as
+  ``TimerService``): an end timer fires its window, a cleanup timer forgets it (with
+  lateness 0 both are one timer).
 
 So the windowing is decided per record over a few integers (key id, timestamp, the
-watermark in force) - a loop over the chunk's records and marks with a heap of timers, as
-cheap as a dict lookup per record -, and the aggregates are computed vectorised: a
-record's rows carry the session id it joined, merged sessions are a union-find, and the
-sessions fired in a chunk are aggregated together by one ``group_by`` over the rows of
-their roots, ordered by firing, placed at the watermark that fired them (after its
-earlier marks, before its record). The rows of live sessions are the state.
-
-The aggregates: those whose result does not depend on the merge order, and first / last,
-whose accumulator is the concatenation of the absorbed windows' (in window start order,
-the runtime's ``merge`` of the state windows) followed by the records added since: a
-session's items (row ids and absorbed sessions) are kept and its rows sorted in that
-order before the ``group_by`` (``sessions.supported``). Double sums (additions of merged
-partial sums) and allowed lateness (late firings, merges of fired windows) stay on the
-runtime operator.
+watermark in force) - a loop over the chunk's records and marks with a heap of timers -,
+and the aggregates are computed vectorised. Each window is a session id (sid); a merge
+makes a new sid whose children are the absorbed sids, so a sid's rows are its subtree's
+rows (all older than the sid) and its own rows, which only grow. A firing is (sid, bound):
+the sid's subtree rows and its own rows before ``bound``. The firings of a chunk are
+aggregated together by one ``group_by`` over those rows, in the accumulator's order (the
+row operator merges the absorbed windows' accumulators in window start order, then adds
+records: the children depth first, then the own rows, which is what first / last see).
+Double sums and averages are not associative: a merged accumulator is ``((c0 + c1) + c2)
++ x ...``, so per firing the children's final sums (fixed once absorbed, kept per sid)
+and the own values are added one at a time in that order (``_float_results``). The rows
+of held windows are the state; a cleaned window's subtree is forgotten.
 """
 
 from __future__ import annotations
@@ -38,85 +41,104 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
-from flowc.executor.arrow.running import group_ids
+from flowc.executor.arrow.joins import _expand
+from flowc.executor.arrow.running import _sequential_cumsum, group_ids
 from flowc.executor.arrow.stream_windows import marks_and_times
-from flowc.executor.arrow.windows import Assigned, evaluate
+from flowc.executor.arrow.windows import WINDOW, Assigned, evaluate, float_sums
 from flowc.types import Schema
 
 LONG_MIN = -(1 << 63)
+LONG_MAX = (1 << 63) - 1
 _NONE = np.zeros(0, np.int64)
 
 
-def streaming_supported(spec: Any, key: Any = None) -> bool:
-    """STREAMING sessions run here without allowed lateness, keyed by fields (a keyless
-    window keeps the runtime operator)."""
-    return int(spec.allowed_lateness) == 0 and bool(Assigned(spec, key).keys)
-
-
 class StreamSessionWindow:
-    """One subtask's STREAMING session window aggregate; ``add`` returns the results with
-    the watermarks and leaves the late records in ``late``."""
+    """One subtask's session window aggregate; ``add`` returns the results with the
+    watermarks (STREAMING) and leaves the late records in ``late``; ``fire`` at end of
+    input fires everything (BATCH)."""
 
-    streaming = True
-
-    def __init__(self, spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema) -> None:
+    def __init__(self, spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema,
+                 streaming: bool = True) -> None:
         self.assigned = Assigned(spec, key)
         self.gap = int(spec.assigner.gap)
+        self.lateness = int(spec.allowed_lateness)
         self.side_output = spec.late_tag is not None
+        self.streaming = streaming
         self.out_schema = out_schema
+        empty = self.assigned.table(convert.empty(convert.arrow_schema(in_schema)))
+        self.doubles = float_sums(empty, self.assigned.agg.kinds)
         self.wm = LONG_MIN
         self.dropped = 0
         self.late: Chunk | None = None
         self.key_ids: dict[tuple[Any, ...], int] = {}
-        self.live: dict[int, list[list[int]]] = {}  # key id -> [start, end, sid] windows
-        self.timers: list[tuple[int, int, int, int]] = []  # (end - 1, seq, sid, key id)
-        self.alive: set[int] = set()  # sids of live windows
-        # Per sid with rows held: the sid it was merged into (itself: a root), and its
-        # window; a fired session's sids are forgotten, so these hold live sessions only.
-        self.parent: dict[int, int] = {}
-        self.extent: dict[int, tuple[int, int]] = {}
-        self.sids = 0  # sids handed out (creation order, the timers' sequence)
         self.next_key = 0
-        self.held: list[pa.Table] = []  # rows of live sessions: keys, a<i>, sid, rid
-        # first / last: a session's accumulator is its absorbed windows' (in start order,
-        # ``merge``'s concatenation) and then its own records: per sid its items, a row
-        # id (>= 0) or an absorbed sid (-1 - sid).
-        self.ordered = any(k in ("first", "last") for k in self.assigned.agg.kinds)
-        self.items: dict[int, list[int]] = {}
+        # key id -> {(start, end): sid}: the MergingWindowSet, fired windows included
+        # until their cleanup.
+        self.windows: dict[int, dict[tuple[int, int], int]] = {}
+        # Timers as TimerService holds them: a heap of (ts, seq, key id, start, end) and
+        # the registered ones (deleted ones stay in the heap and are skipped).
+        self.timers: list[tuple[int, int, int, int, int]] = []
+        self.pending: set[tuple[int, int, int, int]] = set()
+        self.seq = 0
+        self.sids = 0
+        self.children: dict[int, list[int]] = {}  # merged sid -> absorbed sids, by start
+        self.extent: dict[int, tuple[int, int]] = {}
+        # Per double sum / avg: an absorbed sid's final (sum, count of values).
+        self.finals: dict[int, dict[int, tuple[float, int]]] = {i: {} for i in self.doubles}
+        self.held: list[pa.Table] = []  # rows of held windows: keys, a<i>, sid, rid
         self.seen = 0  # row ids handed out
+        self.events: list[tuple[int, int, int]] = []  # firings: (sid, bound, mark index)
+        self.cleaned: list[int] = []
 
-    def fire(self) -> None:
-        """End of input: nothing left (the sources' final Long.MAX_VALUE fired it all)."""
-        return None
+    def _cleanup(self, end: int) -> int:
+        t = end - 1 + self.lateness  # Flink: Long.MAX_VALUE when the Java sum overflows
+        return t if t < LONG_MAX else LONG_MAX
 
-    def _new(self, start: int, end: int, key: int) -> int:
+    def _register(self, ts: int, key: int, start: int, end: int) -> None:
+        ident = (ts, key, start, end)
+        if ident not in self.pending:
+            self.pending.add(ident)
+            self.seq += 1
+            heapq.heappush(self.timers, (ts, self.seq, key, start, end))
+
+    def _new(self, start: int, end: int) -> int:
         sid = self.sids
         self.sids += 1
-        self.parent[sid] = sid
         self.extent[sid] = (start, end)
-        self.alive.add(sid)
-        # Registration order is creation order: sid doubles as the timer's sequence.
-        heapq.heappush(self.timers, (end - 1, sid, sid, key))
         return sid
 
-    def _advance(self, wm: int, mark: int, fired: list[tuple[int, int]]) -> None:
-        timers = self.timers
+    def _advance(self, wm: int, mark: int, bound: int) -> None:
+        """Fire the timers the watermark ``wm`` (mark ``mark``, after the rows before
+        ``bound``) reaches."""
+        timers, pending = self.timers, self.pending
         while timers and timers[0][0] <= wm:
-            _, _, sid, key = heapq.heappop(timers)
-            if sid not in self.alive:  # merged away: its timer was deleted
+            ts, _, key, start, end = heapq.heappop(timers)
+            ident = (ts, key, start, end)
+            if ident not in pending:
                 continue
-            self.alive.discard(sid)
-            windows = self.live[key]
-            windows[:] = [w for w in windows if w[2] != sid]
-            if not windows:
-                del self.live[key]
-            fired.append((sid, mark))
+            pending.remove(ident)
+            held = self.windows.get(key)
+            sid = held.get((start, end)) if held is not None else None
+            if sid is None:
+                continue
+            if ts == end - 1:
+                self.events.append((sid, bound, mark))
+            if ts == self._cleanup(end):
+                del held[(start, end)]  # type: ignore[index]
+                if not held:
+                    del self.windows[key]
+                pending.discard((end - 1, key, start, end))
+                self.cleaned.append(sid)
 
     def _key_ids(self, table: pa.Table) -> np.ndarray:
-        """Each row's key id, stable across chunks (the row operator's dict of keys)."""
+        """Each row's key id, stable while the key holds windows (the row operator's dict
+        of keys)."""
+        if not self.assigned.keys:  # keyless: one key
+            return np.full(table.num_rows, self._key_id(()), dtype=np.int64)
         gid = group_ids(table, self.assigned.keys)
         groups = int(gid.max()) + 1 if len(gid) else 0
         first = np.full(groups, len(gid), dtype=np.int64)
@@ -132,7 +154,7 @@ class StreamSessionWindow:
             self.next_key += 1
         return got
 
-    def add(self, c: Chunk) -> Chunk:
+    def add(self, c: Chunk) -> Chunk | None:
         n = c.num_rows
         mpos, mval, ts = marks_and_times(c)
         table = self.assigned.table(c) if n else None
@@ -141,24 +163,23 @@ class StreamSessionWindow:
         running = np.maximum.accumulate(np.maximum(mval, lo)) if len(mval) else mval
         rise = mval > np.concatenate([[lo], running[:-1]]) if len(mval) else mval > 0
         sid_of = np.full(n, -1, dtype=np.int64)
-        fired: list[tuple[int, int]] = []  # (sid, index of the mark that fired it)
-        gap, wm, j, m = self.gap, self.wm, 0, len(mpos)
+        wm, j, m, seen = self.wm, 0, len(mpos), self.seen
         mp, rv = mpos.tolist(), running.tolist()
         for i, (t, k) in enumerate(zip(ts.tolist(), keys.tolist())):
             while j < m and mp[j] <= i:
                 if rv[j] > wm:
                     wm = rv[j]
-                    self._advance(wm, j, fired)
+                    self._advance(wm, j, seen + i)
                 j += 1
-            sid_of[i] = self._place(k, t, t + gap, wm, self.seen + i)
+            sid_of[i] = self._place(k, t, wm, seen + i, j)
         while j < m:
             if rv[j] > wm:
                 wm = rv[j]
-                self._advance(wm, j, fired)
+                self._advance(wm, j, seen + n)
             j += 1
         self.wm = wm
         late = np.flatnonzero(sid_of < 0)
-        if self.side_output:  # the late records, with the watermarks that rose
+        if self.side_output and self.streaming:  # the late records, with the watermarks that rose
             taken = c.take(late)
             at = np.searchsorted(late, mpos[rise], side="left")
             self.late = Chunk(taken.batch, taken.ts, (at, running[rise]))
@@ -168,112 +189,236 @@ class StreamSessionWindow:
             kept = np.flatnonzero(sid_of >= 0)
             self.held.append(table.take(pa.array(kept)).append_column(
                 "sid", pa.array(sid_of[kept])).append_column(
-                "rid", pa.array(self.seen + kept)))
+                "rid", pa.array(seen + kept)))
         self.seen += n
-        # A key without live windows needs no id (a later record gets a new one).
-        self.key_ids = {k: i for k, i in self.key_ids.items() if i in self.live}
-        return self._output(fired, mpos, running, rise)
+        if not self.streaming:
+            return None
+        return self._output(mpos, running, rise)
 
-    def _place(self, key: int, start: int, end: int, wm: int, rid: int) -> int:
-        """The sid of the window the record at ``start`` (row id ``rid``) joins, -1 if
-        it is late."""
-        windows = self.live.get(key)
-        hit = [w for w in windows if start <= w[1] and end >= w[0]] if windows else []
+    def fire(self) -> Chunk | None:
+        """End of input. STREAMING: nothing left (the sources' final Long.MAX_VALUE fired
+        it all); BATCH: the watermark jumps to Long.MAX_VALUE."""
+        if self.streaming:
+            return None
+        self.wm = LONG_MAX
+        self._advance(LONG_MAX, 0, self.seen)
+        out = self._output(_NONE, _NONE, np.zeros(0, bool))
+        return Chunk(out.batch, out.ts) if out.num_rows else None
+
+    def _place(self, key: int, start: int, wm: int, rid: int, mark: int) -> int:
+        """The sid of the window the record at ``start`` (row id ``rid``, before mark
+        ``mark``) joins, -1 if it is late."""
+        end = start + self.gap
+        held = self.windows.get(key)
+        hit = sorted(w for w in held if start <= w[1] and end >= w[0]) if held else []
         if not hit:
-            if end - 1 <= wm:
+            if self._cleanup(end) <= wm:
                 return -1
-            sid = self._new(start, end, key)
-            self.live.setdefault(key, []).append([start, end, sid])
-            if self.ordered:
-                self.items[sid] = [rid]
-            return sid
-        if len(hit) == 1 and hit[0][0] <= start and end <= hit[0][1]:
-            sid = hit[0][2]  # inside a live window: no merge
-            if self.ordered:
-                self.items[sid].append(rid)
-            return sid
-        lo = min(start, *(w[0] for w in hit))
-        hi = max(end, *(w[1] for w in hit))
-        sid = self._new(lo, hi, key)
-        gone = {w[2] for w in hit}
-        for old in gone:  # absorbed: their rows now count for the merged window
-            self.parent[old] = sid
-            del self.extent[old]
-            self.alive.discard(old)
-        if self.ordered:  # the absorbed windows' accumulators in start order, then rid
-            self.items[sid] = [-1 - w[2] for w in sorted(hit)] + [rid]
-        assert windows is not None
-        windows[:] = [w for w in windows if w[2] not in gone] + [[lo, hi, sid]]
+            sid = self._new(start, end)
+            self.windows.setdefault(key, {})[(start, end)] = sid
+            actual = (start, end)
+        elif len(hit) == 1 and hit[0][0] <= start and end <= hit[0][1]:
+            actual = hit[0]  # inside a held window: no merge
+            sid = held[actual]  # type: ignore[index]
+        else:
+            assert held is not None
+            actual = (min(start, hit[0][0]), max(end, hit[-1][1]))
+            sid = self._new(*actual)
+            if actual[1] - 1 > wm:  # the trigger's onMerge
+                self._register(actual[1] - 1, key, *actual)
+            absorbed = [held.pop(w) for w in hit]
+            for w in hit:
+                self.pending.discard((w[1] - 1, key, *w))
+                self.pending.discard((self._cleanup(w[1]), key, *w))
+            self.children[sid] = absorbed
+            held[actual] = sid
+        if actual[1] - 1 <= wm:  # EventTimeTrigger.onElement: a late firing
+            self.events.append((sid, rid + 1, mark))
+        else:
+            self._register(actual[1] - 1, key, *actual)
+        cleanup = self._cleanup(actual[1])
+        if cleanup < LONG_MAX:
+            self._register(cleanup, key, *actual)
         return sid
 
-    def _sequence(self, sids: list[int]) -> dict[int, int]:
-        """The place of each row of the sessions ``sids`` in its accumulator's order (the
-        items expanded depth first, with a stack); their items are forgotten."""
-        place: dict[int, int] = {}
-        for sid in sids:
-            stack = [-1 - sid]
-            while stack:
-                item = stack.pop()
-                if item >= 0:
-                    place[item] = len(place)
-                else:
-                    stack.extend(reversed(self.items.pop(-1 - item)))
-        return place
-
-    def _output(self, fired: list[tuple[int, int]], mpos: np.ndarray, running: np.ndarray,
-                rise: np.ndarray) -> Chunk:
-        """The fired sessions' results in firing order, each at the mark that fired it,
-        and the rising marks after what they fired."""
+    def _output(self, mpos: np.ndarray, running: np.ndarray, rise: np.ndarray) -> Chunk:
+        """The firings' results in order, each before the mark it preceded, and the
+        rising marks after what they fired; then the cleaned windows are forgotten."""
         val = running[rise]
-        result = None
-        if fired:
-            sids = np.array([s for s, _ in fired], dtype=np.int64)
-            rank_of = dict(zip(sids.tolist(), range(len(sids))))
-            rows = pa.concat_tables(self.held) if len(self.held) > 1 else self.held[0]
-            own = rows.column("sid").to_numpy()
-            root = self._roots(own)
-            uniq, inverse = np.unique(root, return_inverse=True)
-            rank = np.array([rank_of.get(x, -1) for x in uniq.tolist()],
-                            dtype=np.int64)[inverse.reshape(-1)]
-            mine = rank >= 0
-            for sid in np.unique(own[mine]).tolist():  # fired: their sids are done
-                del self.parent[sid]
-            span = np.array([self.extent.pop(x) if rank_of.get(x, -1) >= 0 else (0, 0)
-                             for x in uniq.tolist()], dtype=np.int64).reshape(-1, 2)
-            wstart, wend = span[inverse.reshape(-1), 0], span[inverse.reshape(-1), 1]
-            done = rows.filter(pa.array(mine)).drop_columns(["sid"])
-            r, rk, ws, we = root[mine], rank[mine], wstart[mine], wend[mine]
-            if self.ordered:  # rows in accumulator order: Arrow's first / last follow it
-                place = self._sequence(sids.tolist())
-                at = np.array([place[x] for x in done.column("rid").to_pylist()],
-                              dtype=np.int64)
-                order = np.argsort(at, kind="stable")
-                done = done.take(pa.array(order))
-                r, rk, ws, we = r[order], rk[order], ws[order], we[order]
-            done = done.drop_columns(["rid"])
-            done = done.append_column("sid", pa.array(r)).append_column(
-                "ws", pa.array(ws)).append_column(
-                "we", pa.array(we)).append_column("row", pa.array(rk))
-            result = evaluate(done, ["sid", *self.assigned.keys, "ws", "we"],
-                              self.assigned.keys, self.assigned.agg.kinds, self.out_schema,
-                              order=[("row_min", "ascending")])
-            self.held = [rows.filter(pa.array(~mine))]
+        events, self.events = self.events, []
+        result = self._results(events) if events else None
+        self._forget()
         if result is None:
             e = convert.empty(self.out_schema)
             return Chunk(e.batch, e.ts, (np.zeros(len(val), np.int64), val))
-        marks = np.array([mk for _, mk in fired], dtype=np.int64)
-        # A rising mark comes after the results it (and the marks before it) fired.
+        marks = np.array([mk for _, _, mk in events], dtype=np.int64)
+        # A rising mark comes after the results fired before it.
         at = np.searchsorted(marks, np.flatnonzero(rise), side="right")
         return Chunk(result.batch, result.ts, (at.astype(np.int64), val))
 
-    def _roots(self, sid: np.ndarray) -> np.ndarray:
-        """The root (live session) of each sid: the union-find followed for all at once."""
-        ids = np.fromiter(self.parent.keys(), np.int64, len(self.parent))
-        up = np.fromiter(self.parent.values(), np.int64, len(self.parent))
-        order = np.argsort(ids)
-        ids, up = ids[order], up[order]
-        while True:
-            nxt = up[np.searchsorted(ids, sid)]
-            if np.array_equal(nxt, sid):
-                return sid
-            sid = nxt
+    def _rows(self) -> pa.Table:
+        if len(self.held) > 1:
+            self.held = [pa.concat_tables(self.held)]
+        return self.held[0]
+
+    def _results(self, events: list[tuple[int, int, int]]) -> Chunk:
+        rows = self._rows()
+        sid = rows.column("sid").to_numpy()
+        rid = rows.column("rid").to_numpy()
+        order = np.lexsort((rid, sid))  # by sid, each in arrival order
+        s_sorted, r_sorted = sid[order], rid[order]
+        tops = np.array([s for s, _, _ in events], dtype=np.int64)
+        bounds = np.array([b for _, b, _ in events], dtype=np.int64)
+        # Each firing's own rows: its sid's rows before its bound, a range of ``order``.
+        lo = np.searchsorted(s_sorted, tops, "left")
+        hi = _below(s_sorted, r_sorted, tops, bounds)
+        merged = np.array([t in self.children for t in tops.tolist()], dtype=bool)
+        plain = np.flatnonzero(~merged)
+        ev, at = _expand(lo[plain], hi[plain] - lo[plain])
+        e_parts, i_parts = [plain[ev]], [at]
+        for e in np.flatnonzero(merged).tolist():
+            # Depth first: the absorbed windows (start order), then the sid's own rows.
+            stack: list[tuple[int, bool]] = [(int(tops[e]), False)]
+            while stack:
+                x, rows_of_x = stack.pop()
+                if not rows_of_x:
+                    stack.append((x, True))
+                    stack.extend((c, False) for c in reversed(self.children.get(x, ())))
+                    continue
+                if x == tops[e]:
+                    first, last = int(lo[e]), int(hi[e])
+                else:
+                    first = int(np.searchsorted(s_sorted, x, "left"))
+                    last = int(np.searchsorted(s_sorted, x, "right"))
+                i_parts.append(np.arange(first, last, dtype=np.int64))
+                e_parts.append(np.full(last - first, e, dtype=np.int64))
+        e_of = np.concatenate(e_parts)
+        by_event = np.argsort(e_of, kind="stable")  # each firing's rows in their order
+        e_of, take = e_of[by_event], order[np.concatenate(i_parts)[by_event]]
+        span = np.array([self.extent[s] for s in tops.tolist()], dtype=np.int64).reshape(-1, 2)
+        done = rows.take(pa.array(take)).drop_columns(["sid", "rid"])
+        done = done.append_column("ev", pa.array(e_of)).append_column(
+            "ws", pa.array(span[e_of, 0])).append_column(
+            "we", pa.array(span[e_of, 1])).append_column("row", pa.array(e_of))
+        keys = self.assigned.keys
+        result = evaluate(done, ["ev", *keys, "ws", "we"], keys, self.assigned.agg.kinds,
+                          self.out_schema, order=[("row_min", "ascending")])
+        assert result is not None
+        if self.doubles:
+            result = self._float_results(result, tops, rows, order, lo, hi, merged)
+        return result
+
+    def _float_results(self, result: Chunk, tops: np.ndarray, rows: pa.Table,
+                       order: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                       merged: np.ndarray) -> Chunk:
+        """Double sums / averages added as the row operator adds them: per firing, the
+        absorbed windows' final sums (start order), then the own values one at a time."""
+        sid = rows.column("sid").to_numpy()[order]
+        batch = result.batch
+        plain = np.flatnonzero(~merged)
+        for i in self.doubles:
+            a = pc.cast(rows.column(f"a{i}"), pa.float64()).combine_chunks().take(
+                pa.array(order))
+            avg = self.assigned.agg.kinds[i] == "avg"
+            # -0.0 is the identity of a sum (x + -0.0 is x, bit for bit); an avg adds
+            # from 0.
+            fold = _Fold(pc.fill_null(a, -0.0).to_numpy(zero_copy_only=False),
+                         pc.is_valid(a).to_numpy(zero_copy_only=False), 0.0 if avg else -0.0)
+            total = np.zeros(len(tops), np.float64)
+            count = np.zeros(len(tops), np.int64)
+            total[plain], count[plain] = fold.ranges(lo[plain], hi[plain])
+            finals = self.finals[i]
+            for e in np.flatnonzero(merged).tolist():
+                head = [self._final(c, finals, fold, sid) for c in self.children[int(tops[e])]]
+                total[e], count[e] = fold(head, int(lo[e]), int(hi[e]))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                value = total / np.maximum(count, 1) if avg else total
+            at = len(self.assigned.keys) + len(WINDOW) + i
+            field = self.out_schema.field(at)
+            batch = batch.set_column(at, field, pc.cast(pa.array(value, pa.float64(),
+                                                                 mask=count == 0),
+                                                        field.type, safe=False))
+        return Chunk(batch, result.ts)
+
+    def _final(self, top: int, finals: dict[int, tuple[float, int]], fold: _Fold,
+               sid: np.ndarray) -> tuple[float, int]:
+        """An absorbed sid's final (sum, count); its subtree's missing ones first, in sid
+        order (children are older than their parent)."""
+        todo, stack = [], [top]
+        while stack:
+            y = stack.pop()
+            if y not in finals:
+                todo.append(y)
+                stack.extend(self.children.get(y, ()))
+        for y in sorted(todo):
+            lo = int(np.searchsorted(sid, y, "left"))
+            hi = int(np.searchsorted(sid, y, "right"))
+            finals[y] = fold([finals[c] for c in self.children.get(y, ())], lo, hi)
+        return finals[top]
+
+    def _forget(self) -> None:
+        """Drop the key ids of keys without windows and the cleaned windows' subtrees:
+        rows, tree, sums."""
+        # A key without held windows needs no id (a later record gets a new one).
+        self.key_ids = {k: i for k, i in self.key_ids.items() if i in self.windows}
+        if not self.cleaned:
+            return
+        gone: list[int] = []
+        stack, self.cleaned = list(self.cleaned), []
+        while stack:
+            x = stack.pop()
+            gone.append(x)
+            stack.extend(self.children.pop(x, ()))
+        for x in gone:
+            del self.extent[x]
+            for finals in self.finals.values():
+                finals.pop(x, None)
+        rows = self._rows()
+        keep = ~np.isin(rows.column("sid").to_numpy(), np.array(gone, dtype=np.int64))
+        self.held = [rows.filter(pa.array(keep))]
+
+
+class _Fold:
+    """One double aggregate's values (rows sorted by sid, nulls as -0.0): ``head`` (the
+    absorbed windows' (sum, count)) then the values ``lo:hi``, added left to right (numpy's
+    cumsum is sequential) from ``start``."""
+
+    def __init__(self, x: np.ndarray, valid: np.ndarray, start: float) -> None:
+        self.x, self.valid, self.start = x, valid, start
+
+    def ranges(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per range ``lo:hi`` of values (no head), its (sum, count): one grouped
+        sequential cumulative sum over the ranges, each led by ``start``."""
+        n = hi - lo
+        owner, at = _expand(lo, n)
+        lead = np.cumsum(n + 1) - (n + 1)  # where each range's start value goes
+        x = np.empty(len(owner) + len(n), np.float64)
+        gid = np.empty(len(x), np.int64)
+        x[lead], gid[lead] = self.start, np.arange(len(n), dtype=np.int64)
+        body = np.ones(len(x), bool)
+        body[lead] = False
+        x[body], gid[body] = self.x[at], owner
+        totals = _sequential_cumsum(x, gid)[lead + n]
+        valid = np.zeros(len(n), np.int64)
+        np.add.at(valid, owner, self.valid[at].astype(np.int64))
+        return totals, valid
+
+    def __call__(self, head: list[tuple[float, int]], lo: int, hi: int) -> tuple[float, int]:
+        seq = np.concatenate([[self.start], [v for v, _ in head], self.x[lo:hi]])
+        count = sum(c for _, c in head) + int(self.valid[lo:hi].sum())
+        return float(np.cumsum(seq)[-1]), count
+
+
+def _below(sid: np.ndarray, rid: np.ndarray, tops: np.ndarray, bounds: np.ndarray
+           ) -> np.ndarray:
+    """Per query (top, bound), the number of rows (``sid``, ``rid`` sorted by both) before
+    it: rows of smaller sids, and of ``top`` with a row id below ``bound`` (one sort of the
+    rows and queries together, a query before an equal row)."""
+    n, q = len(sid), len(tops)
+    flag = np.concatenate([np.ones(n, np.int8), np.zeros(q, np.int8)])
+    merged = np.lexsort((flag, np.concatenate([rid, bounds]), np.concatenate([sid, tops])))
+    is_row = flag[merged] == 1
+    rows_before = np.cumsum(is_row) - is_row  # rows strictly before each sorted place
+    out = np.empty(q, np.int64)
+    out[merged[~is_row] - n] = rows_before[~is_row]
+    return out

@@ -283,7 +283,7 @@ def _distinct_counts(grouped: pa.Table, distinct: dict[int, pa.Table],
     return out
 
 
-def _ends_in(table: pa.Table, lo: int | None, hi: int | None) -> pa.Array:
+def ends_in(table: pa.Table, lo: int | None, hi: int | None) -> pa.Array:
     """Whether each row's window has ``lo < end - 1 <= hi`` (None: unbounded)."""
     last = pc.subtract(table.column("we"), 1)
     mask = pa.array(np.ones(table.num_rows, dtype=bool))
@@ -362,7 +362,7 @@ class WindowState:
             raw = self.raw()
             if raw is None:
                 return None
-            mask = _ends_in(raw, lo, hi)
+            mask = ends_in(raw, lo, hi)
             if remove:
                 rest = raw.filter(pc.invert(mask))
                 self.rows = [rest] if rest.num_rows else []
@@ -373,31 +373,31 @@ class WindowState:
             return None
         merge = len(self.partials) > 1
         table = pa.concat_tables(self.partials)
-        mask = _ends_in(table, lo, hi)
+        mask = ends_in(table, lo, hi)
         chosen = table.filter(mask)
         distinct = {i: pa.concat_tables(parts) for i, parts in self.distinct.items()}
         if remove:  # each partial keeps its own groups (one row per group in each)
-            rests = [t.filter(pc.invert(_ends_in(t, lo, hi))) for t in self.partials]
+            rests = [t.filter(pc.invert(ends_in(t, lo, hi))) for t in self.partials]
             self.partials = [t for t in rests if t.num_rows]
-            self.distinct = {i: [t.filter(pc.invert(_ends_in(t, lo, hi)))]
+            self.distinct = {i: [t.filter(pc.invert(ends_in(t, lo, hi)))]
                              for i, t in distinct.items()}
         if not chosen.num_rows:
             return None
         grouped = self._merge(chosen) if merge else chosen
         grouped = grouped.take(pc.sort_indices(grouped, sort_keys=[
             ("we", "ascending"), ("row_min", "ascending")]))
-        values = {i: t.filter(_ends_in(t, lo, hi)).group_by(
+        values = {i: t.filter(ends_in(t, lo, hi)).group_by(
             self.groups + [f"a{i}"], use_threads=False).aggregate([])
             for i, t in distinct.items()}
         return results(grouped, values, self.groups, self.keys, self.kinds, out_schema)
 
     def drop(self, upto: int) -> None:
         """Forget the groups with ``end - 1 <= upto`` (STREAMING: their cleanup time)."""
-        keep = [t.filter(pc.invert(_ends_in(t, None, upto))) for t in self.rows]
+        keep = [t.filter(pc.invert(ends_in(t, None, upto))) for t in self.rows]
         self.rows = [t for t in keep if t.num_rows]
         self.buffered = sum(t.num_rows for t in self.rows)
-        self.partials = [t.filter(pc.invert(_ends_in(t, None, upto))) for t in self.partials]
-        self.distinct = {i: [t.filter(pc.invert(_ends_in(t, None, upto))) for t in parts]
+        self.partials = [t.filter(pc.invert(ends_in(t, None, upto))) for t in self.partials]
+        self.distinct = {i: [t.filter(pc.invert(ends_in(t, None, upto))) for t in parts]
                          for i, parts in self.distinct.items()}
 
 
