@@ -6,17 +6,12 @@ emitted); the files' timestamps start near 0, below the exact generator's floor.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from flowc.executor.streaming.columnar import plan_columnar
-from flowc.executor.streaming.plan import plan_streaming
-from flowc.sql import compile_sql
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "streaming"))
-from test_streaming_columnar import Driver, _file  # noqa: E402
+from streaming.columnar_paths import SqlDriver
+from streaming.test_streaming_columnar import _file
 
 SQL = """SET 'parallelism' = '2';
 {setting}CREATE TABLE clicks (user_id STRING, action STRING, score DOUBLE, ts TIMESTAMP(3),
@@ -29,18 +24,6 @@ INSERT INTO out SELECT user_id, window_end, COUNT(*), SUM(score)
 FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '2' SECOND))
 GROUP BY window_start, window_end, user_id;
 """
-
-
-class SqlDriver(Driver):
-    def __init__(self, text: str, work: Path) -> None:  # noqa: D107 - Driver's, over SQL
-        self.work = work
-        (work / "in").mkdir(exist_ok=True)
-        jg = compile_sql(text.format(src=str(work / "in") + "/"),
-                         str(work / "job.sql")).env.get_job_graph()
-        self.plan = plan_streaming(jg)
-        chains = plan_columnar(jg, self.plan)
-        assert not isinstance(chains, str), chains
-        self.chains = chains
 
 
 @pytest.mark.parametrize("setting", ["", "SET 'pipeline.auto-watermark-interval' = '0';\n"],
