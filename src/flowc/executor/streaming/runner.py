@@ -38,9 +38,8 @@ from flowc.executor.sinks import (
     stage_lines,
     stage_python,
 )
-from flowc.executor.streaming.columnar import run_columnar_subtask
 from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, VertexPlan, plan_streaming
+from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, plan_streaming
 from flowc.executor.streaming.sources import (
     BatchShares,
     batch_shares,
@@ -52,7 +51,15 @@ from flowc.executor.streaming.sources import (
     source_failure,
     source_of,
 )
-from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext, run_subtask
+from flowc.executor.streaming.stages import (
+    Stage,
+    fuse_option,
+    plan_stages,
+    received_payloads,
+    run_fused,
+    subtask_runner,
+)
+from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext
 from flowc.operators import CollectSink, FileSink, KafkaSink, KafkaSource, PrintSink, SocketSource
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
@@ -134,6 +141,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
     job.collect = collect
     job.columnar = columnar
+    job.stages = plan_stages(plan, fuse_option(dict(sg.config.options)))
     interval = min(default_interval(s.spec) for s in unbounded) \
         if trigger_ms is None else trigger_ms
     try:
@@ -162,6 +170,7 @@ class _StreamJob:
         self.units_read: list[int] = []
         self.collect: Callable[[int, dict[str, list[Any]]], None] | None = None
         self.columnar: dict[str, Any] | None = None  # per vertex (``columnar.py``), or row
+        self.stages: list[Stage] = plan_stages(plan)  # the batch's Spark stages
 
     @property
     def unbounded(self) -> list[SourcePlan]:
@@ -229,14 +238,16 @@ class _StreamJob:
         taken = self._shares(df, prev)
         ctx = BatchContext(batch_id, prev, self.ckpt.state,
                            self.ckpt.batch_timestamp_ms(batch_id))
-        rdds: dict[str, Any] = {}
+        rdds: dict[int, Any] = {}
         outputs = []
         from pyspark import StorageLevel
 
-        for v in self.plan.vertices:
-            rdd = self._vertex_rdd(v, ctx, taken, rdds)
-            rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
-            rdds[v.id] = rdd
+        for stage in self.stages:
+            rdd = self._stage_rdd(stage, ctx, taken, rdds)
+            if any(stage.index in (s for s, _ in other.inputs) for other in self.stages):
+                # read by its consumers and by the collect below: computed once
+                rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+            rdds[stage.index] = rdd
             outputs.append(rdd)
         try:
             # one Spark job for the whole batch (a job per vertex cost ~0.1 s each)
@@ -282,31 +293,32 @@ class _StreamJob:
                 out[s.index] = bounded_shares(s.spec, p[s.index]) if prev is None else None
         return out
 
-    def _vertex_rdd(self, v: VertexPlan, ctx: BatchContext,
-                    taken: dict[int, BatchShares | None], rdds: dict[str, Any]) -> Any:
-        p = v.parallelism
-        chain = None if self.columnar is None else self.columnar[v.id]
-        if v.source is not None:  # a source vertex: subtask i reads shares[i] (sources.py)
-            spec = self.plan.sources[v.source].spec
-            got = taken[v.source]
-            shares = [None] * p if got is None else got.shares
-
+    def _stage_rdd(self, stage: Stage, ctx: BatchContext,
+                   taken: dict[int, BatchShares | None], rdds: dict[int, Any]) -> Any:
+        """The stage's RDD of items (``stages.py``): a vertex's subtask per partition, or a
+        fused stage's one task running its vertices' subtasks in turn."""
+        run = subtask_runner(self.plan, self.columnar, ctx, {
+            v.source: [None] * v.parallelism if (got := taken[v.source]) is None
+            else got.shares for v in self.plan.vertices if v.source is not None})
+        if stage.fused:
+            def run_stage(_idx: int, _it: Any) -> Any:
+                return run_fused(stage, run)
+            return self.sc.parallelize(range(1), 1).mapPartitionsWithIndex(run_stage)
+        v = stage.vertices[0]
+        if not stage.inputs:  # a source vertex: subtask i reads its share (sources.py)
             def run_source(idx: int, _it: Any) -> Any:
-                if chain is not None:
-                    return run_columnar_subtask(v, chain, idx, ctx, (spec, shares[idx]), None)
-                return run_subtask(v, idx, ctx, (spec, shares[idx]), None)
-            return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
-        parts = [rdds[vid].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
-                 for vid, slot in v.inputs]
+                return run(v, idx, None)
+            return self.sc.parallelize(range(v.parallelism), v.parallelism) \
+                .mapPartitionsWithIndex(run_source)
+        parts = [rdds[k].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
+                 for k, slot in stage.inputs]
         merged = parts[0] if len(parts) == 1 else self.sc.union(parts)
         # Every subtask runs every batch (its snapshot moves on, its timers see watermarks),
         # also when no record reaches it.
-        shuffled = merged.partitionBy(p, _identity)
+        shuffled = merged.partitionBy(v.parallelism, _identity)
 
         def run_consumer(idx: int, it: Any) -> Any:
-            if chain is not None:  # the edges carry Arrow chunks
-                return run_columnar_subtask(v, chain, idx, ctx, None, (x[1] for x in it))
-            return run_subtask(v, idx, ctx, None, ((0, x[1]) for x in it))
+            return run(v, idx, received_payloads(it))
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     # -- sinks ---------------------------------------------------------------------
