@@ -39,6 +39,7 @@ from flowc.executor.sinks import (
     stage_python,
 )
 from flowc.executor.streaming.commit import Checkpoint
+from flowc.executor.streaming.filelog import batch_files
 from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, plan_streaming
 from flowc.executor.streaming.sources import (
     BatchShares,
@@ -46,6 +47,7 @@ from flowc.executor.streaming.sources import (
     bounded_shares,
     check_source,
     default_interval,
+    file_shares,
     kafka_resume,
     query_dataframe,
     source_failure,
@@ -60,7 +62,16 @@ from flowc.executor.streaming.stages import (
     subtask_runner,
 )
 from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext
-from flowc.operators import CollectSink, FileSink, KafkaSink, KafkaSource, PrintSink, SocketSource
+from flowc.operators import (
+    CollectSink,
+    FileSink,
+    FileSource,
+    KafkaSink,
+    KafkaSource,
+    PrintSink,
+    SocketSource,
+    TextLineFileSource,
+)
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
 
@@ -235,7 +246,7 @@ class _StreamJob:
     def _run_batch(self, df: Any, batch_id: int) -> None:
         began = time.perf_counter()
         prev = self.ckpt.previous(batch_id)
-        taken = self._shares(df, prev)
+        taken = self._shares(df, batch_id, prev)
         ctx = BatchContext(batch_id, prev, self.ckpt.state,
                            self.ckpt.batch_timestamp_ms(batch_id))
         rdds: dict[int, Any] = {}
@@ -266,13 +277,17 @@ class _StreamJob:
         label = ", ".join(taken[s.index].label for s in self.unbounded)
         self._report(batch_id, collected, label, time.perf_counter() - began)
 
-    def _shares(self, df: Any, prev: int | None) -> dict[int, BatchShares | None]:
+    def _shares(self, df: Any, batch: int, prev: int | None
+                ) -> dict[int, BatchShares | None]:
         """Per source: what each of its subtasks reads in this batch (None: a bounded
         source read in an earlier batch)."""
         before = self.ckpt.units_read(prev) or [0] * len(self.unbounded)
         p = {v.source: v.parallelism for v in self.plan.vertices if v.source is not None}
         several = len(self.unbounded) > 1
         skip = self.ckpt.restored_files(prev)
+        logged = self._logged_shares(batch, before, p, skip)
+        if logged is not None:
+            return logged
         if skip:  # restored from a savepoint: the files its job read are not read again
             from pyspark.sql import functions as F  # noqa: N812
 
@@ -292,6 +307,22 @@ class _StreamJob:
             if s.bounded:
                 out[s.index] = bounded_shares(s.spec, p[s.index]) if prev is None else None
         return out
+
+    def _logged_shares(self, batch: int, before: list[int], p: dict[int, int],
+                       skip: list[str]) -> dict[int, BatchShares | None] | None:
+        """A job whose one source is a monitored directory: the batch's files from the
+        query's logs (``filelog.py``: no Spark job reading them); None otherwise."""
+        if len(self.plan.sources) != 1 or \
+                not isinstance(self.unbounded[0].spec, (FileSource, TextLineFileSource)):
+            return None
+        logged = batch_files(self.ckpt.spark, batch)
+        if logged is None:
+            return None
+        source = self.unbounded[0]
+        paths = sorted({files.local_path(x) or x for x in logged} - set(skip))
+        n = len(paths)
+        return {source.index: BatchShares(file_shares(paths, before[0], p[source.index]), n,
+                                          f"{n:,} file{'s' if n != 1 else ''}")}
 
     def _stage_rdd(self, stage: Stage, ctx: BatchContext,
                    taken: dict[int, BatchShares | None], rdds: dict[int, Any]) -> Any:
