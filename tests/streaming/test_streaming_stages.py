@@ -22,7 +22,9 @@ from flowc.executor.streaming.plan import StreamingPlan, plan_streaming
 from flowc.executor.streaming.sources import file_shares
 from flowc.executor.streaming.stages import (
     Stage,
+    consume,
     fuse_option,
+    outgoing,
     plan_stages,
     run_fused,
     subtask_runner,
@@ -74,6 +76,9 @@ def test_a_parallelism_1_source_runs_its_stateless_consumers_in_its_task(
     fused = plan_stages(plan)
     assert _shape(fused) == [(names[:2], 1, ()), (names[2:], 2, ((0, 0),))]
     assert fused[0].fused and fused[0].internal == {plan.vertices[1].inputs[0]}
+    # the fused stage's sink / stats items reach the driver through the window stage
+    assert [s.carrier for s in fused] == [1, None]
+    assert [s.carrier for s in plan_stages(plan, fuse=False)] == [1, None, None]
     # one stage per vertex: the old layout, a shuffle per non-chained edge
     assert [len(s.vertices) for s in plan_stages(plan, fuse=False)] == [1, 1, 1]
 
@@ -148,14 +153,20 @@ def _batches(plan: StreamingPlan, chains: Any, stages: list[Stage], state: Path,
                 out[st.index] = list(run_fused(st, run))
                 continue
             v = st.vertices[0]
+            if v.source is not None:
+                out[st.index] = [x for idx in range(v.parallelism) for x in run(v, idx, None)]
+                continue
+            # the runner's shuffle: each producer's items for this stage by target subtask
+            sent = [x for k in dict.fromkeys(k for k, _ in st.inputs)
+                    for x in outgoing(frozenset(s for j, s in st.inputs if j == k),
+                                      stages[k].carrier == st.index)(out[k])]
             out[st.index] = [
                 item for idx in range(v.parallelism)
-                for item in run(v, idx, None if v.source is not None else
-                                [x[1][1] for k, slot in st.inputs for x in out[k]
-                                 if x[0] == slot and x[1][0] == idx])]
+                for item in consume(lambda p, v=v, idx=idx, run=run: run(v, idx, p),
+                                    [x for x in sent if x[0] == idx])]
         sinks: dict[Any, list[Any]] = {}
         stats = {}
-        for items in out.values():
+        for items in (out[st.index] for st in stages if st.carrier is None):
             for kind, payload in items:
                 if kind == SINK:
                     sinks.setdefault((payload[0], payload[1]), []).append(payload[2])

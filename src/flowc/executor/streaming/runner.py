@@ -55,9 +55,10 @@ from flowc.executor.streaming.sources import (
 )
 from flowc.executor.streaming.stages import (
     Stage,
+    consume,
     fuse_option,
+    outgoing,
     plan_stages,
-    received_payloads,
     run_fused,
     subtask_runner,
 )
@@ -255,11 +256,14 @@ class _StreamJob:
 
         for stage in self.stages:
             rdd = self._stage_rdd(stage, ctx, taken, rdds)
-            if any(stage.index in (s for s, _ in other.inputs) for other in self.stages):
+            readers = sum(1 for other in self.stages
+                          if any(k == stage.index for k, _ in other.inputs))
+            if readers > 1 or readers and stage.carrier is None:
                 # read by its consumers and by the collect below: computed once
                 rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
             rdds[stage.index] = rdd
-            outputs.append(rdd)
+            if stage.carrier is None:
+                outputs.append(rdd)
         try:
             # one Spark job for the whole batch (a job per vertex cost ~0.1 s each)
             collected = self.sc.union([rdd.filter(lambda x: x[0] < 0)
@@ -341,15 +345,17 @@ class _StreamJob:
                 return run(v, idx, None)
             return self.sc.parallelize(range(v.parallelism), v.parallelism) \
                 .mapPartitionsWithIndex(run_source)
-        parts = [rdds[k].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
-                 for k, slot in stage.inputs]
+        producers = dict.fromkeys(k for k, _ in stage.inputs)
+        parts = [rdds[k].mapPartitions(outgoing(
+            frozenset(s for j, s in stage.inputs if j == k),
+            self.stages[k].carrier == stage.index)) for k in producers]
         merged = parts[0] if len(parts) == 1 else self.sc.union(parts)
         # Every subtask runs every batch (its snapshot moves on, its timers see watermarks),
         # also when no record reaches it.
         shuffled = merged.partitionBy(v.parallelism, _identity)
 
         def run_consumer(idx: int, it: Any) -> Any:
-            return run(v, idx, received_payloads(it))
+            return consume(lambda payloads: run(v, idx, payloads), it)
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     # -- sinks ---------------------------------------------------------------------

@@ -19,7 +19,7 @@ its state and work over the cores); so does a vertex fed by several stages.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from flowc.executor.streaming.plan import StreamingPlan, VertexPlan
@@ -44,6 +44,10 @@ class Stage:
     inputs: tuple[tuple[int, int], ...]
     slots: dict[tuple[str, int], int]
     internal: frozenset[tuple[str, int]]
+    # A one-task stage read by others: the first of them, which passes this stage's sink /
+    # dead-letter / stats items on (``Carried`` through the shuffle), so the stage is
+    # neither cached nor read a second time for the batch's collect. None: collected.
+    carrier: int | None = None
 
     @property
     def fused(self) -> bool:
@@ -66,8 +70,10 @@ def plan_stages(plan: StreamingPlan, fuse: bool = True) -> list[Stage]:
     for v in plan.vertices:  # topological: producers first
         producers = {stage_of[vid] for vid, _ in v.inputs}
         one = next(iter(producers)) if len(producers) == 1 else None
-        if fuse and one is not None and groups[one][0].parallelism == 1 and \
-                (v.parallelism == 1 or not _keyed(v)):
+        root = None if one is None else groups[one][0]
+        # a fused stage starts at a source (so it has no inputs from other stages)
+        if fuse and root is not None and root.source is not None and \
+                root.parallelism == 1 and (v.parallelism == 1 or not _keyed(v)):
             groups[one].append(v)
             stage_of[v.id] = one
             continue
@@ -89,9 +95,12 @@ def plan_stages(plan: StreamingPlan, fuse: bool = True) -> list[Stage]:
                     # a one-vertex stage keeps the vertex's slot numbers
                     own[(vid, slot)] = slot if len(groups[src]) == 1 else len(own)
                 inputs[k].append((src, own[(vid, slot)]))
-    return [Stage(k, tuple(g), 1 if len(g) > 1 else g[0].parallelism,
-                  tuple(dict.fromkeys(inputs[k])), slots[k], frozenset(internal[k]))
-            for k, g in enumerate(groups)]
+    stages = [Stage(k, tuple(g), 1 if len(g) > 1 else g[0].parallelism,
+                    tuple(dict.fromkeys(inputs[k])), slots[k], frozenset(internal[k]))
+              for k, g in enumerate(groups)]
+    return [replace(st, carrier=next((c.index for c in stages if any(
+        src == st.index for src, _ in c.inputs)), None) if st.tasks == 1 else None)
+        for st in stages]
 
 
 def _keyed(v: VertexPlan) -> bool:
@@ -142,6 +151,39 @@ def subtask_runner(plan: StreamingPlan, chains: dict[str, Any] | None, ctx: Batc
     return run
 
 
-def received_payloads(items: Iterable[tuple[int, Any]]) -> Iterator[Any]:
-    """A shuffled partition's ``(target, payload)`` items -> the payloads."""
-    return (x[1] for x in items)
+@dataclass(frozen=True)
+class Carried:
+    """A producer stage's sink / dead-letter / stats item on its way to the driver through
+    the consumer stage's partition 0 (``Stage.carrier``)."""
+
+    item: tuple[int, Any]
+
+
+def outgoing(slots: frozenset[int], carry: bool
+             ) -> Callable[[Iterable[tuple[int, Any]]], Iterator[tuple[int, Any]]]:
+    """What a consumer takes from a producer stage's partition: the ``(target, payload)`` items of
+    its ``slots`` and, when it carries the stage, the stage's negative items (to its
+    partition 0, in their order: a one-task stage's items come from one partition)."""
+    def take(items: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+        for kind, payload in items:
+            if kind in slots:
+                yield payload
+            elif carry and kind < 0:
+                yield 0, Carried((kind, payload))
+    return take
+
+
+def consume(run: Callable[[Iterable[Any]], Iterator[tuple[int, Any]]],
+            items: Iterable[tuple[int, Any]]) -> Iterator[tuple[int, Any]]:
+    """A consumer subtask over its shuffled partition: the payloads to ``run``, then the
+    carried items as they came (a subtask reads all its input before it yields)."""
+    carried: list[tuple[int, Any]] = []
+
+    def payloads() -> Iterator[Any]:
+        for _, payload in items:
+            if type(payload) is Carried:
+                carried.append(payload.item)
+            else:
+                yield payload
+    yield from run(payloads())
+    yield from carried
