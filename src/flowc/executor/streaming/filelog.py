@@ -20,8 +20,30 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
+
+from flowc.executor.streaming.sources import BatchShares, file_shares
 
 VERSION = "v1"
+
+
+def logged_shares(spec: Any, spark_dir: str, batch: int, before: int, p: int,
+                  skip: list[str]) -> BatchShares | None:
+    """A monitored directory's (the query's one source) share of ``batch`` among its ``p``
+    subtasks from the logs (``before``: the files read in earlier batches, ``skip``: a
+    restored savepoint's, not read again), as ``sources.batch_shares`` makes it from a
+    collect; None for another source or when the logs do not say."""
+    from flowc.executor.runtime import files
+    from flowc.operators import FileSource, TextLineFileSource
+
+    if not isinstance(spec, (FileSource, TextLineFileSource)):
+        return None
+    logged = batch_files(spark_dir, batch)
+    if logged is None:
+        return None
+    paths = sorted({files.local_path(x) or x for x in logged} - set(skip))
+    n = len(paths)
+    return BatchShares(file_shares(paths, before, p), n, f"{n:,} file{'s' if n != 1 else ''}")
 
 
 def batch_files(spark_dir: str, batch: int, source: int = 0) -> list[str] | None:

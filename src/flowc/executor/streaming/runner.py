@@ -5,8 +5,11 @@ monitored directory Spark's file stream source; the offsets log keeps, per sourc
 makes up each micro-batch, replayed identically after a crash) and one ``foreachBatch``;
 bounded sources are read by their subtasks in the first micro-batch. For each micro-batch
 the driver runs the job's vertices as Spark stages, exactly as the batch executor routes
-them (subtask *i* = partition *i*; non-chained edges carry the target subtask computed in
-the producer, ``partitionBy`` on it), every subtask continuing from its snapshot of the previous batch (``task.py``). Then every sink and
+them (subtask *i* = partition *i*, or all of a vertex's subtasks in the one task of a fused
+stage: ``stages.py``; non-chained edges carry the target subtask computed in the producer,
+``partitionBy`` on it), every subtask continuing from its snapshot of the previous batch
+(``task.py``); a monitored directory's files of the batch come from the query's logs
+(``filelog.py``). Then every sink and
 dead-letter output commits the batch once (``commit.py``), the batch's snapshots are
 marked done, and Spark commits its offsets. A kill at any point replays the batch: same
 files, same snapshots, same outputs, sinks that committed it skip it.
@@ -39,7 +42,7 @@ from flowc.executor.sinks import (
     stage_python,
 )
 from flowc.executor.streaming.commit import Checkpoint
-from flowc.executor.streaming.filelog import batch_files
+from flowc.executor.streaming.filelog import logged_shares
 from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, plan_streaming
 from flowc.executor.streaming.sources import (
     BatchShares,
@@ -47,7 +50,6 @@ from flowc.executor.streaming.sources import (
     bounded_shares,
     check_source,
     default_interval,
-    file_shares,
     kafka_resume,
     query_dataframe,
     source_failure,
@@ -63,16 +65,7 @@ from flowc.executor.streaming.stages import (
     subtask_runner,
 )
 from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext
-from flowc.operators import (
-    CollectSink,
-    FileSink,
-    FileSource,
-    KafkaSink,
-    KafkaSource,
-    PrintSink,
-    SocketSource,
-    TextLineFileSource,
-)
+from flowc.operators import CollectSink, FileSink, KafkaSink, KafkaSource, PrintSink, SocketSource
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
 
@@ -143,6 +136,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     if adopted:  # restored from a savepoint whose max parallelism the job adopted
         plan = plan_streaming(job_graph, adopted)
     columnar = _columnar_plan(job_graph, plan, verbose)
+    stages = plan_stages(plan, fuse_option(dict(sg.config.options)))  # before Spark starts
     stop = stop or threading.Event()
     spark = get_spark(master, verbose, spark_options(sg.config.options))
     for nid, spec in plan.sinks.items():
@@ -153,7 +147,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
     job.collect = collect
     job.columnar = columnar
-    job.stages = plan_stages(plan, fuse_option(dict(sg.config.options)))
+    job.stages = stages
     interval = min(default_interval(s.spec) for s in unbounded) \
         if trigger_ms is None else trigger_ms
     try:
@@ -289,9 +283,12 @@ class _StreamJob:
         p = {v.source: v.parallelism for v in self.plan.vertices if v.source is not None}
         several = len(self.unbounded) > 1
         skip = self.ckpt.restored_files(prev)
-        logged = self._logged_shares(batch, before, p, skip)
-        if logged is not None:
-            return logged
+        if len(self.plan.sources) == 1:  # a monitored directory: the files from the logs
+            one = self.plan.sources[0]
+            logged = logged_shares(one.spec, self.ckpt.spark, batch, before[0], p[one.index],
+                                   skip)
+            if logged is not None:
+                return {one.index: logged}
         if skip:  # restored from a savepoint: the files its job read are not read again
             from pyspark.sql import functions as F  # noqa: N812
 
@@ -311,22 +308,6 @@ class _StreamJob:
             if s.bounded:
                 out[s.index] = bounded_shares(s.spec, p[s.index]) if prev is None else None
         return out
-
-    def _logged_shares(self, batch: int, before: list[int], p: dict[int, int],
-                       skip: list[str]) -> dict[int, BatchShares | None] | None:
-        """A job whose one source is a monitored directory: the batch's files from the
-        query's logs (``filelog.py``: no Spark job reading them); None otherwise."""
-        if len(self.plan.sources) != 1 or \
-                not isinstance(self.unbounded[0].spec, (FileSource, TextLineFileSource)):
-            return None
-        logged = batch_files(self.ckpt.spark, batch)
-        if logged is None:
-            return None
-        source = self.unbounded[0]
-        paths = sorted({files.local_path(x) or x for x in logged} - set(skip))
-        n = len(paths)
-        return {source.index: BatchShares(file_shares(paths, before[0], p[source.index]), n,
-                                          f"{n:,} file{'s' if n != 1 else ''}")}
 
     def _stage_rdd(self, stage: Stage, ctx: BatchContext,
                    taken: dict[int, BatchShares | None], rdds: dict[int, Any]) -> Any:
