@@ -6,8 +6,8 @@ fed only by a stage that runs as **one** Spark task needs no shuffle: that task 
 the vertex's subtasks itself, one after the other, handing each subtask exactly the items
 it would have received through the shuffle (the same channels, each in its producer's
 order). So a stage is either one vertex whose subtask *i* is Spark partition *i*, or -
-starting from a vertex of parallelism 1 - that vertex plus the vertices fed only by the
-stage, all their subtasks in one task (``run_fused``). Subtasks are logical: each one
+starting from a source vertex of parallelism 1 - that vertex plus the vertices fed only by
+the stage, all their subtasks in one task (``run_fused``). Subtasks are logical: each one
 keeps its own snapshot, channels and watermarks wherever it runs, so results, snapshots
 and checkpoints are the same either way (``flowc.streaming.fuse = false`` runs one stage
 per vertex).
