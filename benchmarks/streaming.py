@@ -231,7 +231,10 @@ def run_spark(job_dir: Path, src: Path, out: Path, trigger_ms: int,
 
 class Batches:
     """Every micro-batch of every query: (start, seconds, input rows), wall-clock epoch
-    seconds (StreamingQueryProgress.timestamp is the trigger's start)."""
+    seconds (StreamingQueryProgress.timestamp is the trigger's start). flowc's query never
+    reads its batch's DataFrame (its files come from the query's logs), so Spark counts no
+    input rows for it; but it only runs a batch when files landed (no stateful Spark
+    operator: no batch without data): its batches count as one row each."""
 
     def __init__(self, spark: Any) -> None:
         from pyspark.sql.streaming import StreamingQueryListener
@@ -246,7 +249,8 @@ class Batches:
             def onQueryProgress(self, event: Any) -> None:
                 p = event.progress
                 start = dt.datetime.fromisoformat(p.timestamp.replace("Z", "+00:00"))
-                log.append((start.timestamp(), p.batchDuration / 1000, p.numInputRows))
+                rows = p.numInputRows or int(str(p.name).startswith("flowc-"))
+                log.append((start.timestamp(), p.batchDuration / 1000, rows))
 
             def onQueryIdle(self, event: Any) -> None:
                 pass

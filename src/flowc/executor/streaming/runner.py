@@ -5,8 +5,11 @@ monitored directory Spark's file stream source; the offsets log keeps, per sourc
 makes up each micro-batch, replayed identically after a crash) and one ``foreachBatch``;
 bounded sources are read by their subtasks in the first micro-batch. For each micro-batch
 the driver runs the job's vertices as Spark stages, exactly as the batch executor routes
-them (subtask *i* = partition *i*; non-chained edges carry the target subtask computed in
-the producer, ``partitionBy`` on it), every subtask continuing from its snapshot of the previous batch (``task.py``). Then every sink and
+them (subtask *i* = partition *i*, or all of a vertex's subtasks in the one task of a fused
+stage: ``stages.py``; non-chained edges carry the target subtask computed in the producer,
+``partitionBy`` on it), every subtask continuing from its snapshot of the previous batch
+(``task.py``); a monitored directory's files of the batch come from the query's logs
+(``filelog.py``). Then every sink and
 dead-letter output commits the batch once (``commit.py``), the batch's snapshots are
 marked done, and Spark commits its offsets. A kill at any point replays the batch: same
 files, same snapshots, same outputs, sinks that committed it skip it.
@@ -38,14 +41,14 @@ from flowc.executor.sinks import (
     stage_lines,
     stage_python,
 )
-from flowc.executor.streaming.columnar import run_columnar_subtask
 from flowc.executor.streaming.commit import (
     SINK_CHUNK,
     Checkpoint,
     chunk_records,
     stage_arrow_part,
 )
-from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, VertexPlan, plan_streaming
+from flowc.executor.streaming.filelog import logged_shares
+from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, plan_streaming
 from flowc.executor.streaming.sources import (
     BatchShares,
     batch_shares,
@@ -57,7 +60,16 @@ from flowc.executor.streaming.sources import (
     source_failure,
     source_of,
 )
-from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext, run_subtask
+from flowc.executor.streaming.stages import (
+    Stage,
+    consume,
+    fuse_option,
+    outgoing,
+    plan_stages,
+    run_fused,
+    subtask_runner,
+)
+from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext
 from flowc.operators import CollectSink, FileSink, KafkaSink, KafkaSource, PrintSink, SocketSource
 
 STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
@@ -129,6 +141,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     if adopted:  # restored from a savepoint whose max parallelism the job adopted
         plan = plan_streaming(job_graph, adopted)
     columnar = _columnar_plan(job_graph, plan, verbose)
+    stages = plan_stages(plan, fuse_option(dict(sg.config.options)))  # before Spark starts
     stop = stop or threading.Event()
     spark = get_spark(master, verbose, spark_options(sg.config.options))
     for nid, spec in plan.sinks.items():
@@ -139,6 +152,7 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     job = _StreamJob(spark, job_graph, plan, ckpt, name, progress)
     job.collect = collect
     job.columnar = columnar
+    job.stages = stages
     interval = min(default_interval(s.spec) for s in unbounded) \
         if trigger_ms is None else trigger_ms
     try:
@@ -167,6 +181,7 @@ class _StreamJob:
         self.units_read: list[int] = []
         self.collect: Callable[[int, dict[str, list[Any]]], None] | None = None
         self.columnar: dict[str, Any] | None = None  # per vertex (``columnar.py``), or row
+        self.stages: list[Stage] = plan_stages(plan)  # the batch's Spark stages
 
     @property
     def unbounded(self) -> list[SourcePlan]:
@@ -231,18 +246,23 @@ class _StreamJob:
     def _run_batch(self, df: Any, batch_id: int) -> None:
         began = time.perf_counter()
         prev = self.ckpt.previous(batch_id)
-        taken = self._shares(df, prev)
+        taken = self._shares(df, batch_id, prev)
         ctx = BatchContext(batch_id, prev, self.ckpt.state,
                            self.ckpt.batch_timestamp_ms(batch_id))
-        rdds: dict[str, Any] = {}
+        rdds: dict[int, Any] = {}
         outputs = []
         from pyspark import StorageLevel
 
-        for v in self.plan.vertices:
-            rdd = self._vertex_rdd(v, ctx, taken, rdds)
-            rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
-            rdds[v.id] = rdd
-            outputs.append(rdd)
+        for stage in self.stages:
+            rdd = self._stage_rdd(stage, ctx, taken, rdds)
+            readers = sum(1 for other in self.stages
+                          if any(k == stage.index for k, _ in other.inputs))
+            if readers > 1 or readers and stage.carrier is None:
+                # read by its consumers and by the collect below: computed once
+                rdd = rdd.persist(StorageLevel.MEMORY_AND_DISK)
+            rdds[stage.index] = rdd
+            if stage.carrier is None:
+                outputs.append(rdd)
         try:
             # one Spark job for the whole batch (a job per vertex cost ~0.1 s each)
             collected = self.sc.union([rdd.filter(lambda x: x[0] < 0)
@@ -260,13 +280,20 @@ class _StreamJob:
         label = ", ".join(taken[s.index].label for s in self.unbounded)
         self._report(batch_id, collected, label, time.perf_counter() - began)
 
-    def _shares(self, df: Any, prev: int | None) -> dict[int, BatchShares | None]:
+    def _shares(self, df: Any, batch: int, prev: int | None
+                ) -> dict[int, BatchShares | None]:
         """Per source: what each of its subtasks reads in this batch (None: a bounded
         source read in an earlier batch)."""
         before = self.ckpt.units_read(prev) or [0] * len(self.unbounded)
         p = {v.source: v.parallelism for v in self.plan.vertices if v.source is not None}
         several = len(self.unbounded) > 1
         skip = self.ckpt.restored_files(prev)
+        if len(self.plan.sources) == 1:  # a monitored directory: the files from the logs
+            one = self.plan.sources[0]
+            logged = logged_shares(one.spec, self.ckpt.spark, batch, before[0], p[one.index],
+                                   skip)
+            if logged is not None:
+                return {one.index: logged}
         if skip:  # restored from a savepoint: the files its job read are not read again
             from pyspark.sql import functions as F  # noqa: N812
 
@@ -287,31 +314,34 @@ class _StreamJob:
                 out[s.index] = bounded_shares(s.spec, p[s.index]) if prev is None else None
         return out
 
-    def _vertex_rdd(self, v: VertexPlan, ctx: BatchContext,
-                    taken: dict[int, BatchShares | None], rdds: dict[str, Any]) -> Any:
-        p = v.parallelism
-        chain = None if self.columnar is None else self.columnar[v.id]
-        if v.source is not None:  # a source vertex: subtask i reads shares[i] (sources.py)
-            spec = self.plan.sources[v.source].spec
-            got = taken[v.source]
-            shares = [None] * p if got is None else got.shares
-
+    def _stage_rdd(self, stage: Stage, ctx: BatchContext,
+                   taken: dict[int, BatchShares | None], rdds: dict[int, Any]) -> Any:
+        """The stage's RDD of items (``stages.py``): a vertex's subtask per partition, or a
+        fused stage's one task running its vertices' subtasks in turn."""
+        run = subtask_runner(self.plan, self.columnar, ctx, {
+            v.source: [None] * v.parallelism if (got := taken[v.source]) is None
+            else got.shares for v in self.plan.vertices if v.source is not None})
+        if stage.fused:
+            def run_stage(_idx: int, _it: Any) -> Any:
+                return run_fused(stage, run)
+            return self.sc.parallelize(range(1), 1).mapPartitionsWithIndex(run_stage)
+        v = stage.vertices[0]
+        if not stage.inputs:  # a source vertex: subtask i reads its share (sources.py)
             def run_source(idx: int, _it: Any) -> Any:
-                if chain is not None:
-                    return run_columnar_subtask(v, chain, idx, ctx, (spec, shares[idx]), None)
-                return run_subtask(v, idx, ctx, (spec, shares[idx]), None)
-            return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(run_source)
-        parts = [rdds[vid].filter(lambda x, s=slot: x[0] == s).map(lambda x: x[1])
-                 for vid, slot in v.inputs]
+                return run(v, idx, None)
+            return self.sc.parallelize(range(v.parallelism), v.parallelism) \
+                .mapPartitionsWithIndex(run_source)
+        producers = dict.fromkeys(k for k, _ in stage.inputs)
+        parts = [rdds[k].mapPartitions(outgoing(
+            frozenset(s for j, s in stage.inputs if j == k),
+            self.stages[k].carrier == stage.index)) for k in producers]
         merged = parts[0] if len(parts) == 1 else self.sc.union(parts)
         # Every subtask runs every batch (its snapshot moves on, its timers see watermarks),
         # also when no record reaches it.
-        shuffled = merged.partitionBy(p, _identity)
+        shuffled = merged.partitionBy(v.parallelism, _identity)
 
         def run_consumer(idx: int, it: Any) -> Any:
-            if chain is not None:  # the edges carry Arrow chunks
-                return run_columnar_subtask(v, chain, idx, ctx, None, (x[1] for x in it))
-            return run_subtask(v, idx, ctx, None, ((0, x[1]) for x in it))
+            return consume(lambda payloads: run(v, idx, payloads), it)
         return shuffled.mapPartitionsWithIndex(run_consumer)
 
     # -- sinks ---------------------------------------------------------------------
