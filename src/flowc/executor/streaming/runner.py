@@ -143,7 +143,13 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     columnar = _columnar_plan(job_graph, plan, verbose)
     stages = plan_stages(plan, fuse_option(dict(sg.config.options)))  # before Spark starts
     stop = stop or threading.Event()
+    ours = signal.getsignal(signal.SIGINT) \
+        if threading.current_thread() is threading.main_thread() else None
     spark = get_spark(master, verbose, spark_options(sg.config.options))
+    if getattr(ours, "flowc_stop", False) and signal.getsignal(signal.SIGINT) is not ours:
+        # a SparkContext starting in the main thread installs PySpark's SIGINT handler
+        # (cancel every job, raise KeyboardInterrupt): Ctrl-C must stop between batches
+        signal.signal(signal.SIGINT, ours)
     for nid, spec in plan.sinks.items():
         if isinstance(spec, KafkaSink):  # before any batch, not at the first write
             from flowc.executor.streaming.kafka_sink import check_connector
@@ -176,6 +182,7 @@ class _StreamJob:
         self.stats = StreamStats(name=name)
         self.failure: BaseException | None = None
         self.stopping = False
+        self.batch_ended = threading.Event()  # set as each micro-batch returns to Spark
         self.display: Any = None  # spark.progress.StreamProgress on a terminal
         # per unbounded source: files (lines, rows, records) of the committed batches
         self.units_read: list[int] = []
@@ -209,7 +216,7 @@ class _StreamJob:
                 query.awaitTermination(0.2)
             if query.isActive:
                 self.stopping = True
-                _stop_between_batches(query)
+                _stop_between_batches(query, self.batch_ended)
         except Exception as e:  # noqa: BLE001
             if self.failure is None and not self.sc._jsc.sc().isStopped():
                 # a source failed (a socket refused, a broker unreachable, ...)
@@ -235,6 +242,7 @@ class _StreamJob:
     def _batch(self, df: Any, batch_id: int) -> None:
         try:
             self._run_batch(df, batch_id)
+            self.batch_ended.set()
         except BaseException as e:
             # A source with data in every trigger (datagen) may start a batch between the
             # stop's check and query.stop(): that batch is interrupted and, never committed,
@@ -546,13 +554,20 @@ def _when(wm: int | None) -> str:
 
 
 def _place(tmp: str, final: str, batch: int) -> None:
-    """Move the one part file of a staged temp dir to ``<final>/part-<batch>.<ext>`` (a
-    rename: the part appears whole; a replay renames the same content over it)."""
+    """Move the part file of a staged temp dir to ``<final>/part-<batch>.<ext>`` - a
+    partitioned sink's part of each partition to ``<final>/k=v/.../part-<batch>.<ext>``,
+    its success file (Flink's 'success-file' policy, committed with the batch) beside it -
+    (a rename: the part appears whole; a replay renames the same content over it)."""
     try:
-        os.makedirs(final, exist_ok=True)
-        for name in os.listdir(tmp):
-            ext = os.path.splitext(name)[1]
-            os.replace(os.path.join(tmp, name), os.path.join(final, f"part-{batch:08d}{ext}"))
+        for at, _, names in os.walk(tmp):
+            rel = os.path.relpath(at, tmp)
+            dest = final if rel == "." else os.path.join(final, rel)
+            os.makedirs(dest, exist_ok=True)
+            for name in names:
+                ext = os.path.splitext(name)[1]
+                kept = not name.startswith("part-")  # a success file keeps its name
+                os.replace(os.path.join(at, name),
+                           os.path.join(dest, name if kept else f"part-{batch:08d}{ext}"))
     finally:
         abort(tmp)
 
@@ -562,18 +577,21 @@ def _place_part(tmp: str | None, spec: FileSink, batch: int) -> None:
         _place(tmp, sink_path(spec), batch)
 
 
-def _stop_between_batches(query: Any) -> None:
-    """Stop the query when no micro-batch is running (one that runs is let finish, so the
-    checkpoint ends on a committed batch); after STOP_WAIT seconds it is interrupted (the
-    batch is replayed on restart)."""
+def _stop_between_batches(query: Any, batch_ended: threading.Event) -> None:
+    """Stop the query when no micro-batch is running, or right after the running one
+    returned (a source with data at every trigger - datagen, a busy topic - never leaves a
+    pause between batches; the batch Spark may have begun meanwhile is interrupted and,
+    uncommitted, replayed on restart), so the checkpoint ends on a committed batch; after
+    STOP_WAIT seconds a batch still running is interrupted (replayed on restart too)."""
+    batch_ended.clear()
     deadline = time.monotonic() + STOP_WAIT
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not batch_ended.is_set():
         try:
             if not query.status["isTriggerActive"]:
                 break
         except Exception:  # noqa: BLE001 - the query ended meanwhile
             break
-        time.sleep(0.05)
+        batch_ended.wait(0.05)
     query.stop()
 
 
@@ -601,6 +619,7 @@ def install_stop_signals(stop: threading.Event) -> Callable[[], None]:
             raise KeyboardInterrupt
         stop.set()
         print("\nflowc: stopping after the current micro-batch ...", file=sys.stderr)
+    handler.flowc_stop = True  # type: ignore[attr-defined]  # known to run_streaming
     for s in old:
         signal.signal(s, handler)
 
