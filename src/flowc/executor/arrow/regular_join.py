@@ -2,8 +2,10 @@
 StreamingJoinOperator) as a vectorised hash join, with exactly the row operator's output:
 the same records, kinds, timestamps and order.
 
-A BATCH join subtask gets its whole input at once (``joins.gather``: each record with its
-place ``pos`` in the merged input, channels concatenated). The row operator processes the
+A BATCH join subtask gets its input a received batch at a time through
+``joinspill.SpillingJoin`` (each record with its place ``pos`` in the merged input,
+channels concatenated), which runs this join on all of it at the end, or, past the state
+memory, on one range of keys at a time and merges the outputs by their places. The row operator processes the
 records in that order; with insert-only inputs (the planner keeps updating ones on the row
 executor) its output for a record ``x`` of side ``s`` with key ``k`` is, in order:
 
@@ -21,8 +23,8 @@ An earlier row is emitted as the state holds it: the first of its equal rows (a 
 stays ``-0.0`` when an equal ``0.0`` arrives later). Every emitted record carries ``x``'s
 timestamp. So each output is placed by (``x``'s ``pos``, step, the earlier row's first
 arrival, its ``pos``), which one ``lexsort`` orders (skipped when the pairs are already
-made in that order: all left records before the right ones and no padded rows, the usual
-BATCH inner join).
+made in that order: one side's records all before the other's and no padded rows, the
+usual BATCH inner join).
 """
 
 from __future__ import annotations
@@ -121,18 +123,23 @@ class RegularJoinTask:
         # (``-0.0`` for a later ``0.0``) the row operator emits for it.
         rep = [_first_arrival(s.chunk) for s in inp.sides]
         focc = [s.pos[r] for s, r in zip(inp.sides, rep)]
-        # Pairs: each right record with every left record of its key, the left side
-        # sorted by (key, first arrival of its row, pos) - the left state's order.
+        # Pairs: each record of side ``a`` (by pos) with every record of its key of the
+        # other side ``b``, sorted by (key, first arrival of its row, pos) - b's state's
+        # order. ``a`` is the right side unless all left records come after the right
+        # ones: the pairs are then made in output order (no sort below).
         lc, rc = codes
-        lsorted = np.lexsort((left.pos, focc[0], lc))
-        lsorted = lsorted[lc[lsorted] >= 0]
+        a = 0 if len(lc) and _before(right.pos, left.pos) else 1
+        b = 1 - a
+        sa, sb, ac, bc = inp.sides[a], inp.sides[b], codes[a], codes[b]
+        bsorted = np.lexsort((sb.pos, focc[b], bc))
+        bsorted = bsorted[bc[bsorted] >= 0]
         size = int(max(lc.max(initial=-1), rc.max(initial=-1))) + 1
-        counts = np.bincount(lc[lsorted], minlength=size)
+        counts = np.bincount(bc[bsorted], minlength=size)
         begin = np.cumsum(counts) - counts
-        rrows = np.flatnonzero(rc >= 0)
-        rrows = rrows[np.argsort(right.pos[rrows], kind="stable")]
-        owner, at = _expand(begin[rc[rrows]], counts[rc[rrows]])
-        ri, li = rrows[owner], lsorted[at]
+        arows = np.flatnonzero(ac >= 0)
+        arows = arows[np.argsort(sa.pos[arows], kind="stable")]
+        owner, at = _expand(begin[ac[arows]], counts[ac[arows]])
+        li, ri = (arows[owner], bsorted[at]) if a == 0 else (bsorted[at], arows[owner])
         lpos, rpos = left.pos[li], right.pos[ri]
         right_later = rpos > lpos
         later = np.where(right_later, rpos, lpos)
@@ -164,9 +171,8 @@ class RegularJoinTask:
         out = self._records(parts, inp)
         if out is None:
             return None
-        # Made in order: right records by pos, left in state order.
-        ordered = len(parts) == 1 and (len(li) == 0 or left.pos.max(initial=-1) <
-                                       right.pos.min(initial=0))
+        # Made in order: side a's records by pos, b's in state order, all b before a.
+        ordered = len(parts) == 1 and (len(li) == 0 or _before(sb.pos, sa.pos))
         return out, tuple(np.concatenate([p[i] for p in parts]) for i in (2, 3, 4, 5)), \
             ordered
 
@@ -222,6 +228,13 @@ def _first_arrival(c: Chunk) -> np.ndarray:
         code = np.where(nan, -1 - np.arange(n, dtype=np.int64), code)
     _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
     return first[inverse.reshape(-1)].astype(np.int64)
+
+
+def _before(first: np.ndarray, then: np.ndarray) -> bool:
+    """Whether every place of ``first`` is below every place of ``then``. (The check was
+    ``first.max(initial=-1) < then.min(initial=0)``, whose ``initial`` takes part in the
+    minimum: never true with records on both sides, so the sort always ran.)"""
+    return not len(first) or not len(then) or int(first.max()) < int(then.min())
 
 
 def _no_repeats(col: pa.Array, n: int) -> bool:

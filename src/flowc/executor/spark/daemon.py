@@ -68,7 +68,10 @@ def installed_pyspark_first(path: list[str]) -> list[str]:
 def main() -> None:
     import gc
 
-    sys.path[:] = installed_pyspark_first(sys.path)
+    try:
+        sys.path[:] = installed_pyspark_first(sys.path)
+    except Exception:  # noqa: BLE001 - an odd installation: the path as Spark gave it
+        pass
     from pyspark import daemon
 
     preload()
