@@ -18,6 +18,7 @@ import pytest
 
 from flowc.errors import ConfigError
 from flowc.executor.streaming.columnar import plan_columnar
+from flowc.executor.streaming.commit import SINK_CHUNK, chunk_records
 from flowc.executor.streaming.plan import StreamingPlan, plan_streaming
 from flowc.executor.streaming.sources import file_shares
 from flowc.executor.streaming.stages import (
@@ -137,7 +138,7 @@ def _norm(v: Any) -> Any:
 
 
 def _batches(plan: StreamingPlan, chains: Any, stages: list[Stage], state: Path,
-             files: list[list[str]]) -> list[dict[str, Any]]:
+             files: list[list[str]], sg: Any) -> list[dict[str, Any]]:
     """The micro-batches in this process, stage by stage as the runner wires them."""
     results = []
     read = 0
@@ -170,6 +171,10 @@ def _batches(plan: StreamingPlan, chains: Any, stages: list[Stage], state: Path,
             for kind, payload in items:
                 if kind == SINK:
                     sinks.setdefault((payload[0], payload[1]), []).append(payload[2])
+                elif kind == SINK_CHUNK:  # columnar: the records as the driver decodes them
+                    sinks.setdefault((payload[0], payload[1]), []).extend(
+                        r for _, r in chunk_records([payload[1:]],
+                                                    sg.nodes[payload[0]].output_type))
                 elif kind == STATS:
                     stats[(payload[0], payload[1])] = {k: v for k, v in payload[2].items()
                                                        if k != "state_bytes"}
@@ -192,8 +197,9 @@ def test_fused_stages_give_what_one_stage_per_vertex_gives(tmp_path: Path, colum
         [[_file(tmp_path / "in", 4), _file(tmp_path / "in", 5)], []]
     fused = plan_stages(plan)
     assert any(s.fused for s in fused)
-    got = _batches(plan, chains, fused, tmp_path / "fused", files)
-    want = _batches(plan, chains, plan_stages(plan, fuse=False), tmp_path / "apart", files)
+    got = _batches(plan, chains, fused, tmp_path / "fused", files, jg.stream_graph)
+    want = _batches(plan, chains, plan_stages(plan, fuse=False), tmp_path / "apart", files,
+                    jg.stream_graph)
     for b, (g, w) in enumerate(zip(got, want)):
         assert g == w, b
     assert any(r["sinks"] for r in want)

@@ -48,9 +48,30 @@ def literal(value: Any, type_: Type) -> VExpr | None:
     return VLit(value, type_)
 
 
+# Operators whose row code may skip arguments after the first (short-circuit, a chosen
+# branch), and the vector operators that can raise (the row code's ArithmeticException):
+# a kernel evaluates every argument over every row, so it would raise for a row whose
+# division the row code never reached.
+_LAZY = ("coalesce", "if", "case", "and", "or")
+_RAISING = ("dec_div", "dec_mod")
+
+
+def _may_raise(v: VExpr) -> bool:
+    todo = [v]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, VCall):
+            if x.op in _RAISING:
+                return True
+            todo.extend(x.args)
+    return False
+
+
 def call(op: str, type_: Type, *args: HasVec) -> VExpr | None:
     if any(a.vec is None for a in args):
         return None
+    if op in _LAZY and any(_may_raise(a.vec) for a in args[1:]):  # type: ignore[arg-type]
+        return None  # the member runs row by row inside the chain
     if op not in _MAP_OPS and (type_.kind == "map" or any(a.type.kind == "map"
                                                             for a in args)):
         return None  # the map functions run row by row (flowc.maps)
