@@ -16,8 +16,9 @@ from flowc.executor.streaming.runner import StreamStats, run_streaming
 
 TRIGGER_MS = 100
 # Datagen has rows at every trigger: at an interval shorter than a micro-batch takes, the
-# next batch starts at once, and the stop, which waits for a pause between batches
-# (runner.STOP_WAIT), waited up to a minute per run. 2 s leaves a pause on a loaded machine.
+# next batch starts at once (the stop then ends the query right after a batch returned and
+# the interrupted next one is replayed); 2 s keeps the tests' batch counts small and leaves
+# a pause between batches on a loaded machine.
 DATAGEN_TRIGGER_MS = 2000
 WAIT_S = 150.0  # a wait's limit: Spark's start-up on a loaded machine comes first
 POLL_S = 0.05

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -187,43 +185,20 @@ def _data(k: int) -> str:
 
 
 def _stream(work: Path, executor: str, n_files: int) -> None:
-    from flowc.executor.streaming.commit import Checkpoint
-    from flowc.executor.streaming.runner import run_streaming
     from flowc.parser import compile_source
+
+    from .harness import Progress, run_feeding
 
     (work / "in").mkdir(parents=True)
     text = JOB.format(executor=executor, inp=work / "in", out=work / "out")
     jg = compile_source(text, str(work / "job.flow")).env.get_job_graph()
-    done = Checkpoint(str(work / "ck"))
-    stop = threading.Event()
-    errors: list[BaseException] = []
 
-    def feed() -> None:
-        try:
-            for k in range(n_files):
-                (work / f"f{k}.tmp").write_text(_data(k), encoding="utf-8")
-                os.replace(work / f"f{k}.tmp", work / "in" / f"f{k:03d}.json")
-                deadline = time.monotonic() + 150
-                while time.monotonic() < deadline:
-                    b = done.done_batches()
-                    if b and done.files_read(b[-1]) >= k + 1:
-                        break
-                    time.sleep(0.05)
-                else:
-                    raise AssertionError(f"file {k} was not read in time")
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            stop.set()
-    t = threading.Thread(target=feed)
-    t.start()
-    try:
-        run_streaming(jg, checkpoint=str(work / "ck"), trigger_ms=100, stop=stop)
-    finally:
-        stop.set()
-        t.join()
-    if errors:
-        raise errors[0]
+    def feed(progress: Progress) -> None:
+        for k in range(n_files):
+            (work / f"f{k}.tmp").write_text(_data(k), encoding="utf-8")
+            os.replace(work / f"f{k}.tmp", work / "in" / f"f{k:03d}.json")
+            progress.files(k + 1)
+    run_feeding(jg, work / "ck", feed)
 
 
 @pytest.mark.spark

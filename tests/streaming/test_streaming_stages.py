@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -217,41 +215,15 @@ def _stages_made(sc: Any) -> int:
 
 def _stream(work: Path, text: str, n_files: int) -> None:
     """Run ``text`` on Spark, one file landing per micro-batch."""
-    from flowc.executor.streaming.commit import Checkpoint
-    from flowc.executor.streaming.runner import run_streaming
+    from .harness import Progress, run_feeding
 
     jg = compile_source(text, str(work / "job.flow")).env.get_job_graph()
-    ckpt = work / "ck"
-    done = Checkpoint(str(ckpt))
-    stop = threading.Event()
-    errors: list[BaseException] = []
 
-    def feed() -> None:
-        try:
-            for k in range(n_files):
-                tmp = _file(work, k)
-                os.replace(tmp, work / "in" / f"f{k:03d}.csv")
-                deadline = time.monotonic() + 150
-                while time.monotonic() < deadline:
-                    b = done.done_batches()
-                    if b and done.files_read(b[-1]) >= k + 1:
-                        break
-                    time.sleep(0.05)
-                else:
-                    raise AssertionError(f"file {k} was not read in time")
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            stop.set()
-    t = threading.Thread(target=feed)
-    t.start()
-    try:
-        run_streaming(jg, checkpoint=str(ckpt), trigger_ms=100, stop=stop)
-    finally:
-        stop.set()
-        t.join()
-    if errors:
-        raise errors[0]
+    def feed(progress: Progress) -> None:
+        for k in range(n_files):
+            os.replace(_file(work, k), work / "in" / f"f{k:03d}.csv")
+            progress.files(k + 1)
+    run_feeding(jg, work / "ck", feed)
 
 
 @pytest.mark.spark

@@ -262,11 +262,7 @@ def stage(rdd: Any, slot: int, schema: pa.Schema, spec: FileSink, plan: Columnar
     job = str(uuid.uuid4())
 
     def write(idx: int, items: Iterator[Any]) -> Iterator[str]:
-        from pyspark import TaskContext
-
-        ctx = TaskContext.get()
-        attempt = os.path.join(tmp, f".attempt-{idx}-{ctx.attemptNumber() if ctx else 0}")
-        os.makedirs(attempt, exist_ok=True)
+        attempt = sinks.task_attempt_dir(tmp, idx)
         try:
             chunks = (convert.from_ipc(x[1], schema) for x in items if x[0] == slot)
             try:

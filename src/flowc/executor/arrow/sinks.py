@@ -306,6 +306,17 @@ def _empty_bytes(sink: ArrowSink) -> bytes:
     return out.getvalue().to_pybytes()
 
 
+def task_attempt_dir(tmp: str, idx: int) -> str:
+    """Subtask ``idx``'s staging directory of this task attempt inside ``tmp`` (a retried
+    attempt writes apart from a failed one's files)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    attempt = os.path.join(tmp, f".attempt-{idx}-{ctx.attemptNumber() if ctx else 0}")
+    os.makedirs(attempt, exist_ok=True)
+    return attempt
+
+
 def stage(rdd: Any, slot: int, schema: pa.Schema, spec: FileSink, sink: ArrowSink,
           final: str) -> str:
     """Write a sink's chunks (``(slot, ipc)`` items of the vertex RDD) into a new temp
@@ -316,11 +327,7 @@ def stage(rdd: Any, slot: int, schema: pa.Schema, spec: FileSink, sink: ArrowSin
     ext = _EXT[spec.format]
 
     def write(idx: int, items: Iterator[Any]) -> Iterator[str]:
-        from pyspark import TaskContext
-
-        ctx = TaskContext.get()
-        attempt = os.path.join(tmp, f".attempt-{idx}-{ctx.attemptNumber() if ctx else 0}")
-        os.makedirs(attempt, exist_ok=True)
+        attempt = task_attempt_dir(tmp, idx)
         try:
             chunks = (convert.from_ipc(x[1], schema) for x in items if x[0] == slot)
             name = f"part-{idx:05d}-{job}-c000.{ext}"
