@@ -5,6 +5,7 @@ wait that timed out, a bad assertion) is raised after the run has stopped."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -95,3 +96,15 @@ def run_feeding(job_graph: Any, ckpt: Path, feed: Callable[[Progress], None], *,
     if errors:
         raise errors[0]
     return stats
+
+
+def stream_files(job_graph: Any, work: Path, make: Callable[[Path, int], str],
+                 n_files: int) -> StreamStats:
+    """Run ``job_graph`` on checkpoint ``work/ck``, landing file ``k`` (``make(work, k)``
+    writes it beside ``work/in`` and returns its path) as ``work/in/f<k>.csv`` once the
+    previous one was read, until all are read."""
+    def feed(progress: Progress) -> None:
+        for k in range(n_files):
+            os.replace(make(work, k), work / "in" / f"f{k:03d}.csv")
+            progress.files(k + 1)
+    return run_feeding(job_graph, work / "ck", feed)

@@ -23,7 +23,7 @@ from flowc.executor.streaming.plan import plan_streaming
 from flowc.executor.streaming.task import SINK, STATS, BatchContext, run_subtask
 from flowc.parser import compile_file, compile_source
 
-from .harness import Progress, run_feeding
+from .harness import stream_files
 
 CLICKS = """set parallelism = 2;
 {head}source clicks (user_id string, action string, score double, ts timestamp)
@@ -297,14 +297,8 @@ def _stream(work: Path, text: str, n_files: int) -> None:
     """Run ``text`` on Spark, landing one file per micro-batch (each after the previous
     batch completed), until all are read."""
     (work / "in").mkdir()
-    jg = compile_source(text, str(work / "job.flow")).env.get_job_graph()
-
-    def feed(progress: Progress) -> None:
-        for k in range(n_files):
-            tmp = _file(work, k)
-            os.replace(tmp, work / "in" / f"f{k:03d}.csv")
-            progress.files(k + 1)
-    run_feeding(jg, work / "ck", feed)
+    stream_files(compile_source(text, str(work / "job.flow")).env.get_job_graph(), work,
+                 _file, n_files)
 
 
 @pytest.mark.spark

@@ -215,15 +215,10 @@ def _stages_made(sc: Any) -> int:
 
 def _stream(work: Path, text: str, n_files: int) -> None:
     """Run ``text`` on Spark, one file landing per micro-batch."""
-    from .harness import Progress, run_feeding
+    from .harness import stream_files
 
-    jg = compile_source(text, str(work / "job.flow")).env.get_job_graph()
-
-    def feed(progress: Progress) -> None:
-        for k in range(n_files):
-            os.replace(_file(work, k), work / "in" / f"f{k:03d}.csv")
-            progress.files(k + 1)
-    run_feeding(jg, work / "ck", feed)
+    stream_files(compile_source(text, str(work / "job.flow")).env.get_job_graph(), work,
+                 _file, n_files)
 
 
 @pytest.mark.spark
