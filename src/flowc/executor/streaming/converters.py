@@ -5,7 +5,7 @@ A converter moves one member's state into the opened row operator whose
 ``task.operator_state`` is the member's ``op_<operator id>`` entry, and back; its
 ``inner`` gives the row operator a member runs itself (nothing to convert). Stateless
 members that only keep the row operator's watermark (and their functions' data fields)
-are ``MAP_LIKE``. The window aggregate's converter (``window_state.py``) predates this
+are ``MAP_LIKE``. Session windows: ``session_state.py``. The window aggregate's converter (``window_state.py``) predates this
 registry and is called by ``columnar.py`` directly.
 """
 
@@ -58,6 +58,21 @@ def _rolling_inner(c: Any) -> Any:
     return c.op if isinstance(c, RollingRows) else None
 
 
+def _session_to_row(c: Any, op: Any, m: Member) -> None:
+    from flowc.executor.streaming.session_state import session_to_row
+
+    session_to_row(c, op, m.in_schema)
+
+
+def _session_from_row(op: Any, c: Any, m: Member) -> None:
+    from flowc.executor.streaming.session_state import session_from_row
+
+    session_from_row(op, c, m.in_schema)
+
+
 CONVERTERS: dict[str, Converter] = {
     "rolling": Converter(_rolling_why_not, _rolling_to_row, _rolling_from_row, _rolling_inner),
+    # an event-time session window (``session_state.py``: merged sessions, accumulators,
+    # timers); ``arrow/plan.py`` plans only the kinds its vector form has
+    "session": Converter(lambda m: None, _session_to_row, _session_from_row),
 }
