@@ -196,6 +196,15 @@ class ColumnarRun:
         self.kinds = {m.nid: m.kind for m in vertex.members}
         self.program = ChainProgram(vertex.members, subtask, plan.parallelism,
                                     plan.max_parallelism, plan.name, self._emit, True)
+        # A join head's state across micro-batches (``interval_state.py``).
+        self.joins: dict[int, Any] = {}
+        head = vertex.members[0]
+        if head.kind == "interval_join":
+            from flowc.executor.streaming.interval_state import StreamIntervalJoin
+
+            self.joins[head.nid] = StreamIntervalJoin(
+                self.program.joins[head.nid], tuple(convert.arrow_schema(s)
+                                                    for s in head.spec.schemas))
         # The input watermark each member has seen (the row operator's ``watermark``).
         self.wms = {m.nid: LONG_MIN for m in vertex.members}
         steps = self.program.steps
@@ -214,7 +223,7 @@ class ColumnarRun:
                 self.rows[m.nid] = self.program.windows[m.nid].op  # type: ignore[attr-defined]
                 continue
             if kind in CONVERTERS:  # a member that runs the row operator itself
-                inner = CONVERTERS[kind].inner(self.program.windows.get(m.nid))
+                inner = CONVERTERS[kind].inner(self._state(m.nid))
                 if inner is not None:
                     self.rows[m.nid] = inner
                     self.inner.add(m.nid)
@@ -263,7 +272,11 @@ class ColumnarRun:
         if any(k == "row_op" for k in self.kinds.values()):
             # every runtime operator gets its processing-time timers' chance (``_tracked``)
             head = self.vertex.members[0]
-            self.program.push(head.nid, convert.empty(convert.arrow_schema(head.in_schema)))
+            if head.nid in self.joins:
+                self.program.push_from(head.nid, convert.empty(self.program.schemas[head.nid]))
+            else:
+                self.program.push(head.nid,
+                                  convert.empty(convert.arrow_schema(head.in_schema)))
 
     def _restore(self, nid: int, saved: dict[str, Any]) -> None:
         kind = self.kinds[nid]
@@ -289,7 +302,7 @@ class ColumnarRun:
                             self.program.members[nid].in_schema)
             self.wms[nid] = op.watermark
         elif kind in CONVERTERS:
-            CONVERTERS[kind].from_row(op, self.program.windows[nid], self.program.members[nid])
+            CONVERTERS[kind].from_row(op, self._state(nid), self.program.members[nid])
             self.wms[nid] = op.watermark
 
     def snapshot(self) -> dict[str, Any]:
@@ -314,7 +327,7 @@ class ColumnarRun:
             window_to_row(self.program.windows[nid], op,  # type: ignore[arg-type]
                           self.program.members[nid].in_schema)
         if kind in CONVERTERS and nid not in self.inner:
-            CONVERTERS[kind].to_row(self.program.windows[nid], op, self.program.members[nid])
+            CONVERTERS[kind].to_row(self._state(nid), op, self.program.members[nid])
         if kind != "row_op" and nid not in self.inner:
             op.watermark = self.wms[nid]
             op.timers.current_watermark = self.wms[nid]
@@ -325,6 +338,10 @@ class ColumnarRun:
             if any(fields):
                 state["functions"] = fields
         return state
+
+    def _state(self, nid: int) -> Any:
+        """A member's columnar state: its chain object, or a join head's across batches."""
+        return self.joins.get(nid) or self.program.windows.get(nid)
 
     def close(self) -> None:
         self.program.close()
@@ -409,14 +426,29 @@ class ColumnarRun:
         for cid, seq, data, positions, values in items:
             by_channel[cid].append((seq, data, positions, values))
         head = self.vertex.members[0]
-        schema = convert.arrow_schema(head.in_schema)
         channels = [[x[1:] for x in sorted(by_channel[c], key=lambda x: x[0])]
                     for c in expected]
         valve = self.valve
-        merged = merge.merge_streaming(channels, schema, (list(valve.wms), valve.last))
+        start = (list(valve.wms), valve.last)
+        if head.nid in self.joins:  # both inputs' channels, each on its join side
+            try:
+                merged = self.joins[head.nid].run(
+                    [(head.spec.sides[c >> 16], p) for c, p in zip(expected, channels)],
+                    start)
+            except Exception as e:
+                raise TaskFailure(head.nid, e) from None
+            self.wms[head.nid] = self.joins[head.nid].wm
+        else:
+            merged = merge.merge_streaming(channels, convert.arrow_schema(head.in_schema),
+                                           start)
         for c, payloads in enumerate(channels):  # the channels' watermarks after the batch
             top = max((v for _, _, values in payloads for v in values), default=LONG_MIN)
             list(valve.watermark(c, top))
+        if head.nid in self.joins:
+            self.records_in += self.joins[head.nid].received
+            if merged.num_rows or len(merged.marks[0]):  # type: ignore[index]
+                self.program.push_from(head.nid, merged)
+            return
         self.records_in += merged.num_rows
         if merged.num_rows or (merged.marks is not None and len(merged.marks[0])):
             self.program.push(head.nid, merged)

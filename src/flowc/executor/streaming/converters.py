@@ -70,9 +70,30 @@ def _session_from_row(op: Any, c: Any, m: Member) -> None:
     session_from_row(op, c, m.in_schema)
 
 
+def _interval_why_not(m: Member) -> str | None:
+    if getattr(m.spec.op, "table", False):  # SQL's: the table runtime's operator
+        return f"'{m.name}' is a SQL interval join (it runs row by row)"
+    return None
+
+
+def _interval_to_row(c: Any, op: Any, m: Member) -> None:
+    from flowc.executor.streaming.interval_state import interval_to_row
+
+    interval_to_row(c, op)
+
+
+def _interval_from_row(op: Any, c: Any, m: Member) -> None:
+    from flowc.executor.streaming.interval_state import interval_from_row
+
+    interval_from_row(op, c)
+
+
 CONVERTERS: dict[str, Converter] = {
     "rolling": Converter(_rolling_why_not, _rolling_to_row, _rolling_from_row, _rolling_inner),
     # an event-time session window (``session_state.py``: merged sessions, accumulators,
     # timers); ``arrow/plan.py`` plans only the kinds its vector form has
     "session": Converter(lambda m: None, _session_to_row, _session_from_row),
+    # a DataStream interval join head (``interval_state.py``: the buffers and their
+    # cleanup timers); ``columnar.py`` feeds it both inputs' channels
+    "interval_join": Converter(_interval_why_not, _interval_to_row, _interval_from_row),
 }
