@@ -1,7 +1,9 @@
-"""DataStream interval joins in columnar micro-batches (``arrow/joins.py``'s vectorised
-interval join, both inputs' channels merged as the row path merges them), their buffers
-carried across batches as the row IntervalJoinOperator's snapshot (key -> timestamp ->
-records with their joined flags, the cleanup timers) by ``streaming/interval_state.py``:
+"""DataStream interval joins and window joins in columnar micro-batches (``arrow/joins.py``'s
+vectorised joins, both inputs' channels merged as the row path merges them), their state
+carried across batches as the row operators' snapshots by ``streaming/interval_state.py``
+(the IntervalJoinOperator's key -> timestamp -> records with their joined flags, the
+cleanup timers) and ``streaming/window_join_state.py`` (the tagged union's
+WindowOperator: tagged elements per (key, window), end-of-window timers):
 random multi-batch jobs on the columnar path, the row path and switching paths every
 batch give the same outputs, stats and row-format snapshots after every batch, and the
 printed lines are the reference executor's micro-batch model's. No Spark: the batches run
@@ -76,6 +78,44 @@ def test_interval_joins_equal_on_both_paths_and_the_model(tmp_path: Path, seed: 
         assert printed(d, runs["col"]) == model_lines(job_graph(d, text), files).printed
 
 
+WJOB = """set parallelism = {p};
+{head}source clicks (user_id string, action string, score double, ts timestamp)
+  from csv '{src}' monitor every 100ms
+  watermark ts - {delay}ms;
+let a = clicks | filter action = 'click';
+let b = clicks | filter action <> 'click' | map user_id as uid, action, score, ts;
+a
+  | join b on a.user_id = b.uid window {window}
+  | map user_id, action, score, ts, b_action, b_score, b_ts
+  | print 'joined';
+"""
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_window_joins_equal_on_both_paths_and_the_model(tmp_path: Path, seed: int) -> None:
+    rnd = random.Random(seed)
+    delay = rnd.choice([0, 300, 1500])
+    text = WJOB.format(p=rnd.choice([1, 2]), src="{src}", delay=delay,
+                       window=rnd.choice(["tumbling 1s", "tumbling 2500ms",
+                                          "sliding 2s every 500ms", "sliding 3s every 1s"]),
+                       # per-record watermarks with a short delay: everything is late
+                       head="set flowc.watermarks = 'per-record';\n"
+                       if rnd.random() < 0.3 and delay > 1000 else "")
+    d = Driver(text, tmp_path)
+    kinds = [m.kind for c in d.chains.values() for m in c.members]
+    assert kinds.count("window_join") == 1 and kinds.count("tag") == 2
+    files = _files(d, 10, rnd)
+    runs = row_and_columnar(d, files)
+    for name in ("col", "col-row", "row-col"):
+        for b, (r, c) in enumerate(zip(runs["row"], runs[name])):
+            assert c["sinks"] == r["sinks"], (name, b)
+            assert c["stats"] == r["stats"], (name, b)
+            assert c["snapshots"] == r["snapshots"], (name, b)
+    assert any(r["sinks"] for r in runs["row"])
+    if all(files):  # the model deals files to source subtasks by count, Driver by batch
+        assert printed(d, runs["col"]) == model_lines(job_graph(d, text), files).printed
+
+
 SPARK_JOB = """set parallelism = 2;
 {head}source clicks (user_id string, action string, score double, ts timestamp)
   from csv '{src}' monitor every 100ms
@@ -86,6 +126,9 @@ let b = clicks | filter action <> 'click' | map user_id as uid, action, score, t
 a | interval join b on a.user_id = b.uid between -2s and 1s
   | map user_id, score, ts, b_action, b_ts
   | write csv '{src}../out/';
+a | join b on a.user_id = b.uid window sliding 4s every 2s
+  | map user_id, score, ts, b_action, b_ts
+  | write csv '{src}../wjoin/';
 clicks | key by user_id | window session gap 700ms allowed lateness 2s
   | aggregate count(*) as n, sum(score) as s, first(action) as f
   | write csv '{src}../sessions/';
@@ -93,11 +136,11 @@ clicks | key by user_id | window session gap 700ms allowed lateness 2s
 
 
 @pytest.mark.spark
-def test_on_spark_interval_joins_and_sessions_columnar_equal_row(tmp_path: Path,
-                                                                 spark: object) -> None:
-    """The real query: an interval join and a session window run columnar (chosen
-    automatically) and row by row write the same part files and the same snapshots after
-    every micro-batch."""
+def test_on_spark_joins_and_sessions_columnar_equal_row(tmp_path: Path,
+                                                        spark: object) -> None:
+    """The real query: an interval join, a window join and a session window run columnar
+    (chosen automatically) and row by row write the same part files and the same snapshots
+    after every micro-batch."""
     import pickle
 
     from flowc.executor.streaming.columnar import plan_columnar
@@ -118,7 +161,7 @@ def test_on_spark_interval_joins_and_sessions_columnar_equal_row(tmp_path: Path,
         chains = plan_columnar(jg, plan_streaming(jg))
         assert isinstance(chains, str) == (choice == "row"), chains
         _stream(work, text, 5)
-        parts = {(d, f.name): f.read_text() for d in ("out", "sessions")
+        parts = {(d, f.name): f.read_text() for d in ("out", "wjoin", "sessions")
                  for f in sorted((work / d).glob("part-*"))}
         state = work / "ck" / "flowc" / "state"
         snaps = {}
@@ -127,6 +170,5 @@ def test_on_spark_interval_joins_and_sessions_columnar_equal_row(tmp_path: Path,
                 with open(f, "rb") as fh:
                     snaps[(b, f.name)] = comparable(_norm(pickle.load(fh)))
         runs[choice] = (parts, snaps)
-    assert any(k[0] == "out" for k in runs["columnar"][0])
-    assert any(k[0] == "sessions" for k in runs["columnar"][0])
+    assert {k[0] for k in runs["columnar"][0]} == {"out", "wjoin", "sessions"}
     assert runs["columnar"] == runs["row"]

@@ -188,8 +188,13 @@ class ColumnarRun:
         self.records_in = 0
         self.seq = 0
         self.valve = WatermarkValve(len(plan.channels[subtask]))
+        tags = {m.nid: m.key for m in vertex.members if m.kind == "tag"}
         self.routers = {
-            s.index: Router(s.edge.edge.partitioner, producer=subtask,
+            s.index: Router(
+                # a window join's tagging map: routed by the side's own key, as the union
+                # key routes the tagged record
+                replace(s.edge.edge.partitioner, key=tags[s.member]) if s.member in tags
+                else s.edge.edge.partitioner, producer=subtask,
                             targets=s.edge.targets[subtask], t=s.edge.consumer_parallelism,
                             max_par=s.edge.consumer_max_parallelism, seed=s.edge.edge.edge_id)
             for s in vertex.slots.values() if s.edge is not None}
@@ -199,12 +204,13 @@ class ColumnarRun:
         # A join head's state across micro-batches (``interval_state.py``).
         self.joins: dict[int, Any] = {}
         head = vertex.members[0]
-        if head.kind == "interval_join":
+        if head.kind in ("interval_join", "window_join"):
             from flowc.executor.streaming.interval_state import StreamIntervalJoin
+            from flowc.executor.streaming.window_join_state import StreamWindowJoin
 
-            self.joins[head.nid] = StreamIntervalJoin(
-                self.program.joins[head.nid], tuple(convert.arrow_schema(s)
-                                                    for s in head.spec.schemas))
+            cls = StreamIntervalJoin if head.kind == "interval_join" else StreamWindowJoin
+            self.joins[head.nid] = cls(self.program.joins[head.nid],  # type: ignore[arg-type]
+                                       tuple(convert.arrow_schema(s) for s in head.spec.schemas))
         # The input watermark each member has seen (the row operator's ``watermark``).
         self.wms = {m.nid: LONG_MIN for m in vertex.members}
         steps = self.program.steps
