@@ -188,6 +188,7 @@ class ColumnarRun:
         self.records_in = 0
         self.seq = 0
         self.valve = WatermarkValve(len(plan.channels[subtask]))
+        self.starting = False  # in the batch's start (its processing-time timers)
         tags = {m.nid: m.key for m in vertex.members if m.kind == "tag"}
         self.routers = {
             s.index: Router(
@@ -250,11 +251,14 @@ class ColumnarRun:
 
         def run(c: Chunk) -> Chunk | None:
             nonlocal polls
-            if polls:  # the processing-time timers due at the batch's time, before input
-                polls = False
-                program.windows[nid].op.poll_processing_time()  # type: ignore[attr-defined]
             if c.marks is not None and len(c.marks[1]):
                 wms[nid] = max(wms[nid], int(np.max(c.marks[1])))
+            if polls:  # the processing-time timers due at the batch's time, before input
+                polls = False
+                op = program.windows[nid]
+                if self.starting:  # after the records its predecessors' timers produced,
+                    return op.add(c, poll=True)  # type: ignore[attr-defined] # as row by row
+                op.op.poll_processing_time()  # type: ignore[attr-defined]
             return step(c)
         return run
 
@@ -276,13 +280,17 @@ class ColumnarRun:
             if isinstance(channels, dict):
                 self.valve.restore(channels)
         if any(k == "row_op" for k in self.kinds.values()):
-            # every runtime operator gets its processing-time timers' chance (``_tracked``)
+            # every runtime operator gets its processing-time timers' chance (``_tracked``),
+            # head to tail, each after its predecessors' timer outputs (``task.py``'s
+            # ``fire_processing_timers``)
+            self.starting = True
             head = self.vertex.members[0]
             if head.nid in self.joins:
                 self.program.push_from(head.nid, convert.empty(self.program.schemas[head.nid]))
             else:
                 self.program.push(head.nid,
                                   convert.empty(convert.arrow_schema(head.in_schema)))
+            self.starting = False
 
     def _restore(self, nid: int, saved: dict[str, Any]) -> None:
         kind = self.kinds[nid]
