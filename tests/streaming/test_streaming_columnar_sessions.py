@@ -87,3 +87,18 @@ def test_sessions_equal_on_both_paths_and_the_model(tmp_path: Path, seed: int) -
     if all(files):  # the model deals files to source subtasks by count, Driver by batch
         assert printed(d, runs["col"]) == model_lines(job_graph(d, text), files).printed
     assert any(r["sinks"] for r in runs["row"])
+
+
+def test_keyless_sessions_equal_on_both_paths(tmp_path: Path) -> None:
+    """A session window without a key (one key for the whole stream) converts too."""
+    text = JOB.format(p=1, head="", src="{src}", delay=300, key="", gap="1s",
+                      lateness=" allowed lateness 1s",
+                      aggs="count(*) as c, sum(score) as s, first(action) as f")
+    text = text.replace("  | key by \n", "")
+    d = Driver(text, tmp_path)
+    assert [m.kind for c in d.chains.values() for m in c.members].count("session") == 1
+    files = _files(d, 6, random.Random(3))
+    runs = row_and_columnar(d, files)
+    assert any(r["sinks"] for r in runs["row"])
+    for name in ("col", "col-row", "row-col"):
+        assert runs[name] == runs["row"], name
