@@ -11,7 +11,9 @@ groups as the WindowOperator's accumulators and timers; a watermark generator's 
 last watermark and record count; a map's watermark and its function's fields; a runtime
 operator inside the chain is the row operator itself; the other kinds' converters are
 registered in ``converters.py``: a rolling aggregate's keys as the row ReduceOperator's
-values) - plus the input channels' watermarks (``channels``). So a checkpoint written by one path resumes on the other, and
+values, a session window's sessions, an interval join's buffers, a window join's windows)
+- plus the input channels' watermarks (``channels``). A join head gets both inputs'
+channels (``run_input``) and keeps its state across the batch in ``joins``. So a checkpoint written by one path resumes on the other, and
 savepoints read and write the same files. A member without a converter keeps the job on
 the row path (``plan_columnar`` says why).
 
