@@ -189,9 +189,10 @@ def test_session_job_with_lateness_equals_reference(spark: Any, tmp_path: Path,
     assert _bits(actual.collected) == _bits(expected.collected)
 
 
-def test_unbounded_jobs_keep_the_runtime_session_operator(tmp_path: Path) -> None:
-    """The unbounded executor snapshots members as row operators' state: a session there
-    is the runtime operator inside the chain; a bounded job's is vectorised."""
+def test_unbounded_jobs_vectorise_sessions_too(tmp_path: Path) -> None:
+    """The unbounded executor converts a vectorised session's state to and from the row
+    operator's snapshot (``streaming/session_state.py``): sessions are vectorised in
+    bounded and unbounded jobs alike."""
     def kinds(monitor: str) -> list[str]:
         script = compile_source(
             f"source s (k string, x double, ts timestamp) from csv '{tmp_path}/' {monitor}"
@@ -203,4 +204,4 @@ def test_unbounded_jobs_keep_the_runtime_session_operator(tmp_path: Path) -> Non
         assert isinstance(members, dict), members
         return [m.kind for ms in members.values() for m in ms]
     assert "session" in kinds("")
-    assert "row_op" in kinds("monitor every 1s ") and "session" not in kinds("monitor every 1s ")
+    assert "session" in kinds("monitor every 1s ") and "row_op" not in kinds("monitor every 1s ")

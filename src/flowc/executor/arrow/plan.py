@@ -19,7 +19,6 @@ from flowc.executor.arrow.joins import plan_join, tag_side
 from flowc.executor.arrow.regular_join import plan_regular_join
 from flowc.executor.arrow.windows import supported
 from flowc.executor.runtime.sources import source_watermarks
-from flowc.executor.streaming import unbounded_sources
 from flowc.operators import (
     CollectionSource,
     CollectSink,
@@ -67,9 +66,6 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
     # Pickled Python records (no declared Types) can ride in a binary column
     # (``typed.py``), but gain nothing from it: ``auto`` leaves such jobs row-wise.
     pickled = executor_choice(job_graph) == "columnar"
-    # The unbounded executor snapshots members as row operators' state, which a vectorised
-    # session cannot give: there sessions run the runtime operator (``rowop.py``).
-    unbounded = bool(unbounded_sources(job_graph))
     out: dict[str, list[Member]] = {}
     for v in job_graph.vertices_sorted():
         chained = {id(e) for e in v.chained_edges}
@@ -128,7 +124,7 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 if isinstance(spec, WindowOp) and supported(spec, node.keys[0] if node.keys
                                                              else None, batch):
                     kind = "window"
-                elif isinstance(spec, WindowOp) and not unbounded and sessions.supported(
+                elif isinstance(spec, WindowOp) and sessions.supported(
                         spec, node.keys[0] if node.keys else None,
                         in_schema if isinstance(in_schema, Schema) else None,
                         streaming=not batch):

@@ -104,7 +104,10 @@ class RowOperator:
     def close(self) -> None:
         self.op.close()
 
-    def add(self, c: Chunk) -> Chunk:
+    def add(self, c: Chunk, poll: bool = False) -> Chunk:
+        """``c``'s records and watermarks through the operator; ``poll``: then its
+        processing-time timers due now fire (a streaming micro-batch's start, after the
+        records its chain predecessor's timers produced)."""
         pos, val = c.marks if c.marks is not None else ((), ())
         k, n = 0, len(pos)
         wm, process = self.op.on_watermark, self.op.process
@@ -116,6 +119,8 @@ class RowOperator:
         while k < n:
             wm(int(val[k]))
             k += 1
+        if poll:
+            self.op.poll_processing_time()
         return self._drain()
 
     def fire(self) -> Chunk | None:

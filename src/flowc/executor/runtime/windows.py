@@ -234,7 +234,10 @@ class WindowOperator(KeyedOperator):
             for w in windows:
                 actual, state_window = self._add_merging_window(key, w)
                 if self._window_late(actual):
-                    self.mapping[key].pop(actual, None)
+                    mapping = self.mapping[key]
+                    mapping.pop(actual, None)
+                    if not mapping:  # a key with only late records keeps no entry
+                        del self.mapping[key]
                     continue
                 skipped = False
                 self._add(key, state_window, value)

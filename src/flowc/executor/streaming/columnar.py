@@ -11,7 +11,9 @@ groups as the WindowOperator's accumulators and timers; a watermark generator's 
 last watermark and record count; a map's watermark and its function's fields; a runtime
 operator inside the chain is the row operator itself; the other kinds' converters are
 registered in ``converters.py``: a rolling aggregate's keys as the row ReduceOperator's
-values) - plus the input channels' watermarks (``channels``). So a checkpoint written by one path resumes on the other, and
+values, a session window's sessions, an interval join's buffers, a window join's windows)
+- plus the input channels' watermarks (``channels``). A join head gets both inputs'
+channels (``run_input``) and keeps its state across the batch in ``joins``. So a checkpoint written by one path resumes on the other, and
 savepoints read and write the same files. A member without a converter keeps the job on
 the row path (``plan_columnar`` says why).
 
@@ -188,14 +190,30 @@ class ColumnarRun:
         self.records_in = 0
         self.seq = 0
         self.valve = WatermarkValve(len(plan.channels[subtask]))
+        self.starting = False  # in the batch's start (its processing-time timers)
+        tags = {m.nid: m.key for m in vertex.members if m.kind == "tag"}
         self.routers = {
-            s.index: Router(s.edge.edge.partitioner, producer=subtask,
+            s.index: Router(
+                # a window join's tagging map: routed by the side's own key, as the union
+                # key routes the tagged record
+                replace(s.edge.edge.partitioner, key=tags[s.member]) if s.member in tags
+                else s.edge.edge.partitioner, producer=subtask,
                             targets=s.edge.targets[subtask], t=s.edge.consumer_parallelism,
                             max_par=s.edge.consumer_max_parallelism, seed=s.edge.edge.edge_id)
             for s in vertex.slots.values() if s.edge is not None}
         self.kinds = {m.nid: m.kind for m in vertex.members}
         self.program = ChainProgram(vertex.members, subtask, plan.parallelism,
                                     plan.max_parallelism, plan.name, self._emit, True)
+        # A join head's state across micro-batches (``interval_state.py``).
+        self.joins: dict[int, Any] = {}
+        head = vertex.members[0]
+        if head.kind in ("interval_join", "window_join"):
+            from flowc.executor.streaming.interval_state import StreamIntervalJoin
+            from flowc.executor.streaming.window_join_state import StreamWindowJoin
+
+            cls = StreamIntervalJoin if head.kind == "interval_join" else StreamWindowJoin
+            self.joins[head.nid] = cls(self.program.joins[head.nid],  # type: ignore[arg-type]
+                                       tuple(convert.arrow_schema(s) for s in head.spec.schemas))
         # The input watermark each member has seen (the row operator's ``watermark``).
         self.wms = {m.nid: LONG_MIN for m in vertex.members}
         steps = self.program.steps
@@ -214,7 +232,7 @@ class ColumnarRun:
                 self.rows[m.nid] = self.program.windows[m.nid].op  # type: ignore[attr-defined]
                 continue
             if kind in CONVERTERS:  # a member that runs the row operator itself
-                inner = CONVERTERS[kind].inner(self.program.windows.get(m.nid))
+                inner = CONVERTERS[kind].inner(self._state(m.nid))
                 if inner is not None:
                     self.rows[m.nid] = inner
                     self.inner.add(m.nid)
@@ -235,11 +253,14 @@ class ColumnarRun:
 
         def run(c: Chunk) -> Chunk | None:
             nonlocal polls
-            if polls:  # the processing-time timers due at the batch's time, before input
-                polls = False
-                program.windows[nid].op.poll_processing_time()  # type: ignore[attr-defined]
             if c.marks is not None and len(c.marks[1]):
                 wms[nid] = max(wms[nid], int(np.max(c.marks[1])))
+            if polls:  # the processing-time timers due at the batch's time, before input
+                polls = False
+                op = program.windows[nid]
+                if self.starting:  # after the records its predecessors' timers produced,
+                    return op.add(c, poll=True)  # type: ignore[attr-defined] # as row by row
+                op.op.poll_processing_time()  # type: ignore[attr-defined]
             return step(c)
         return run
 
@@ -261,9 +282,17 @@ class ColumnarRun:
             if isinstance(channels, dict):
                 self.valve.restore(channels)
         if any(k == "row_op" for k in self.kinds.values()):
-            # every runtime operator gets its processing-time timers' chance (``_tracked``)
+            # every runtime operator gets its processing-time timers' chance (``_tracked``),
+            # head to tail, each after its predecessors' timer outputs (``task.py``'s
+            # ``fire_processing_timers``)
+            self.starting = True
             head = self.vertex.members[0]
-            self.program.push(head.nid, convert.empty(convert.arrow_schema(head.in_schema)))
+            if head.nid in self.joins:
+                self.program.push_from(head.nid, convert.empty(self.program.schemas[head.nid]))
+            else:
+                self.program.push(head.nid,
+                                  convert.empty(convert.arrow_schema(head.in_schema)))
+            self.starting = False
 
     def _restore(self, nid: int, saved: dict[str, Any]) -> None:
         kind = self.kinds[nid]
@@ -289,7 +318,7 @@ class ColumnarRun:
                             self.program.members[nid].in_schema)
             self.wms[nid] = op.watermark
         elif kind in CONVERTERS:
-            CONVERTERS[kind].from_row(op, self.program.windows[nid], self.program.members[nid])
+            CONVERTERS[kind].from_row(op, self._state(nid), self.program.members[nid])
             self.wms[nid] = op.watermark
 
     def snapshot(self) -> dict[str, Any]:
@@ -314,7 +343,7 @@ class ColumnarRun:
             window_to_row(self.program.windows[nid], op,  # type: ignore[arg-type]
                           self.program.members[nid].in_schema)
         if kind in CONVERTERS and nid not in self.inner:
-            CONVERTERS[kind].to_row(self.program.windows[nid], op, self.program.members[nid])
+            CONVERTERS[kind].to_row(self._state(nid), op, self.program.members[nid])
         if kind != "row_op" and nid not in self.inner:
             op.watermark = self.wms[nid]
             op.timers.current_watermark = self.wms[nid]
@@ -325,6 +354,10 @@ class ColumnarRun:
             if any(fields):
                 state["functions"] = fields
         return state
+
+    def _state(self, nid: int) -> Any:
+        """A member's columnar state: its chain object, or a join head's across batches."""
+        return self.joins.get(nid) or self.program.windows.get(nid)
 
     def close(self) -> None:
         self.program.close()
@@ -409,14 +442,29 @@ class ColumnarRun:
         for cid, seq, data, positions, values in items:
             by_channel[cid].append((seq, data, positions, values))
         head = self.vertex.members[0]
-        schema = convert.arrow_schema(head.in_schema)
         channels = [[x[1:] for x in sorted(by_channel[c], key=lambda x: x[0])]
                     for c in expected]
         valve = self.valve
-        merged = merge.merge_streaming(channels, schema, (list(valve.wms), valve.last))
+        start = (list(valve.wms), valve.last)
+        if head.nid in self.joins:  # both inputs' channels, each on its join side
+            try:
+                merged = self.joins[head.nid].run(
+                    [(head.spec.sides[c >> 16], p) for c, p in zip(expected, channels)],
+                    start)
+            except Exception as e:
+                raise TaskFailure(head.nid, e) from None
+            self.wms[head.nid] = self.joins[head.nid].wm
+        else:
+            merged = merge.merge_streaming(channels, convert.arrow_schema(head.in_schema),
+                                           start)
         for c, payloads in enumerate(channels):  # the channels' watermarks after the batch
             top = max((v for _, _, values in payloads for v in values), default=LONG_MIN)
             list(valve.watermark(c, top))
+        if head.nid in self.joins:
+            self.records_in += self.joins[head.nid].received
+            if merged.num_rows or len(merged.marks[0]):  # type: ignore[index]
+                self.program.push_from(head.nid, merged)
+            return
         self.records_in += merged.num_rows
         if merged.num_rows or (merged.marks is not None and len(merged.marks[0])):
             self.program.push(head.nid, merged)

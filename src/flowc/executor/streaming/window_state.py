@@ -53,7 +53,7 @@ def _columns(names: Any, i: int) -> list[str]:
 _NO_VALUES = DistinctSet()  # count distinct's empty accumulator (never extended in place)
 
 
-def _fake_row(w: StreamWindow, width: int, fields: tuple[Any, ...]) -> list[Any]:
+def fake_row(w: StreamWindow, width: int, fields: tuple[Any, ...]) -> list[Any]:
     row: list[Any] = [None] * width
     for i, v in zip(w.assigned.key_index, fields, strict=True):
         row[i] = v
@@ -105,7 +105,7 @@ def window_to_row(w: StreamWindow, op: Any, in_schema: Schema) -> None:
             per_kind.append([c or 0 for c in cols[_columns(cols, i)[0]]])
         else:
             per_kind.append(cols[_columns(cols, i)[0]])
-    keys = [op.key_fn(_fake_row(w, width, fields))
+    keys = [op.key_fn(fake_row(w, width, fields))
             for fields in zip(*(cols[k] for k in st.keys))]
     state, register = op.state, op.timers.register
     lateness = w.lateness
@@ -129,7 +129,7 @@ def window_from_row(op: Any, w: StreamWindow, in_schema: Schema) -> None:
         return
     template = partial(empty, st.groups, st.kinds)
     groups = sorted(op.state.items(), key=lambda kv: kv[0][1].end)  # stable: first seen
-    fields = [_key_fields(op, w, width, key, n) for (key, _), _ in groups]
+    fields = [key_fields(op, w, width, key, n) for (key, _), _ in groups]
     cols: dict[str, list[Any]] = {k: [f[j] for f in fields] for j, k in enumerate(st.keys)}
     cols["ws"] = [window.start for (_, window), _ in groups]
     cols["we"] = [window.end for (_, window), _ in groups]
@@ -165,8 +165,8 @@ def _rows_from_row(op: Any, w: StreamWindow, width: int, empty: pa.Table) -> Non
     cols: dict[str, list[Any]] = {name: [] for name in empty.column_names}
     types = {name: empty.schema.field(name).type for name in empty.column_names}
     for (key, window), acc in op.state.items():
-        fields = _key_fields(op, w, width, key, n)
-        per_kind = [_as_rows(kind, a, types[f"a{i}"]) for i, (kind, a) in
+        fields = key_fields(op, w, width, key, n)
+        per_kind = [as_rows(kind, a, types[f"a{i}"]) for i, (kind, a) in
                     enumerate(zip(st.kinds, acc))]
         size = max([len(v) for v in per_kind if v is not None] + [1])
         for j, k in enumerate(st.keys):
@@ -186,7 +186,7 @@ def _rows_from_row(op: Any, w: StreamWindow, width: int, empty: pa.Table) -> Non
     w.wm = op.watermark
 
 
-def _as_rows(kind: str, acc: Any, t: pa.DataType) -> list[Any] | None:
+def as_rows(kind: str, acc: Any, t: pa.DataType) -> list[Any] | None:
     """One aggregate's accumulator as argument values of rows (None: any number of
     nulls): the aggregate over them (and over later rows after them) is the row code's."""
     if kind == "count_star":
@@ -217,12 +217,12 @@ def _filler(t: pa.DataType) -> Any:
     return pa.array([0], pa.int64()).cast(t)[0].as_py()
 
 
-def _key_fields(op: Any, w: StreamWindow, width: int, key: Any, n: int) -> tuple[Any, ...]:
+def key_fields(op: Any, w: StreamWindow, width: int, key: Any, n: int) -> tuple[Any, ...]:
     """The key fields whose row gives ``key`` (a tuple of fields, or one field's value)."""
     candidates = [(key,)]
     if isinstance(key, tuple) and len(key) == n:
         candidates.insert(0, tuple(key))
     for fields in candidates:
-        if len(fields) == n and op.key_fn(_fake_row(w, width, fields)) == key:
+        if len(fields) == n and op.key_fn(fake_row(w, width, fields)) == key:
             return fields
     raise ExecutionError(f"cannot restore the window state of key {key!r} columnar")
