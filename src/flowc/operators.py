@@ -326,11 +326,20 @@ class IntervalJoinOp(OperatorSpec):
     # SQL's outer interval joins: the width of the other side's null padding of a left /
     # right row that joined nothing (None: an inner side), emitted when its buffer expires
     pad: tuple[int | None, int | None] = (None, None)
+    # SQL's interval joins: Flink SQL's RowTimeIntervalJoin (TimeIntervalJoin), whose rows
+    # behind the watermark join the other side's cached rows, not the DataStream operator
+    # that drops them (an outer join, ``pad`` set, is always one)
+    table: bool = False
     keyed = True
 
     @property
     def default_name(self) -> str:
         return "Interval Join"
+
+    @property
+    def table_runtime(self) -> bool:
+        """Whether this is Flink SQL's time-interval join (inner or outer)."""
+        return self.table or self.pad != (None, None)
 
 
 # ---------------------------------------------------------------- sources and sinks

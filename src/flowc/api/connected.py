@@ -99,11 +99,15 @@ class IntervalJoined:
         self._lower_inclusive = True
         self._upper_inclusive = True
         self._pad: tuple[int | None, int | None] = (None, None)
+        self._table = False
 
-    def _outer(self, left_pad: int | None, right_pad: int | None) -> IntervalJoined:
-        """flowc's SQL outer interval joins (not PyFlink API): pad a left (right) row that
-        joined nothing with ``left_pad`` (``right_pad``) nulls when it expires."""
+    def _outer(self, left_pad: int | None, right_pad: int | None,
+               table: bool = False) -> IntervalJoined:
+        """flowc's SQL interval joins (not PyFlink API): pad a left (right) row that joined
+        nothing with ``left_pad`` (``right_pad``) nulls when it expires; ``table``: run
+        Flink SQL's RowTimeIntervalJoin (IntervalJoinOp.table)."""
         self._pad = (left_pad, right_pad)
+        self._table = table
         return self
 
     def lower_bound_exclusive(self) -> IntervalJoined:
@@ -118,7 +122,7 @@ class IntervalJoined:
         fn = check_fn(process_join_function, ProcessJoinFunction, "process_element",
                        "interval join")
         op = IntervalJoinOp(self._lower, self._upper, fn, self._lower_inclusive,
-                            self._upper_inclusive, self._pad)
+                            self._upper_inclusive, self._pad, self._table)
         # Flink: left.connect(right).keyBy(k1, k2).transform("Interval Join", ...)
         connected = self._left.connect(self._right).key_by(
             self._left.get_key_selector(), self._right.get_key_selector())

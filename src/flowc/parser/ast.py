@@ -194,6 +194,9 @@ class JoinStep:
     other_span: Span
     hints: tuple[Setting, ...] = ()
     kind: str | None = None
+    # SQL's interval join: Flink SQL's RowTimeIntervalJoin (a row behind the watermark joins
+    # the other side's cached rows) rather than .flow's DataStream IntervalJoinOperator
+    table: bool = False
 
 
 @dataclass(frozen=True)

@@ -503,7 +503,8 @@ class PipelineBuilder(ChangelogSteps, SinkSteps):
             pad = (len(info.schema) if step.kind in ("left", "full") else None,
                    len(flow.schema) if step.kind in ("right", "full") else None)
             stream = flow.stream.key_by(k1).interval_join(info.stream.key_by(k2)).between(
-                step.lower, step.upper)._outer(*pad).process(JoinRows(), output_type=schema)
+                step.lower, step.upper)._outer(*pad, table=step.table or outer).process(
+                JoinRows(), output_type=schema)
         apply_hints(stream, step.hints)
         return Flow(stream, schema, True, head=flow.head, names=names)
 

@@ -33,6 +33,10 @@ _KEYED_ATTRS: dict[str, dict[str, str]] = {
     "CountWindowOperator": {"counts": KEY, "state": FIRST},
     "TriggerWindowOperator": {"state": FIRST, "trigger_state": TABLES},
     "ReduceOperator": {"values": KEY, "last_ts": KEY},
+    # SQL's interval join (runtime/time_interval_join.py) and the DataStream one: per key
+    "TimeIntervalJoinOperator": {"left_cache": KEY, "right_cache": KEY, "left_timer": KEY,
+                                 "right_timer": KEY, "left": KEY, "right": KEY},
+    "IntervalJoinOperator": {"left": KEY, "right": KEY},
 }
 # Flink's names for flowc's attributes (what `savepoint inspect` shows beside them).
 _FLINK_NAMES: dict[str, dict[str, str]] = {
@@ -43,6 +47,15 @@ _FLINK_NAMES: dict[str, dict[str, str]] = {
     "TriggerWindowOperator": {"state": "window-contents", "timers": "window-timers"},
     "ReduceOperator": {"values": "_op_state"},
     "KeyedProcessOperator": {"timers": "user-timers"},
+    # flowc's left_timer is the left cache's cleanup time: Flink's rightTimerState (named
+    # after the stream whose watermark fires it), and the other way round
+    "TimeIntervalJoinOperator": {"left_cache": "IntervalJoinLeftCache",
+                                 "right_cache": "IntervalJoinRightCache",
+                                 "left_timer": "IntervalJoinRightTimerState",
+                                 "right_timer": "IntervalJoinLeftTimerState",
+                                 "timers": "user-timers"},
+    "IntervalJoinOperator": {"left": "LEFT_BUFFER", "right": "RIGHT_BUFFER",
+                             "timers": "CLEANUP_TIMER"},
 }
 BACKEND = "backend"  # KeyedStateBackend tables: state name -> key -> value
 WATERMARK = "watermark"

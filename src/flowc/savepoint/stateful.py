@@ -93,8 +93,8 @@ def state_names(node: StreamNode) -> tuple[str, ...] | None:
         return (REDUCE_STATE,)
     if isinstance(op, (KeyedProcessOp, KeyedCoProcessOp)):
         return (USER_TIMERS,) + _declared(op.fn)
-    if isinstance(op, IntervalJoinOp) and op.pad != (None, None):
-        # SQL's outer interval join runs the table runtime's TimeIntervalJoin: its states
+    if isinstance(op, IntervalJoinOp) and op.table_runtime:
+        # SQL's interval joins run the table runtime's TimeIntervalJoin: its states
         return ("IntervalJoinLeftCache", "IntervalJoinRightCache",
                 "IntervalJoinLeftTimerState", "IntervalJoinRightTimerState")
     if isinstance(op, IntervalJoinOp):

@@ -161,7 +161,7 @@ def translate_join(qt: QueryTranslator, left_node: exp.Expression, joins: list[e
                                    f"BETWEEN {lq}.ts - INTERVAL '1' MINUTE AND {lq}.ts")
         step = A.JoinStep(right_in, rq_alias, tuple(keys), None, None, bounds["lower"],
                           bounds["upper"], jspan, spans(join.this),
-                          kind=None if join_kind == "inner" else join_kind)
+                          kind=None if join_kind == "inner" else join_kind, table=True)
     from flowc.sql.query import Piece
 
     left_filter = _not_null(lname, [k.left.name for k in keys], ls.names, jspan).steps \

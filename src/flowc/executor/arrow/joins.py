@@ -425,6 +425,9 @@ def plan_join(sg: Any, nid: int, batch: bool) -> JoinPlan | str | None:
     if isinstance(spec, IntervalJoinOp):
         if spec.pad != (None, None):
             return f"'{node.name}' is an outer interval join (it pads rows that joined nothing)"
+        if spec.table and not batch:  # BATCH has no late rows: the same pairs
+            return (f"'{node.name}' is a SQL interval join in STREAMING (rows behind the "
+                    "watermark join the cached rows)")
         selectors = node.keys
         sides = tuple(e.type_number - 1 for e in ins)
         kind = "interval_join"

@@ -1,5 +1,5 @@
-"""Flink SQL's outer interval join: the table runtime's RowTimeIntervalJoin (TimeIntervalJoin),
-which SQL's LEFT / RIGHT / FULL interval joins run instead of the DataStream
+"""Flink SQL's interval join: the table runtime's RowTimeIntervalJoin (TimeIntervalJoin),
+which SQL's interval joins (inner, LEFT, RIGHT, FULL) run instead of the DataStream
 IntervalJoinOperator (joins.py). The two differ on rows behind the watermark: the DataStream
 operator drops them, this one
 
@@ -14,7 +14,8 @@ operator drops them, this one
   a row is joined against them, and the point up to which a side was cleaned is one value
   per operator, as in Flink.
 
-Rows with a null key join nothing (SQL's ``=``). Bounds: ``right.ts - left.ts`` in
+SQL's inner interval joins run it too (``spec.table``), in STREAMING. Rows with a null key
+join nothing (SQL's ``=``). Bounds: ``right.ts - left.ts`` in
 ``[lower, upper]`` (IntervalJoinOp's, exclusive ones already shifted by 1 ms); Flink's
 ``leftRelativeSize`` is ``upper``, its ``rightRelativeSize`` is ``-lower``."""
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flowc.executor.runtime.core import LONG_MAX
+from flowc.executor.runtime.core import LONG_MAX, LONG_MIN
 from flowc.executor.runtime.joins import IntervalJoinOperator
 
 _CLEANUP = "CLEANUP"
@@ -40,11 +41,16 @@ class TimeIntervalJoinOperator(IntervalJoinOperator):
         # leftTimerState: named after the stream whose time fires them)
         self.left_timer: dict[Any, int] = {}
         self.right_timer: dict[Any, int] = {}
-        self.left_expiration = 0  # one per operator, not per key (Flink's fields)
-        self.right_expiration = 0
+        # one per operator, not per key (Flink's fields, from 0; BATCH: nothing expires)
+        self.left_expiration = LONG_MIN if self.info.batch else 0
+        self.right_expiration = self.left_expiration
 
     def _operator_time(self) -> int:
         wm = self.timers.current_watermark
+        if self.info.batch and wm < LONG_MAX:
+            # BATCH: no watermark before the end, so no late row; every row is cached (Flink
+            # plans a regular join there: all pairs), also those before 1970
+            return LONG_MIN
         return wm if wm > 0 else 0
 
     def _expiration(self, operator_time: int, relative: int) -> int:
