@@ -482,6 +482,10 @@ class SourceStmt:
     span: Span
     name_span: Span
     dead_letter_span: Span | None = None
+    # A SQL table with computed columns: its row, computed from the physical ``fields`` by a
+    # map in the source's chain before the watermark (Flink's Calc before its
+    # WatermarkAssigner); empty: the row is ``fields``.
+    projection: tuple[SelectItem, ...] = ()
 
 
 @dataclass(frozen=True)

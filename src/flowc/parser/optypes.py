@@ -53,3 +53,13 @@ CASTS = {
     ("double", "decimal"): "cast_decimal", ("decimal", "decimal"): "cast_decimal",
     ("map", "string"): "cast_map_string",
 }
+
+
+def flavor_cast(src: Type, dst: Type) -> str | None:
+    """The helper of a cast that changes a timestamp's flavour's value or text (DATE:
+    flowc.dates), or None when CASTS decides."""
+    if dst.flavor == "date" and src.flavor != "date" and src.kind in ("timestamp", "string"):
+        return "cast_date"
+    if src.flavor == "date" and dst.kind == "string":
+        return "cast_date_string"
+    return None

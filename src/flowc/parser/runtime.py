@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from flowc import decimals, maps
+from flowc import dates, decimals, maps
 from flowc.parser.javatime import format_datetime, week_fields
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -603,3 +603,4 @@ HELPERS: dict[str, Callable[..., Any]] = {
 }
 HELPERS.update(decimals.HELPERS)  # exact DECIMAL arithmetic and casts (flowc.decimals)
 HELPERS.update(maps.HELPERS)
+HELPERS.update(dates.HELPERS)  # DATE casts
