@@ -24,17 +24,6 @@ from timeattr_data import EVENTS, TABLES, ddl, json_lines  # noqa: E402
 FIXTURE = HERE / "timeattr.json"
 CASES = json.loads(FIXTURE.read_text())["cases"] if FIXTURE.exists() else []
 RUNS = [c for c in CASES if "error" not in c]
-# window_time / TUMBLE_ROWTIME over a TIMESTAMP_LTZ time attribute: Flink's is a
-# TIMESTAMP_LTZ (printed as an Instant), flowc's a TIMESTAMP (docs/flink-differences.md)
-_LTZ_WINDOW_TIME = pytest.mark.xfail(strict=True, reason="window_time over a TIMESTAMP_LTZ "
-                                     "time attribute prints as a TIMESTAMP in flowc")
-
-
-def queries() -> list[object]:
-    return [pytest.param(c["query"], marks=_LTZ_WINDOW_TIME)
-            if "TIMESTAMP_LTZ" in " ".join(c["types"]) and ("window_time" in c["query"]
-                                                           or "ROWTIME" in c["query"])
-            else c["query"] for c in RUNS]
 
 
 def sql_text(tmp: Path, query: str, parallelism: int = 1, extra: str = "") -> str:
@@ -60,13 +49,13 @@ def test_the_fixtures_compute_the_column_before_the_watermark() -> None:
     assert any("WatermarkAssigner(rowtime=[ts]" in line for line in window), window
 
 
-@pytest.mark.parametrize("query", queries())
+@pytest.mark.parametrize("query", [c["query"] for c in RUNS])
 def test_printed_lines_are_flinks(tmp_path: Path, query: str) -> None:
     flink = next(c for c in RUNS if c["query"] == query)
     assert printed(tmp_path, query) == flink["print"]
 
 
-@pytest.mark.parametrize("query", queries())
+@pytest.mark.parametrize("query", [c["query"] for c in RUNS])
 def test_rows_at_parallelism_2_are_flinks(tmp_path: Path, query: str) -> None:
     flink = next(c for c in RUNS if c["query"] == query)
     if "GROUP BY d" in query:  # an updating result: its final table (the order differs)
@@ -169,3 +158,12 @@ def test_dates_and_ltz_read_from_parquet(tmp_path: Path) -> None:
     assert list(run_reference(graph).printed) == [
         "+I[2024-05-01, 2024-05-01T10:00:01Z, 2024-05-01]",
         "+I[1969-12-31, 2024-05-01T10:00:02.500Z, 1969-12-31]"]
+
+
+def test_window_time_of_a_tvf_keeps_the_ltz_type(tmp_path: Path) -> None:
+    # Flink's TUMBLE(TABLE ev, DESCRIPTOR(ts), ...) row type: window_start / window_end
+    # TIMESTAMP(3), window_time TIMESTAMP_LTZ(3) *ROWTIME* (the time attribute's type)
+    query = ("SELECT k, window_start, window_time FROM TABLE(TUMBLE(TABLE ev, "
+             "DESCRIPTOR(ts), INTERVAL '5' SECOND)) WHERE k = 'a' AND epoch_ms < "
+             "1714557610000")  # no row behind the watermark
+    assert printed(tmp_path, query) == ["+I[a, 2024-05-01T10:00, 2024-05-01T10:00:04.999Z]"] * 3

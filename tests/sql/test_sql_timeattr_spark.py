@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_sql_timeattr import RUNS, final_table, queries, sql_text
+from test_sql_timeattr import RUNS, final_table, sql_text
 
 from flowc.executor import run_job_graph
 from flowc.sql import compile_sql
@@ -24,7 +24,7 @@ def spark() -> None:
 
 
 @pytest.mark.parametrize("executor", ["row", "columnar"])
-@pytest.mark.parametrize("query", queries())
+@pytest.mark.parametrize("query", [c["query"] for c in RUNS])
 def test_timeattr_cases_on_spark(tmp_path: Path, query: str, executor: str) -> None:
     flink = next(c for c in RUNS if c["query"] == query)
     text = sql_text(tmp_path, query, 2, f"SET 'flowc.executor' = '{executor}';\n")

@@ -104,7 +104,8 @@ class KeyByStep:
 class WindowSpec:
     """``tumbling SIZE [offset O]``, ``sliding SIZE every SLIDE [offset O]``, ``session gap G``,
     ``cumulating SIZE every STEP [offset O]`` (kind ``cumulative``: ``slide`` is the step);
-    ``processing``: ``on processing time`` (windows by the operator's clock)."""
+    ``processing``: ``on processing time`` (windows by the operator's clock); ``ltz``: SQL's
+    time attribute is a TIMESTAMP_LTZ, and so are ``window_time`` and ``*_ROWTIME``."""
 
     kind: str
     size: int
@@ -112,6 +113,7 @@ class WindowSpec:
     offset: int
     span: Span
     processing: bool = False
+    ltz: bool = False
 
 
 @dataclass(frozen=True)
