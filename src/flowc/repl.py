@@ -549,7 +549,11 @@ def _blank(text: str) -> str:
 def _show(v: Any, kind: str) -> Any:
     if v is None:
         return "null"
-    if kind == "timestamp" and isinstance(v, int):
+    if kind == "date" and isinstance(v, int):
+        from flowc.dates import date_text
+
+        return date_text(v)
+    if kind in ("timestamp", "timestamp_ltz") and isinstance(v, int):  # as Flink's client
         import datetime as dt
 
         t = dt.datetime.fromtimestamp(v / 1000, dt.timezone.utc)
