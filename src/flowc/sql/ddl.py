@@ -149,10 +149,8 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
     names = [c if isinstance(c, str) else c.name for c in columns]
     watermark = _watermark(rw, chunk, names, tdef, declared, computed)
     watermark = _idle_timeout(tdef, watermark)
-    if computed and (connector not in READABLE or tdef.partition_by):
-        raise UnsupportedError(f"computed column '{computed[0].name}' in a table that is only "
-                               "written to", computed[0].span,
-                               hint="computed columns are computed when a table is read")
+    # a table only written to keeps its computed columns unused: INSERT writes the physical
+    # ones (tdef.schema), as Flink's
     if connector in READABLE and not tdef.partition_by:
         tdef.source = _source(tdef, tuple(fields), watermark)
         if computed:  # Flink's Calc after the scan, before the WatermarkAssigner
@@ -227,7 +225,8 @@ def _watermark(rw: Rewrites, chunk: SqlChunk, names: list[str], tdef: TableDef,
     if own is None:
         _time_field_type(wm.column, declared.get(wm.column), col_span)
     elif call_type(own) is None:  # else TIMESTAMP(3) / TIMESTAMP_LTZ(3); others: lowering
-        _time_field_type(wm.column, declared_type(own), col_span)
+        _time_field_type(wm.column, declared_type(own), col_span,
+                         f"compute it as a TIMESTAMP(3): {wm.column} AS CAST(... AS TIMESTAMP(3))")
     delay = _offset(expr_node, wm.column, ExprTranslator(spans))
     if delay is None:
         raise UnsupportedError("WATERMARK supports '<column>' or '<column> - INTERVAL ...' of "
@@ -254,7 +253,8 @@ def _offset(node: exp.Expression, column: str, translate: ExprTranslator) -> int
     return offset if isinstance(node, exp.Column) and node.name == column else None
 
 
-def _time_field_type(column: str, kind: exp.DataType | None, span: Span) -> None:
+def _time_field_type(column: str, kind: exp.DataType | None, span: Span,
+                     hint: str | None = None) -> None:
     """Flink's rule for a WATERMARK's column: TIMESTAMP(p) or TIMESTAMP_LTZ(p), p <= 3
     (``TIMESTAMP`` alone is TIMESTAMP(6))."""
     if kind is None:
@@ -272,7 +272,7 @@ def _time_field_type(column: str, kind: exp.DataType | None, span: Span) -> None
     raise FlowTypeError("Invalid data type of time field for watermark definition. The field "
                         "must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported "
                         f"precision 'p' is from 0 to 3, but the time field type is {text}",
-                        span, hint=f"declare it: {column} TIMESTAMP(3)")
+                        span, hint=hint or f"declare it: {column} TIMESTAMP(3)")
 
 
 def _idle_timeout(t: TableDef, wm: A.Watermark | None) -> A.Watermark | None:
