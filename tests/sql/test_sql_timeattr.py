@@ -169,3 +169,45 @@ def test_window_time_of_a_tvf_keeps_the_ltz_type(tmp_path: Path) -> None:
              "DESCRIPTOR(ts), INTERVAL '5' SECOND)) WHERE k = 'a' AND epoch_ms < "
              "1714557610000")  # no row behind the watermark
     assert printed(tmp_path, query) == ["+I[a, 2024-05-01T10:00, 2024-05-01T10:00:04.999Z]"] * 3
+
+
+def test_an_interval_keeps_the_flavour(tmp_path: Path) -> None:
+    # Flink: DATE + INTERVAL DAY is a DATE, TIMESTAMP_LTZ - INTERVAL a TIMESTAMP_LTZ
+    query = ("SELECT d + INTERVAL '1' DAY AS d1, ts - INTERVAL '1' SECOND AS t1, "
+             "CAST(ts AS TIMESTAMP(3)) + INTERVAL '1' SECOND AS t2 FROM ev WHERE k = 'b' "
+             "AND epoch_ms < 1714557603000")
+    assert printed(tmp_path, query) == ["+I[2024-05-02, 2024-05-01T10:00:01.500Z, "
+                                        "2024-05-01T10:00:03.500]"]
+
+
+def test_flow_to_timestamp_ltz_prints_as_an_instant() -> None:
+    from flowc.parser import compile_source
+
+    script = compile_source("source nums (n int) values (1714557602500);\n"
+                            "nums | map to_timestamp_ltz(n) as t, to_timestamp(n) as u "
+                            "| print;\n", "f.flow")
+    assert list(run_reference(script.env.get_job_graph()).printed) == [
+        "+I[2024-05-01T10:00:02.500Z, 2024-05-01T10:00:02.500]"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_dates_are_written_as_flink_writes_them(tmp_path: Path, fmt: str) -> None:
+    (tmp_path / "e.csv").write_text("a,2024-05-01\nb,1969-12-31\n", encoding="utf-8")
+    out = tmp_path / "out"
+    text = (f"CREATE TABLE e (k STRING, d DATE) WITH ('connector' = 'filesystem', 'path' = "
+            f"'{tmp_path / 'e.csv'}', 'format' = 'csv', 'csv.header' = 'false');\n"
+            f"CREATE TABLE o (k STRING, d DATE) WITH ('connector' = 'filesystem', 'path' = "
+            f"'{out}', 'format' = '{fmt}'{', ' + repr('csv.header') + ' = ' + repr('false') if fmt == 'csv' else ''});\n"
+            "INSERT INTO o SELECT k, d FROM e;\n")
+    run_reference(compile_sql(text, "q.sql").env.get_job_graph())
+    written = "".join(p.read_text() for p in sorted(out.iterdir()) if not p.name.startswith("."))
+    if fmt == "csv":
+        assert sorted(written.split()) == ["a,2024-05-01", "b,1969-12-31"]
+    else:
+        assert sorted(json.loads(x)["d"] for x in written.split("\n") if x) == [
+            "1969-12-31", "2024-05-01"]
+    back = (f"CREATE TABLE b (k STRING, d DATE) WITH ('connector' = 'filesystem', 'path' = "
+            f"'{out}', 'format' = '{fmt}'{', ' + repr('csv.header') + ' = ' + repr('false') if fmt == 'csv' else ''});\n"
+            "SELECT k, d FROM b;\n")
+    lines = run_reference(compile_sql(back, "q.sql").env.get_job_graph()).printed
+    assert sorted(lines) == ["+I[a, 2024-05-01]", "+I[b, 1969-12-31]"]

@@ -25,9 +25,9 @@ def arith_type(op: str, a: Type, b: Type) -> Type | None:
             return DOUBLE
         return DOUBLE if DOUBLE in (a, b) else INT
     if op in ("+", "-") and a == TIMESTAMP and b == DURATION:
-        return TIMESTAMP
+        return a  # its flavour too: a TIMESTAMP_LTZ / DATE plus an interval stays one
     if op == "+" and a == DURATION and b == TIMESTAMP:
-        return TIMESTAMP
+        return b
     if op == "-" and a == TIMESTAMP and b == TIMESTAMP:
         return INT
     if op in ("+", "-") and a == DURATION and b == DURATION:
