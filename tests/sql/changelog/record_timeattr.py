@@ -26,6 +26,8 @@ QUERIES = [
     "SELECT k, d, ts, lt, CAST(d AS STRING) AS ds, CAST(ts AS DATE) AS td, CAST(ts AS STRING) AS tss, CAST(ts AS TIMESTAMP(3)) AS t3, CAST(s AS DATE) AS sd, CAST(d AS TIMESTAMP(3)) AS dt, d < DATE '2024-05-01' AS before_may, EXTRACT(DAY FROM d) AS dd FROM ev",
     "SELECT d, COUNT(*) AS n FROM ev GROUP BY d",
     "SELECT k, d, lt FROM evj WHERE d >= DATE '2024-05-01'",
+    "SELECT k, d + INTERVAL '1' DAY AS d1, ts - INTERVAL '1' SECOND AS t1, CAST(ts AS TIMESTAMP(3)) + INTERVAL '1' SECOND AS t2 FROM ev",
+    "SELECT k, window_start, window_time FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND))",
 ]
 
 
