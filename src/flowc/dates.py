@@ -49,5 +49,15 @@ def instant_text(ms: int) -> str:
     return text + (f".{millis:03d}" if millis else "") + "Z"
 
 
+def client_text(ms: int, kind: str) -> str | None:
+    """A time value as Flink's SQL client shows it (UTC zone): a TIMESTAMP or TIMESTAMP_LTZ
+    ``2024-05-01 10:00:01.500``, a DATE ``2024-05-01``; None for another kind."""
+    if kind == "date":
+        return date_text(ms)
+    if kind not in ("timestamp", "timestamp_ltz"):
+        return None
+    return (_EPOCH + _dt.timedelta(milliseconds=ms)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
 HELPERS: dict[str, Callable[..., Any]] = {"cast_date": cast_date,
                                           "cast_date_string": cast_date_string}

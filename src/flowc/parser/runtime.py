@@ -601,6 +601,5 @@ HELPERS: dict[str, Callable[..., Any]] = {
     "random_int": random_int, "random_double": random_double, "random_choice": random_choice,
     "proctime": proctime,
 }
-HELPERS.update(decimals.HELPERS)  # exact DECIMAL arithmetic and casts (flowc.decimals)
-HELPERS.update(maps.HELPERS)
-HELPERS.update(dates.HELPERS)  # DATE casts
+for _more in (decimals.HELPERS, maps.HELPERS, dates.HELPERS):  # DECIMAL, MAP and DATE ops
+    HELPERS.update(_more)
