@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
+from flowc.dates import client_text
 from flowc.errors import (
     FlowcError,
     FlowNameError,
@@ -549,12 +550,8 @@ def _blank(text: str) -> str:
 def _show(v: Any, kind: str) -> Any:
     if v is None:
         return "null"
-    if kind == "timestamp" and isinstance(v, int):
-        import datetime as dt
-
-        t = dt.datetime.fromtimestamp(v / 1000, dt.timezone.utc)
-        return t.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    return v
+    shown = client_text(v, kind) if isinstance(v, int) else None
+    return v if shown is None else shown
 
 
 def run_init(session: Session, path: str) -> None:

@@ -117,6 +117,10 @@ def value_text(v: Any, kind: str) -> str:
         return format(v, "f")
     if kind == "timestamp" and isinstance(v, int):
         return local_date_time(v)
+    if kind in ("timestamp_ltz", "date") and isinstance(v, int):
+        from flowc.dates import date_text, instant_text
+
+        return instant_text(v) if kind == "timestamp_ltz" else date_text(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(value_text(x, "") for x in v) + "]"
     return str(v)

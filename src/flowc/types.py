@@ -13,7 +13,7 @@ inside expressions: neither can be the type of a stream field.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flowc import decimals
 
@@ -28,6 +28,12 @@ class Type:
     precision: int = 0
     scale: int = 0
     key: Type | None = None  # a map's key type (``element`` is its value type)
+    # A timestamp's SQL flavour: "" TIMESTAMP(3), "ltz" TIMESTAMP_LTZ(3) (flowc's session
+    # time zone is UTC), "date" DATE (its day's midnight). They share the runtime value
+    # (UTC epoch ms) and every operation and differ only in how values print, cast to
+    # strings and are written; so the flavour is not compared (it never makes types
+    # incompatible) and an expression keeps its operands' flavour where Flink's type does.
+    flavor: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         if self.kind == "array":
@@ -37,6 +43,29 @@ class Type:
         if self.kind == "map":
             return f"map<{self.key}, {self.element}>"
         return self.kind
+
+    @property
+    def text_kind(self) -> str:
+        """The kind a printed or written value follows: ``timestamp_ltz`` and ``date`` for
+        those flavours of timestamp, else ``kind``."""
+        if self.kind == "timestamp" and self.flavor:
+            return "timestamp_ltz" if self.flavor == "ltz" else "date"
+        return self.kind
+
+    @property
+    def sql_name(self) -> str:
+        """Flink's name of the type (error texts)."""
+        if self.kind == "timestamp":
+            return {"ltz": "TIMESTAMP_LTZ(3)", "date": "DATE"}.get(self.flavor, "TIMESTAMP(3)")
+        if self.kind == "decimal":
+            return f"DECIMAL({self.precision}, {self.scale})"
+        if self.kind == "array":
+            return f"ARRAY<{self.element.sql_name if self.element else '?'}>"
+        if self.kind == "map":
+            return (f"MAP<{self.key.sql_name if self.key else '?'}, "
+                    f"{self.element.sql_name if self.element else '?'}>")
+        return {"string": "STRING", "int": "BIGINT", "double": "DOUBLE",
+                "bool": "BOOLEAN"}.get(self.kind, self.kind.upper())
 
     @property
     def is_numeric(self) -> bool:
@@ -77,6 +106,8 @@ INT = Type("int")
 DOUBLE = Type("double")
 BOOL = Type("bool")
 TIMESTAMP = Type("timestamp")
+TIMESTAMP_LTZ = Type("timestamp", flavor="ltz")
+DATE = Type("timestamp", flavor="date")
 NULL = Type("null")
 DURATION = Type("duration")
 

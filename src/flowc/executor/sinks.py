@@ -78,7 +78,7 @@ def print_text(spec: PrintSink, value: Any) -> str:
     from flowc.common.typeinfo import TypeInformation
 
     if isinstance(spec.record_type, Schema):
-        return row_text(value, tuple(t.kind for t in spec.record_type.types))
+        return row_text(value, tuple(t.text_kind for t in spec.record_type.types))
     if isinstance(spec.record_type, TypeInformation):
         return spec.record_type.java_str(value)
     return value if isinstance(value, str) else str(value)

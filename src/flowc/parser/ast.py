@@ -104,7 +104,8 @@ class KeyByStep:
 class WindowSpec:
     """``tumbling SIZE [offset O]``, ``sliding SIZE every SLIDE [offset O]``, ``session gap G``,
     ``cumulating SIZE every STEP [offset O]`` (kind ``cumulative``: ``slide`` is the step);
-    ``processing``: ``on processing time`` (windows by the operator's clock)."""
+    ``processing``: ``on processing time`` (windows by the operator's clock); ``ltz``: SQL's
+    time attribute is a TIMESTAMP_LTZ, and so are ``window_time`` and ``*_ROWTIME``."""
 
     kind: str
     size: int
@@ -112,6 +113,7 @@ class WindowSpec:
     offset: int
     span: Span
     processing: bool = False
+    ltz: bool = False
 
 
 @dataclass(frozen=True)
@@ -485,6 +487,10 @@ class SourceStmt:
     span: Span
     name_span: Span
     dead_letter_span: Span | None = None
+    # A SQL table with computed columns: its row, computed from the physical ``fields`` by a
+    # map in the source's chain before the watermark (Flink's Calc before its
+    # WatermarkAssigner); empty: the row is ``fields``.
+    projection: tuple[SelectItem, ...] = ()
 
 
 @dataclass(frozen=True)

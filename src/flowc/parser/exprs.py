@@ -20,7 +20,7 @@ from flowc.parser import ast as A
 from flowc.parser import vectorize as V
 from flowc.parser.decimal_types import udf_code
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS, lookup
-from flowc.parser.optypes import CASTS, arith_type, conversion_hint
+from flowc.parser.optypes import CASTS, arith_type, conversion_hint, flavor_cast
 from flowc.parser.runtime import HELPERS
 from flowc.parser.scope import BrokenName, Scope, Typed, Udf, const_ids, make_code_fn
 from flowc.parser.scope import Column as Column  # re-exported for callers
@@ -412,6 +412,9 @@ class ExprCompiler:
     def _Cast(self, e: A.Cast, depth: int) -> Typed:
         x = self.compile(e.operand, depth)
         src, dst = x.type, e.target
+        flavored = flavor_cast(src, dst)
+        if flavored is not None:
+            return Typed(dst, f"{self.helper(flavored)}({x.code})")
         if src == dst or src.is_null:
             return Typed(dst, x.code, x.nonnull, vec=V.cast(x, dst, ""))
         helper = CASTS.get((src.kind, dst.kind))

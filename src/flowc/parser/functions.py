@@ -17,6 +17,7 @@ from flowc.types import (
     INT,
     STRING,
     TIMESTAMP,
+    TIMESTAMP_LTZ,
     Type,
     array_of,
     common_type,
@@ -186,7 +187,7 @@ def _to_timestamp_ltz(args: list[Type]) -> Type | str:
         return f"argument 1 (the epoch) must be a number, not {args[0]}"
     if len(args) > 1 and not _is(args[1], "int"):
         return f"argument 2 (the precision, 0 or 3) must be int, not {args[1]}"
-    return TIMESTAMP
+    return TIMESTAMP_LTZ
 
 
 _TS = ("timestamp",)

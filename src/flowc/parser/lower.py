@@ -51,7 +51,7 @@ from flowc.parser.exprs import (
 )
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.parser.settings import IDLE_TIMEOUT, apply_hints, apply_set
-from flowc.parser.steps import FILE_FORMATS, PipelineBuilder, check_storable
+from flowc.parser.steps import FILE_FORMATS, Flow, PipelineBuilder, check_storable
 from flowc.parser.udf_types import annotated_types
 from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Field, Schema, Type, assignable
 from flowc.windowing import WatermarkStrategy
@@ -317,7 +317,8 @@ class Lowerer:
                 raise FlowNameError(f"field '{f.name}' is declared twice", f.span)
             seen[f.name] = f
         schema = Schema(tuple(Field(f.name, f.type) for f in stmt.fields))
-        strategy = self.watermark(stmt, schema)
+        # computed columns: the watermark comes after the map that computes them
+        strategy = None if stmt.projection else self.watermark(stmt, schema)
         body = stmt.body
         if stmt.dead_letter is not None and not isinstance(body, A.FileBody):
             raise FlowTypeError("'dead letter' only applies to file sources",
@@ -348,8 +349,22 @@ class Lowerer:
             spec = DatagenSource(body.end - body.start + 1, gen,
                                  f"sequence {body.start} to {body.end}")
             stream = self._from_source(spec, stmt, schema, strategy)
+        if stmt.projection:
+            stream, schema, strategy = self.computed_columns(stmt, stream, schema)
         self.streams[stmt.name] = StreamInfo(stmt.name, schema, stmt.name_span, stream, None,
                                              strategy is not None)
+
+    def computed_columns(self, stmt: A.SourceStmt, stream: DataStream, schema: Schema
+                         ) -> tuple[DataStream, Schema, WatermarkStrategy | None]:
+        """A SQL table's computed columns: a map after the source (Flink's Calc after the
+        scan), then the watermark on its rows (Flink's WatermarkAssigner)."""
+        flow = PipelineBuilder(self).map_step(Flow(stream, schema, False),
+                                              A.MapStep(stmt.projection, stmt.span))
+        strategy = self.watermark(stmt, flow.schema)
+        out = flow.stream
+        if strategy is not None:
+            out = out.assign_timestamps_and_watermarks(strategy)
+        return out, flow.schema, strategy
 
     def _finish(self, stream: DataStream, stmt: A.SourceStmt,
                 strategy: WatermarkStrategy | None) -> DataStream:
@@ -367,6 +382,13 @@ class Lowerer:
         c = ExprCompiler(Scope(row_columns(schema.names, schema.types), {}, "in 'watermark'"),
                          self.env)
         typed = c.compile(wm.expr)
+        if typed.type != TIMESTAMP and wm.exact:  # a SQL table's: Flink's rule and text
+            raise FlowTypeError("Invalid data type of time field for watermark definition. "
+                                "The field must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), "
+                                "the supported precision 'p' is from 0 to 3, but the time "
+                                f"field type is {typed.type.sql_name}", wm.expr.span,
+                                hint="compute it as a timestamp, e.g. TO_TIMESTAMP_LTZ("
+                                     "epoch_ms, 3)")
         if typed.type != TIMESTAMP:
             raise FlowTypeError(f"the watermark needs a timestamp, but this is {typed.type}",
                                 wm.expr.span, hint="write: watermark <timestamp field> - 2s")

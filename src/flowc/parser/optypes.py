@@ -25,9 +25,9 @@ def arith_type(op: str, a: Type, b: Type) -> Type | None:
             return DOUBLE
         return DOUBLE if DOUBLE in (a, b) else INT
     if op in ("+", "-") and a == TIMESTAMP and b == DURATION:
-        return TIMESTAMP
+        return a  # its flavour too: a TIMESTAMP_LTZ / DATE plus an interval stays one
     if op == "+" and a == DURATION and b == TIMESTAMP:
-        return TIMESTAMP
+        return b
     if op == "-" and a == TIMESTAMP and b == TIMESTAMP:
         return INT
     if op in ("+", "-") and a == DURATION and b == DURATION:
@@ -53,3 +53,13 @@ CASTS = {
     ("double", "decimal"): "cast_decimal", ("decimal", "decimal"): "cast_decimal",
     ("map", "string"): "cast_map_string",
 }
+
+
+def flavor_cast(src: Type, dst: Type) -> str | None:
+    """The helper of a cast that changes a timestamp's flavour's value or text (DATE:
+    flowc.dates), or None when CASTS decides."""
+    if dst.flavor == "date" and src.flavor != "date" and src.kind in ("timestamp", "string"):
+        return "cast_date"
+    if src.flavor == "date" and dst.kind == "string":
+        return "cast_date_string"
+    return None

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from flowc import decimals, maps
+from flowc import dates, decimals, maps
 from flowc.parser.javatime import format_datetime, week_fields
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -601,5 +601,5 @@ HELPERS: dict[str, Callable[..., Any]] = {
     "random_int": random_int, "random_double": random_double, "random_choice": random_choice,
     "proctime": proctime,
 }
-HELPERS.update(decimals.HELPERS)  # exact DECIMAL arithmetic and casts (flowc.decimals)
-HELPERS.update(maps.HELPERS)
+for _more in (decimals.HELPERS, maps.HELPERS, dates.HELPERS):  # DECIMAL, MAP and DATE ops
+    HELPERS.update(_more)

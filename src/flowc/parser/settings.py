@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flowc.errors import ApiError, FlowNameError, FlowSyntaxError, FlowTypeError, did_you_mean
+from flowc.errors import (
+    ApiError,
+    FlowNameError,
+    FlowSyntaxError,
+    FlowTypeError,
+    UnsupportedError,
+    did_you_mean,
+)
 from flowc.parser import ast as A
 from flowc.transformations import RuntimeExecutionMode
 
@@ -26,6 +33,7 @@ IDLE_TIMEOUT = "table.exec.source.idle-timeout"
 # Flink's idle state retention of SQL's updating operators (GroupAggregate, regular joins,
 # Top-N; flowc.parser.changes.value_state): a duration, kept as ms in the job's options
 STATE_TTL = "table.exec.state.ttl"
+LOCAL_TIME_ZONE = "table.local-time-zone"  # TIMESTAMP_LTZ's zone: only UTC (flowc.dates)
 # How often watermarks are emitted (flowc.planner.watermark_timing): a duration, kept as ms
 WATERMARK_INTERVAL = "pipeline.auto-watermark-interval"
 # Dotted keys with these prefixes are free options, recorded in the job's configuration.
@@ -126,6 +134,12 @@ def apply_set(env: Any, s: A.Setting) -> None:
         env.set_option(key, str(duration_setting(s, f"'{key}'")))
     elif key == STATE_TTL:
         env.set_option(key, str(_duration_ms(s)))
+    elif key == LOCAL_TIME_ZONE:
+        # flowc's session time zone is UTC (flowc.dates): accepted when it says so
+        if str(s.value).strip().upper() not in ("UTC", "Z", "GMT", "ETC/UTC", "+00:00"):
+            raise UnsupportedError(f"'{key}' = '{s.value}' is not supported: flowc's session "
+                                   "time zone is UTC", s.value_span,
+                                   hint=f"SET '{key}' = 'UTC' (docs/sql.md, CREATE TABLE)")
     elif key.startswith(FREE_PREFIXES):
         # Free options are namespaced (spark.*, flowc.*) so that typos of the known keys
         # above cannot silently become options.
@@ -133,7 +147,8 @@ def apply_set(env: Any, s: A.Setting) -> None:
         env.set_option(key, str(value).lower() if isinstance(value, bool) else
                        f"{value.millis}ms" if isinstance(value, A.DurationLit) else str(value))
     else:
-        known = SET_KEYS + tuple(FLINK_KEYS) + (IDLE_TIMEOUT, STATE_TTL, WATERMARK_INTERVAL)
+        known = SET_KEYS + tuple(FLINK_KEYS) + (IDLE_TIMEOUT, STATE_TTL, WATERMARK_INTERVAL,
+                                                LOCAL_TIME_ZONE)
         raise FlowNameError(f"unknown setting '{key}'", s.key_span,
                             hint=did_you_mean(key, known) or
                             f"settings are {', '.join(SET_KEYS)} (or Flink's "

@@ -229,7 +229,11 @@ class PipelineBuilder(ChangelogSteps, SinkSteps):
     # ------------------------------------------------------------------ one-input steps
 
     def _MapStep(self, flow: Flow, step: A.MapStep) -> Flow:
-        c = self.compiler(flow, "in 'map'")
+        return self.map_step(flow, step)
+
+    def map_step(self, flow: Flow, step: A.MapStep, where: str = "in 'map'") -> Flow:
+        """``| map ...``; also a SQL table's computed columns (Lowerer.computed_columns)."""
+        c = self.compiler(flow, where)
         codes: list[str] = []
         vecs: list[Any] = []
         out: list[tuple[str, Type, Span]] = []

@@ -100,7 +100,7 @@ def collect_query(unit: Unit, pipeline: A.Pipeline, lets: list[A.LetStmt] | None
     script = child.compile(extra=[result], settings=settings)
     info = script.streams["_result"]
     info.stream.sink_to(CollectSink(sink_name))
-    return script, list(info.schema.names), [t.kind for t in info.schema.types]
+    return script, list(info.schema.names), [t.text_kind for t in info.schema.types]
 
 
 def compile_sql_file(path: str, *, env: StreamExecutionEnvironment | None = None,

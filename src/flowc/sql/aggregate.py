@@ -29,7 +29,7 @@ from flowc.sql.exprs import ExprTranslator
 from flowc.sql.query import WINDOW_COLUMNS, Piece, _unalias, is_aggregate, uniquify
 from flowc.sql.rank_strategy import after_filter, aggregate_columns, sum_kind
 from flowc.sql.window_tvf import LEGACY as _LEGACY
-from flowc.types import INT
+from flowc.types import INT, TIMESTAMP_LTZ
 
 if TYPE_CHECKING:
     from flowc.sql.query import QueryTranslator
@@ -48,6 +48,13 @@ def _default_name(call: A.Call) -> str | None:
         prefix = f"{call.name}_distinct" if call.distinct else call.name
         return f"{prefix}_{call.args[0].name}"
     return None
+
+
+def window_time(span: Span, ltz: bool) -> A.Expr:
+    """``window_time`` / ``*_ROWTIME``: the window's end - 1 ms, of the time attribute's type
+    (a TIMESTAMP_LTZ one's is a TIMESTAMP_LTZ, as Flink's)."""
+    end = A.Binary("-", A.FieldRef("window_end", None, span), A.DurationLit(1, span), span)
+    return A.Cast(end, TIMESTAMP_LTZ, span) if ltz else end
 
 
 def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
@@ -106,6 +113,8 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
         raise FlowSyntaxError("a window table function needs GROUP BY window_start, "
                               "window_end", group_span)
     windowed = piece.window is not None or legacy is not None
+    ltz = (piece.window.spec.ltz if piece.window is not None else
+           legacy is not None and legacy[1].ltz)
     piece_in_updating = piece.updating  # the input's, for the output's monotonicity
     if piece.updating is not None and legacy is not None:
         flowc_limit("a group window over", piece.updating, group_span,
@@ -203,8 +212,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                     # the processing time when the window's row passes it
                     overrides[id(sub)] = A.Call("_proctime", (), sspan, sspan, internal=True)
                 elif col == "window_rowtime":  # the window's time attribute: its end - 1 ms
-                    overrides[id(sub)] = A.Binary("-", A.FieldRef("window_end", None, sspan),
-                                                  A.DurationLit(1, sspan), sspan)
+                    overrides[id(sub)] = window_time(sspan, ltz)
                 else:
                     overrides[id(sub)] = A.FieldRef(col, None, sspan)
                 continue
@@ -218,9 +226,7 @@ def translate_aggregate(qt: QueryTranslator, node: exp.Select, piece: Piece,
                     continue
             if isinstance(sub, exp.Column) and not isinstance(sub.this, exp.Star):
                 if sub.name == "window_time" and windowed:
-                    span = spans(sub)
-                    overrides[id(sub)] = A.Binary("-", A.FieldRef("window_end", None, span),
-                                                  A.DurationLit(1, span), span)
+                    overrides[id(sub)] = window_time(spans(sub), ltz)
                     continue
                 if sub.name not in allowed:
                     raise FlowSyntaxError(f"column '{sub.name}' is neither in GROUP BY nor "

@@ -19,6 +19,7 @@ from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, Un
 from flowc.errors import did_you_mean as _dym
 from flowc.parser import ast as A
 from flowc.sql import partitions
+from flowc.sql.computed import Computed, call_type, computed_expr, declared_type, projection
 from flowc.sql.exprs import ExprTranslator, SpanMap, sql_type
 from flowc.sql.proctime import is_proctime
 from flowc.sql.source import Rewrites, SqlChunk, parse_statement
@@ -83,6 +84,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
     fields: list[A.FieldDecl] = []
     declared: dict[str, exp.DataType] = {}  # each column's SQL type, as written
     proctime: tuple[str, int] | None = None
+    columns: list[str | Computed] = []  # every column but PROCTIME(), in declared order
     for col in schema_node.expressions:
         if isinstance(col, exp.PrimaryKey):
             continue  # metadata only in Flink (NOT ENFORCED); nothing to do for a stream
@@ -94,11 +96,15 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
         if kind is None and is_proctime(col):
             if proctime is not None:
                 raise FlowSyntaxError("a table has at most one PROCTIME() column", cspan)
-            proctime = (col.name, len(fields))
+            proctime = (col.name, len(columns))
             continue
         if kind is None:
-            raise UnsupportedError(f"computed column '{col.name}' is not supported", cspan,
-                                   hint="compute it in a query (or a view) instead")
+            expr = computed_expr(col)
+            if expr is None:
+                raise UnsupportedError(f"column '{col.name}' needs a type", cspan,
+                                       hint=f"for example: {col.name} STRING")
+            columns.append(Computed(col.name, expr, cspan))
+            continue
         for constraint in col.args.get("constraints") or []:
             if not isinstance(constraint.args.get("kind"), (exp.NotNullColumnConstraint,
                                                             exp.PrimaryKeyColumnConstraint)):
@@ -106,6 +112,7 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
                                        spans(constraint, cspan))
         fields.append(A.FieldDecl(col.name, sql_type(kind, cspan), cspan))
         declared[col.name] = kind
+        columns.append(col.name)
     options, option_spans, partitioned = _with_options(node, spans)
     span = chunk.span(0, len(chunk.text.rstrip()) - 1)
     connector = options.get("connector")
@@ -138,10 +145,17 @@ def create_table(node: exp.Create, rw: Rewrites, chunk: SqlChunk, spans: SpanMap
         tdef.partition_by = partitions.partition_columns(partitioned, schema.names, spans)
     if connector == "filesystem":  # checked now, as Flink checks them at CREATE TABLE
         partitions.sink_options(options, option_spans, bool(tdef.partition_by), span)
-    watermark = _watermark(rw, chunk, fields, tdef, declared)
+    computed = [c for c in columns if isinstance(c, Computed)]
+    names = [c if isinstance(c, str) else c.name for c in columns]
+    watermark = _watermark(rw, chunk, names, tdef, declared, computed)
     watermark = _idle_timeout(tdef, watermark)
+    # a table only written to keeps its computed columns unused: INSERT writes the physical
+    # ones (tdef.schema), as Flink's
     if connector in READABLE and not tdef.partition_by:
         tdef.source = _source(tdef, tuple(fields), watermark)
+        if computed:  # Flink's Calc after the scan, before the WatermarkAssigner
+            tdef.source = replace(tdef.source, projection=projection(
+                columns, [f.name for f in fields], spans, ExprTranslator(spans), span))
     elif watermark is not None:
         raise FlowTypeError(f"a '{connector}' table is only written to; it has no watermark",
                             watermark.span)
@@ -177,8 +191,9 @@ def _with_options(node: exp.Create, spans: SpanMap
     return options, where, partitioned
 
 
-def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],
-               tdef: TableDef, declared: dict[str, exp.DataType]) -> A.Watermark | None:
+def _watermark(rw: Rewrites, chunk: SqlChunk, names: list[str], tdef: TableDef,
+               declared: dict[str, exp.DataType], computed: list[Computed]
+               ) -> A.Watermark | None:
     """The table's WATERMARK as .flow's, ``exact``: Flink SQL's watermark is the expression's
     value (``ts - INTERVAL '2' SECOND``: max ts - 2000 ms), not the DataStream generator's
     max ts - 2000 - 1 ms (WatermarkStrategy.for_sql_watermark)."""
@@ -188,7 +203,6 @@ def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],
     col_span = chunk.span(*wm.column_range)
     if len(rw.watermarks) > 1:
         raise FlowSyntaxError("a table has at most one WATERMARK", col_span)
-    names = [f.name for f in fields]
     if wm.column not in names:
         raise FlowNameError(f"unknown column '{wm.column}' in WATERMARK", col_span,
                             hint=_dym(wm.column, names))
@@ -207,7 +221,12 @@ def _watermark(rw: Rewrites, chunk: SqlChunk, fields: list[A.FieldDecl],
                               hint=f"for example: WATERMARK FOR {wm.column} AS {wm.column} - "
                                    "INTERVAL '2' SECOND")
     expr_node = tree.expressions[0]
-    _time_field_type(wm.column, declared.get(wm.column), col_span)
+    own = next((c for c in computed if c.name == wm.column), None)
+    if own is None:
+        _time_field_type(wm.column, declared.get(wm.column), col_span)
+    elif call_type(own) is None:  # else TIMESTAMP(3) / TIMESTAMP_LTZ(3); others: lowering
+        _time_field_type(wm.column, declared_type(own), col_span,
+                         f"compute it as a TIMESTAMP(3): {wm.column} AS CAST(... AS TIMESTAMP(3))")
     delay = _offset(expr_node, wm.column, ExprTranslator(spans))
     if delay is None:
         raise UnsupportedError("WATERMARK supports '<column>' or '<column> - INTERVAL ...' of "
@@ -234,7 +253,8 @@ def _offset(node: exp.Expression, column: str, translate: ExprTranslator) -> int
     return offset if isinstance(node, exp.Column) and node.name == column else None
 
 
-def _time_field_type(column: str, kind: exp.DataType | None, span: Span) -> None:
+def _time_field_type(column: str, kind: exp.DataType | None, span: Span,
+                     hint: str | None = None) -> None:
     """Flink's rule for a WATERMARK's column: TIMESTAMP(p) or TIMESTAMP_LTZ(p), p <= 3
     (``TIMESTAMP`` alone is TIMESTAMP(6))."""
     if kind is None:
@@ -252,7 +272,7 @@ def _time_field_type(column: str, kind: exp.DataType | None, span: Span) -> None
     raise FlowTypeError("Invalid data type of time field for watermark definition. The field "
                         "must be of type TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported "
                         f"precision 'p' is from 0 to 3, but the time field type is {text}",
-                        span, hint=f"declare it: {column} TIMESTAMP(3)")
+                        span, hint=hint or f"declare it: {column} TIMESTAMP(3)")
 
 
 def _idle_timeout(t: TableDef, wm: A.Watermark | None) -> A.Watermark | None:

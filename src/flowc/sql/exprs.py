@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection
 from sqlglot import exp
 
 from flowc import decimals
+from flowc.dates import cast_date
 from flowc.errors import (
     FlowNameError,
     FlowSyntaxError,
@@ -34,11 +35,13 @@ from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.sql.spans import SpanMap
 from flowc.types import (
     BOOL,
+    DATE,
     DOUBLE,
     INT,
     NULL,
     STRING,
     TIMESTAMP,
+    TIMESTAMP_LTZ,
     Type,
     array_of,
     decimal_of,
@@ -87,7 +90,8 @@ _TYPES = {
     "TEXT": STRING, "VARCHAR": STRING, "CHAR": STRING, "NCHAR": STRING, "NVARCHAR": STRING,
     "STRING": STRING, "BIGINT": INT, "INT": INT, "SMALLINT": INT, "TINYINT": INT,
     "DOUBLE": DOUBLE, "FLOAT": DOUBLE, "BOOLEAN": BOOL,
-    "TIMESTAMP": TIMESTAMP, "TIMESTAMPLTZ": TIMESTAMP, "TIMESTAMPTZ": TIMESTAMP,
+    "TIMESTAMP": TIMESTAMP, "TIMESTAMPLTZ": TIMESTAMP_LTZ, "TIMESTAMPTZ": TIMESTAMP_LTZ,
+    "DATE": DATE,
     "DATETIME": TIMESTAMP, "TIMESTAMP_S": TIMESTAMP, "TIMESTAMP_MS": TIMESTAMP,
 }
 
@@ -111,8 +115,8 @@ def sql_type(node: exp.DataType, span: Span) -> Type:
     if t is None:
         raise UnsupportedError(f"the SQL type {node.sql()} is not supported", span,
                                hint="flowc types are STRING, BIGINT/INT, DOUBLE, "
-                                    "DECIMAL(p, s), BOOLEAN, TIMESTAMP(3), ARRAY<T> and "
-                                    "MAP<K, V>")
+                                    "DECIMAL(p, s), BOOLEAN, TIMESTAMP(3), TIMESTAMP_LTZ(3), "
+                                    "DATE, ARRAY<T> and MAP<K, V>")
     return t
 
 
@@ -369,12 +373,17 @@ class ExprTranslator:
         target = sql_type(node.to, span)
         inner = node.this
         if target == TIMESTAMP and isinstance(inner, exp.Literal) and inner.is_string:
-            # TIMESTAMP '2024-05-01 10:00:00' arrives as a cast; .flow has it as a literal
+            # TIMESTAMP '2024-05-01 10:00:00' / DATE '2024-05-01' arrive as casts; .flow has
+            # them as literals
             millis = parse_timestamp(inner.name)
             if millis is None:
-                raise FlowTypeError(f"'{inner.name}' is not a timestamp", span,
-                                    hint="write TIMESTAMP '2024-05-01 10:00:00'")
-            return A.Literal(millis, TIMESTAMP, span)
+                what = "date" if target.flavor == "date" else "timestamp"
+                raise FlowTypeError(f"'{inner.name}' is not a {what}", span,
+                                    hint="write DATE '2024-05-01'" if what == "date" else
+                                    "write TIMESTAMP '2024-05-01 10:00:00'")
+            if target.flavor == "date":
+                millis = cast_date(millis)
+            return A.Literal(millis, target, span)
         return A.Cast(self.expr(inner), target, span)
 
     def _call(self, node: exp.Func, span: Span) -> A.Expr:

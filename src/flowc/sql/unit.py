@@ -38,7 +38,7 @@ from flowc.sql.query import Piece, QueryTranslator
 from flowc.sql.source import SqlChunk, deep_stack, parse_statement, rewrite, unknown_statement
 from flowc.sql.terms import sql_terms
 from flowc.transformations import RuntimeExecutionMode
-from flowc.types import Schema, Type, assignable
+from flowc.types import STRING, Schema, Type, assignable
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:PLAN\s+FOR\s+)?", re.I)
 _SET = re.compile(r"^\s*SET\s+'?([A-Za-z_][\w.\-]*)'?\s*=\s*('[^']*(?:''[^']*)*'|\S+)\s*$", re.I | re.S)
@@ -390,12 +390,16 @@ class Unit:
         schema = self.define_let(probe)
         self._check_insert(schema, tdef, spans(tree.expression))
         casts = [_insert_cast(q.type, t.type) for q, t in zip(schema, tdef.schema)]
-        if list(schema.names) != list(tdef.schema.names) or any(casts):
+        # csv / json hold a DATE as Flink writes it, 2024-05-01 (flowc.dates)
+        text_dates = tdef.connector == "filesystem" and tdef.options.get("format") in (
+            "csv", "json")
+        dates = [text_dates and t.type.flavor == "date" for t in tdef.schema]
+        if list(schema.names) != list(tdef.schema.names) or any(casts) or any(dates):
             # a file sink writes column names: rename to the table's (by position); a
             # number into a DECIMAL column is cast to it, as Flink's INSERT does
-            items = tuple(A.SelectItem(A.Cast(A.FieldRef(q.name, None, span), t.type, span)
-                                       if cast else A.FieldRef(q.name, None, span), t.name, span)
-                          for q, t, cast in zip(schema, tdef.schema, casts))
+            items = tuple(A.SelectItem(_written(A.FieldRef(q.name, None, span), t.type, cast,
+                                                date, span), t.name, span)
+                          for q, t, cast, date in zip(schema, tdef.schema, casts, dates))
             steps.append(A.MapStep(items, span))
         sink = _sink_step(tdef, span)
         steps.append(sink)
@@ -432,6 +436,13 @@ class Unit:
         return CompiledScript(lowerer.env, lowerer.streams, lowerer.sinks, self.filename,
                               self.text, A.Script(tuple(statements), self.filename),
                               lowerer.udfs)
+
+
+def _written(ref: A.FieldRef, target: Type, cast: bool, date: bool, span: Span) -> A.Expr:
+    """A column as INSERT writes it: cast to a DECIMAL column's type, a DATE as its text."""
+    if date:
+        return A.Cast(A.Cast(ref, target, span), STRING, span)
+    return A.Cast(ref, target, span) if cast else ref
 
 
 def _insert_cast(source: Type, target: Type) -> bool:

@@ -79,13 +79,18 @@ def window_spec(spans: SpanMap, catalog: Catalog, fn: str, tcol: exp.Expression,
                                   spans(s))
         ms.append(interval_millis(s, spans(s)))
     kind = TVF_KINDS[fn]
+    schema = catalog.schema_of(stream) if stream else None
+    field = schema.field(tcol.name) if schema is not None else None
+    ltz = field is not None and field.type.flavor == "ltz" and not processing
     want = {"tumbling": (1, 2), "sliding": (2, 3), "cumulative": (2, 3),
             "session": (1, 1)}[kind]
     if not want[0] <= len(ms) <= want[1]:
         raise FlowSyntaxError(f"{fn.upper()} takes {want[0]}{'' if want[0] == want[1] else f' or {want[1]}'} "
                               f"interval{'s' if want[1] > 1 else ''}", span)
     if kind == "tumbling":
-        return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span, processing)
+        return A.WindowSpec(kind, ms[0], 0, ms[1] if len(ms) > 1 else 0, span, processing,
+                            ltz)
     if kind in ("sliding", "cumulative"):  # HOP / CUMULATE: the slide / step first
-        return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span, processing)
-    return A.WindowSpec(kind, ms[0], 0, 0, span, processing)
+        return A.WindowSpec(kind, ms[1], ms[0], ms[2] if len(ms) > 2 else 0, span, processing,
+                            ltz)
+    return A.WindowSpec(kind, ms[0], 0, 0, span, processing, ltz)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from flowc.errors import UnsupportedError
 from flowc.parser import ast as A
-from flowc.types import INT
+from flowc.types import INT, TIMESTAMP_LTZ
 
 if TYPE_CHECKING:
     from flowc.sql.query import Piece
@@ -83,8 +83,9 @@ def window_rows(piece: Piece) -> None:
     items = [A.SelectItem(A.FieldRef(n, None, span), None, span) for n in piece.names]
     items.append(A.SelectItem(start, "window_start", span))
     items.append(A.SelectItem(end, "window_end", span))
-    items.append(A.SelectItem(A.Binary("-", end, A.DurationLit(1, span), span), "window_time",
-                              span))
+    wtime: A.Expr = A.Binary("-", end, A.DurationLit(1, span), span)
+    items.append(A.SelectItem(A.Cast(wtime, TIMESTAMP_LTZ, span) if spec.ltz else wtime,
+                              "window_time", span))
     steps.append(A.MapStep(tuple(items), span))
     piece.steps.extend(steps)
     piece.window = None

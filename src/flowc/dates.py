@@ -1,0 +1,63 @@
+"""SQL's DATE and TIMESTAMP_LTZ values (flowc.types: timestamp flavours; the value is UTC
+epoch milliseconds, a DATE's its day's midnight): casts and Flink's print texts.
+
+flowc's session time zone (Flink's ``table.local-time-zone``) is UTC, so a TIMESTAMP_LTZ
+and a TIMESTAMP of the same instant hold the same wall-clock time."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from typing import Any
+
+DAY_MS = 86_400_000
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+def cast_date(v: Any) -> Any:
+    """CAST(x AS DATE): a timestamp's day (floored: before 1970 too), a string's date
+    (``'2024-05-01'``; NULL when it is none, as Flink's CAST)."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        from flowc.executor.runtime.converters import parse_timestamp
+
+        try:
+            v = parse_timestamp(v)
+        except ValueError:
+            return None
+    return int(v) - int(v) % DAY_MS
+
+
+def cast_date_string(v: Any) -> Any:
+    """CAST(d AS STRING): ``2024-05-01`` (Java's LocalDate.toString)."""
+    return None if v is None else date_text(v)
+
+
+def date_text(ms: int) -> str:
+    """``LocalDate.toString``: ``2024-05-01`` (a year past 9999 gets a ``+``)."""
+    d = (_EPOCH + _dt.timedelta(milliseconds=ms)).date()
+    return d.isoformat() if d.year <= 9999 else "+" + d.isoformat()
+
+
+def instant_text(ms: int) -> str:
+    """``Instant.toString`` (ISO_INSTANT), as Flink's print connector writes a TIMESTAMP_LTZ:
+    ``2024-05-01T10:00:00Z``, seconds always, the fraction in groups of 3 digits."""
+    t = _EPOCH + _dt.timedelta(milliseconds=ms)
+    text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
+    millis = t.microsecond // 1000
+    return text + (f".{millis:03d}" if millis else "") + "Z"
+
+
+def client_text(ms: int, kind: str) -> str | None:
+    """A time value as Flink's SQL client shows it (UTC zone): a TIMESTAMP or TIMESTAMP_LTZ
+    ``2024-05-01 10:00:01.500``, a DATE ``2024-05-01``; None for another kind."""
+    if kind == "date":
+        return date_text(ms)
+    if kind not in ("timestamp", "timestamp_ltz"):
+        return None
+    return (_EPOCH + _dt.timedelta(milliseconds=ms)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+HELPERS: dict[str, Callable[..., Any]] = {"cast_date": cast_date,
+                                          "cast_date_string": cast_date_string}
