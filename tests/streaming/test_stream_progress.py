@@ -20,6 +20,7 @@ from flowc.executor.spark.progress import (
     StreamProgress,
     describe_stream,
     files_waiting,
+    rate,
 )
 
 from .harness import Progress, run_feeding
@@ -50,6 +51,15 @@ def test_the_line_shows_batches_rate_watermark_lag_waiting_files_and_state() -> 
     line = describe_stream(lagging, WM + 3 * 3_600_000)
     assert "lag 3.0 h, 1 file waiting | state 3.0 MiB" in line
     assert len(describe_stream(lagging, WM, width=40)) == 40
+
+
+def test_a_slow_batch_of_few_rows_shows_its_rate_with_a_decimal_not_zero() -> None:
+    # a batch of 1 row that took 1.7 s showed "1 rows at 0 rows/s" (rounded to a whole
+    # number): small rates keep one decimal, large ones stay compact
+    slow = BatchProgress("j", 4, 1, 1, 1.7, 1, (SourceLag("Source: s", WM, 0),), 0)
+    assert "1 rows at 0.6 rows/s" in describe_stream(slow, WM)
+    assert rate(0.0) == "0" and rate(2.5) == "2.5" and rate(40.0) == "40"
+    assert rate(123_456.0) == "123.5k"
 
 
 def test_the_display_redraws_between_batches_and_is_erased_at_the_end() -> None:

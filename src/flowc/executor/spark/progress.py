@@ -82,6 +82,14 @@ def count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def rate(per_second: float) -> str:
+    """A rate as ``count`` gives it, with one decimal below 10 (a batch of 3 rows in 2 s
+    is 1.5 rows/s, not 2, and 1 row in 3 s is not 0)."""
+    if 0 < per_second < 10:
+        return f"{per_second:.1f}"
+    return count(per_second)
+
+
 def describe(job_name: str, stages: list[StageProgress], elapsed: float,
              width: int = 0, done: int = 0, sources: Sequence[SourceRows] = ()) -> str:
     """One status line: ``<job>: Source: clicks 1.23M rows (456.0k/s) | stage 3 ██████░░ 5/8
@@ -318,9 +326,9 @@ def describe_stream(p: BatchProgress, now_ms: int, width: int = 0) -> str:
     lag = now - watermark; cut to ``width`` characters when given."""
     import datetime as dt
 
-    rate = p.rows / p.seconds if p.seconds > 0 else 0.0
+    per_second = p.rows / p.seconds if p.seconds > 0 else 0.0
     parts = [f"{p.job}: batch {p.batch} ({p.batches} done), {count(p.rows)} rows at "
-             f"{count(rate)} rows/s, {count(p.total_rows)} in all"]
+             f"{rate(per_second)} rows/s, {count(p.total_rows)} in all"]
     for s in p.sources:
         if s.watermark is None or s.watermark < -(1 << 62):
             text = f"{s.name} watermark -"
