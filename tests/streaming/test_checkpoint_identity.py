@@ -88,3 +88,21 @@ def test_cli_another_jobs_checkpoint_exits_1_without_a_traceback(
     err = capsys.readouterr().err
     assert "error: --checkpoint ck belongs to another job" in err
     assert "Traceback" not in err
+
+
+def test_a_savepoint_of_another_jobs_checkpoint_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # was "savepoint sp: 0 operators with state": the checkpoint's state silently left out
+    ck = _stamp(tmp_path, _graph(tmp_path))
+    (ck / "flowc" / "state" / "0").mkdir(parents=True)
+    (ck / "flowc" / "state" / "0" / "_DONE").write_text("1")  # a completed micro-batch
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other.flow").write_text(
+        f"source s (x string) from csv '{tmp_path / 'other'}' monitor every 1s;\ns | print;\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["savepoint", "write", "other.flow", "--checkpoint", "ck", "-o", "sp"]) == 1
+    err = capsys.readouterr().err
+    assert "error: --checkpoint ck belongs to another job" in err
+    assert "give `flowc savepoint write` the job that wrote the checkpoint" in err
+    assert not (tmp_path / "sp").exists()

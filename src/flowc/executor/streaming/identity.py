@@ -53,13 +53,17 @@ def job_identity(plan: StreamingPlan) -> dict[str, Any]:
     }
 
 
-def check_job(root: str, plan: StreamingPlan, shown: Callable[[], str]) -> None:
+def check_job(root: str, plan: StreamingPlan, shown: Callable[[], str], *,
+              reading: bool = False) -> None:
     """Fail with a user error when the checkpoint at ``root`` was written by another job
     (``shown()``: the checkpoint as the user named it); a new checkpoint (or one of a
-    flowc that wrote no ``job.json``) is stamped with this job."""
+    flowc that wrote no ``job.json``) is stamped with this job, unless only ``reading``
+    it (``flowc savepoint write``)."""
     path = os.path.join(root, "flowc", JOB_FILE)
     mine = job_identity(plan)
     if not os.path.exists(path):
+        if reading:
+            return
         tmp = path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(mine, fh, indent=1, sort_keys=True)
@@ -73,7 +77,10 @@ def check_job(root: str, plan: StreamingPlan, shown: Callable[[], str]) -> None:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ConfigError(f"--checkpoint {shown()}: cannot read its {JOB_FILE} ({e}); "
                           "is it a flowc checkpoint?") from None
-    hint = (f"use a new --checkpoint directory; to carry the state over, take a savepoint "
+    hint = ("give `flowc savepoint write` the job that wrote the checkpoint (a savepoint "
+            "of it then restores into a changed job with `flowc run NEW --from-savepoint`)"
+            if reading else
+            f"use a new --checkpoint directory; to carry the state over, take a savepoint "
             f"of the old job (`flowc savepoint write OLD_JOB --checkpoint {shown()} -o SP`) "
             "and start this one from it (`--from-savepoint SP`: Flink's restore rules)")
     if their_sources != mine["sources"]:
