@@ -106,3 +106,31 @@ def test_a_savepoint_of_another_jobs_checkpoint_is_refused(
     assert "error: --checkpoint ck belongs to another job" in err
     assert "give `flowc savepoint write` the job that wrote the checkpoint" in err
     assert not (tmp_path / "sp").exists()
+
+
+@pytest.mark.spark
+def test_a_bad_row_in_a_watched_file_fails_the_job_naming_file_line_and_source(
+        tmp_path: Path) -> None:
+    """Without a dead letter a row that does not parse fails the job as on the bounded
+    executors: the file, its line, the row and the source's script line; the batch is not
+    committed (a restart after fixing the file replays it)."""
+    from flowc.errors import ExecutionError
+
+    from .harness import run_feeding
+
+    graph = _graph(tmp_path, p=1)
+    (tmp_path / "in" / "a.csv").write_text("u1,2\n")
+
+    def feed(progress: object) -> None:
+        progress.files(1)  # type: ignore[attr-defined]
+        (tmp_path / "in" / ".b").write_text("u2,3\nu3,many\n")
+        (tmp_path / "in" / ".b").rename(tmp_path / "in" / "b.csv")
+        progress.batch(99)  # type: ignore[attr-defined]  # until the failure ends the run
+
+    with pytest.raises(ExecutionError) as e:
+        run_feeding(graph, tmp_path / "ck", feed)
+    text = str(e.value)
+    assert f"bad row in {tmp_path / 'in' / 'b.csv'} (line 2): 'u3,many'" in text, text
+    assert "operator 'Source: clicks'" in text
+    assert e.value.span is not None and e.value.span.file == "job.flow"
+    assert e.value.span.line == 2
