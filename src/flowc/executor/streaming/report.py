@@ -63,6 +63,7 @@ class BatchReporter:
         self.display: Any = None  # spark.progress.StreamProgress on a terminal
         # per unbounded source: files (lines, rows, records) of the committed batches
         self.units_read: list[int] = []
+        self.last_start: float | None = None  # perf_counter() at the previous batch's start
 
     def start(self) -> None:
         """The live line, when asked for and stderr is a terminal."""
@@ -76,9 +77,15 @@ class BatchReporter:
             self.display.stop()
 
     def report(self, batch: int, collected: list[tuple[int, Any]], label: str,
-               seconds: float) -> None:
+               started: float, ended: float) -> None:
+        """``started`` / ``ended``: the batch's ``time.perf_counter()`` at its start and
+        end (rows / its length: processed rows/s; rows / the time since the previous
+        batch's start: input rows/s, as Spark's progress reports them)."""
         from flowc.executor.spark.progress import rate
 
+        seconds = ended - started
+        since = None if self.last_start is None else started - self.last_start
+        self.last_start = started
         rows = late = state = 0
         wms: dict[str, list[int]] = {}
         source_vertices = {s.vertex for s in self.plan.sources}
@@ -102,6 +109,7 @@ class BatchReporter:
             if wms.get(s.vertex):
                 st.watermarks[s.node] = min(wms[s.vertex])
         st.watermark = min(st.watermarks.values()) if st.watermarks else st.watermark
+        input_rate = rows / since if since else None
         if self.display is not None:
             from flowc.executor.spark.progress import BatchProgress, SourceLag
 
@@ -111,12 +119,14 @@ class BatchReporter:
                          for x in self.plan.sources)
             self.display.update(BatchProgress(
                 self.job, batch, st.batches, rows, seconds, st.rows, lags, state,
-                st.late_records_dropped))
+                st.late_records_dropped, input_rate))
             return
         shown = ", ".join(f"{self.names(s.node)} {when(st.watermarks.get(s.node))}"
                           for s in self.plan.sources)
         line = (f"{self.job}: batch {batch}: {label}, "
-                f"{rows:,} rows ({rate(rows / seconds if seconds > 0 else 0.0)} rows/s), "
+                f"{rows:,} rows ({rate(rows / seconds if seconds > 0 else 0.0)} rows/s"
+                + (f", input {rate(input_rate)} rows/s" if input_rate is not None else "")
+                + "), "
                 f"watermark {shown}, "
                 f"state {state / 1024:,.1f} KiB"
                 + (f", {st.late_records_dropped:,} late records dropped"

@@ -257,7 +257,7 @@ class _StreamJob:
         self.reporter.units_read = read
         hold_for_test("after-state", batch_id)
         label = ", ".join(taken[s.index].label for s in self.unbounded)
-        self.reporter.report(batch_id, collected, label, time.perf_counter() - began)
+        self.reporter.report(batch_id, collected, label, began, time.perf_counter())
 
     def _shares(self, df: Any, batch: int, prev: int | None
                 ) -> dict[int, BatchShares | None]:
