@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+SENTINEL_TS = 1_000_000_000_000  # 2001-09-09: its watermark closes every window
 
 
 def write_file(d: Path, k: int, rng: random.Random, bad: bool = False) -> None:

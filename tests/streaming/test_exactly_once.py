@@ -18,7 +18,7 @@ import pytest
 from flowc.executor import run_reference
 from flowc.parser import compile_file
 
-from .kill_driver import Driver, csv_rows, write_file
+from .kill_driver import SENTINEL_TS, Driver, csv_rows, write_file
 
 # Four Spark start-ups on top of the batches: minutes on a loaded machine, beyond the
 # default run's budget (`python -m pytest -m heavy tests/streaming` runs it).
@@ -37,7 +37,6 @@ clicks
   | aggregate count(*) as n, max(ts) as last
   | write csv '{out}';
 """
-SENTINEL_TS = 1_000_000_000_000  # 2001-09-09: its watermark closes every window
 
 
 def test_kill9_at_several_moments_then_restart_equals_the_batch_run(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import pytest
 from flowc.executor import run_reference
 from flowc.parser import compile_file
 
-from .kill_driver import Driver, csv_rows, write_file
+from .kill_driver import SENTINEL_TS, Driver, csv_rows, write_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
@@ -42,7 +42,6 @@ clicks
   | aggregate count(*) as n, max(ts) as last
   | write csv '{out}';
 """
-SENTINEL_TS = 1_000_000_000_000  # 2001-09-09: its watermark closes every window
 
 
 def _lines(path: Path) -> Counter[str]:
