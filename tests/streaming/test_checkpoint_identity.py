@@ -30,11 +30,23 @@ def _graph(tmp: Path, directory: str = "in", p: int = 2, text: str = JOB) -> obj
     return script.env.get_job_graph()
 
 
-def _stamp(tmp: Path, graph: object) -> Path:
+def _stamp(tmp: Path, graph: object, progress: bool = True) -> Path:
     ck = tmp / "ck"
     (ck / "flowc").mkdir(parents=True, exist_ok=True)
     check_job(str(ck), plan_streaming(graph), lambda: "ck")  # what the first run writes
+    if progress:  # Spark began a micro-batch: there is something to resume
+        (ck / "spark" / "offsets").mkdir(parents=True, exist_ok=True)
+        (ck / "spark" / "offsets" / "0").write_text("v1\n")
     return ck
+
+
+def test_a_checkpoint_with_nothing_to_resume_takes_the_fixed_job(tmp_path: Path) -> None:
+    # a first run that failed before any micro-batch (say, the Kafka jar missing) must not
+    # tie the directory to the job as it was then
+    ck = _stamp(tmp_path, _graph(tmp_path), progress=False)
+    check_job(str(ck), plan_streaming(_graph(tmp_path, p=3)), lambda: "ck")
+    doc = json.loads((ck / "flowc" / JOB_FILE).read_text())
+    assert {v["parallelism"] for v in doc["vertices"]} == {3}
 
 
 def test_the_first_run_stamps_the_checkpoint_and_the_same_job_passes(tmp_path: Path) -> None:

@@ -61,7 +61,9 @@ def check_job(root: str, plan: StreamingPlan, shown: Callable[[], str], *,
     it (``flowc savepoint write``)."""
     path = os.path.join(root, "flowc", JOB_FILE)
     mine = job_identity(plan)
-    if not os.path.exists(path):
+    if not os.path.exists(path) or not reading and not _holds_progress(root):
+        # a run that failed before its first micro-batch (a missing connector, ...) left
+        # nothing to resume: the fixed job may differ
         if reading:
             return
         tmp = path + ".tmp"
@@ -108,6 +110,16 @@ def check_job(root: str, plan: StreamingPlan, shown: Callable[[], str], *,
                 hint=f"run with parallelism {was} again, or rescale through a savepoint: "
                      f"`flowc savepoint write JOB --checkpoint {shown()} -o SP`, then "
                      "`flowc run JOB --from-savepoint SP` with a new --checkpoint")
+
+
+def _holds_progress(root: str) -> bool:
+    """Whether the checkpoint has something a run resumes from: a completed micro-batch
+    (a savepoint's restored state included) or Spark's offsets of a started batch."""
+    state = os.path.join(root, "flowc", "state")
+    offsets = os.path.join(root, "spark", "offsets")
+    return (os.path.isdir(state) and any(
+        os.path.exists(os.path.join(state, b, "_DONE")) for b in os.listdir(state))) \
+        or (os.path.isdir(offsets) and any(not n.startswith(".") for n in os.listdir(offsets)))
 
 
 def _listed(items: list[str]) -> str:
