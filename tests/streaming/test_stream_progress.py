@@ -57,8 +57,9 @@ def test_a_slow_batch_of_few_rows_shows_its_rate_with_a_decimal_not_zero() -> No
     # a batch of 1 row that took 1.7 s showed "1 rows at 0 rows/s" (rounded to a whole
     # number): small rates keep one decimal, large ones stay compact
     slow = BatchProgress("j", 4, 1, 1, 1.7, 1, (SourceLag("Source: s", WM, 0),), 0)
-    assert "1 rows at 0.6 rows/s" in describe_stream(slow, WM)
+    assert "1 rows at 0.59 rows/s" in describe_stream(slow, WM)
     assert rate(0.0) == "0" and rate(2.5) == "2.5" and rate(40.0) == "40"
+    assert rate(2 / 45) == "0.044"
     assert rate(123_456.0) == "123.5k"
 
 

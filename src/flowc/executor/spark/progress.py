@@ -83,8 +83,11 @@ def count(n: float) -> str:
 
 
 def rate(per_second: float) -> str:
-    """A rate as ``count`` gives it, with one decimal below 10 (a batch of 3 rows in 2 s
-    is 1.5 rows/s, not 2, and 1 row in 3 s is not 0)."""
+    """A rate as ``count`` gives it, with one decimal below 10 and two significant digits
+    below 1 (a batch of 3 rows in 2 s is 1.5 rows/s, not 2; 2 rows arriving in 45 s are
+    0.044 rows/s, not 0)."""
+    if 0 < per_second < 1:
+        return f"{per_second:.2g}"
     if 0 < per_second < 10:
         return f"{per_second:.1f}"
     return count(per_second)
