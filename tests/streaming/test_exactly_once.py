@@ -8,14 +8,9 @@ no duplicate, none missing."""
 
 from __future__ import annotations
 
-import csv
-import os
 import random
 import signal
-import subprocess
-import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,11 +18,12 @@ import pytest
 from flowc.executor import run_reference
 from flowc.parser import compile_file
 
+from .kill_driver import SENTINEL_TS, Driver, csv_rows, write_file
+
 # Four Spark start-ups on top of the batches: minutes on a loaded machine, beyond the
 # default run's budget (`python -m pytest -m heavy tests/streaming` runs it).
 pytestmark = [pytest.mark.heavy, pytest.mark.slow, pytest.mark.spark]
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 JOB = """set parallelism = 2;
 {mode}
 source clicks (user_id string, action string, ts timestamp)
@@ -41,89 +37,6 @@ clicks
   | aggregate count(*) as n, max(ts) as last
   | write csv '{out}';
 """
-SENTINEL_TS = 1_000_000_000_000  # 2001-09-09: its watermark closes every window
-
-
-def _write_file(d: Path, k: int, rng: random.Random) -> None:
-    """File k: 40 rows in [k*3000, k*3000+3000) ms, out of order by up to 1 s (less than
-    the 2 s watermark delay: nothing is late in the stream either)."""
-    rows = ["user_id,action,ts"]
-    for _ in range(40):
-        ts = k * 3000 + 1000 + rng.randrange(-1000, 2000)
-        rows.append(f"u{rng.randrange(5)},{rng.choice(['click', 'click', 'view'])},{ts}")
-    tmp = d / f".f{k:03d}.csv"
-    tmp.write_text("\n".join(rows) + "\n")
-    tmp.rename(d / f"f{k:03d}.csv")  # appears whole (Spark skips '.' files)
-
-
-def _rows(d: Path) -> Counter[tuple[str, ...]]:
-    out: Counter[tuple[str, ...]] = Counter()
-    for f in sorted(d.glob("part-*.csv")):
-        with open(f, newline="") as fh:
-            r = csv.reader(fh)
-            next(r)
-            out.update(tuple(row) for row in r)
-    return out
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(p.name))
-    out, stack = [], [pid]
-    while stack:
-        for c in children.get(stack.pop(), []):
-            out.append(c)
-            stack.append(c)
-    return out
-
-
-class Driver:
-    def __init__(self, work: Path, hold_at: str | None) -> None:
-        env = dict(os.environ, PYTHONPATH=str(SRC), FLOWC_STREAMING_TEST_HOLD=str(work / "hold"))
-        if hold_at:
-            env["FLOWC_STREAMING_TEST_HOLD_AT"] = hold_at
-        self.err = work / f"err-{time.monotonic_ns()}.txt"
-        self.proc = subprocess.Popen(  # noqa: S603
-            [sys.executable, "-m", "flowc.cli", "run", "job.flow", "--no-progress",
-             "--checkpoint", str(work / "ck"), "--trigger", "200ms"],
-            cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=open(self.err, "w"),  # noqa: SIM115
-            start_new_session=True)
-
-    def log(self) -> str:
-        return self.err.read_text()
-
-    def wait_for(self, cond, what: str, timeout: float = 180) -> None:  # noqa: ANN001
-        deadline = time.monotonic() + timeout
-        while not cond():
-            if self.proc.poll() is not None:
-                raise AssertionError(f"flowc exited ({self.proc.returncode}) waiting for "
-                                     f"{what}:\n{self.log()[-3000:]}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}:\n{self.log()[-3000:]}")
-            time.sleep(0.1)
-
-    def kill9(self) -> None:
-        """SIGKILL the driver's Python, its JVM and the JVM's Python workers, by pid."""
-        for pid in [self.proc.pid, *_descendants(self.proc.pid)]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.proc.wait(30)
-
-    def cleanup(self) -> None:
-        if self.proc.poll() is None:
-            self.kill9()
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # anything left in its session
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def test_kill9_at_several_moments_then_restart_equals_the_batch_run(tmp_path: Path) -> None:
@@ -138,7 +51,7 @@ def test_kill9_at_several_moments_then_restart_equals_the_batch_run(tmp_path: Pa
     def land(n: int) -> None:
         nonlocal k
         for _ in range(n):
-            _write_file(work / "in", k, rng)
+            write_file(work / "in", k, rng)
             k += 1
 
     def batch_done(d: Driver, b: int) -> bool:
@@ -183,12 +96,12 @@ def test_kill9_at_several_moments_then_restart_equals_the_batch_run(tmp_path: Pa
         for d in drivers:
             d.cleanup()
 
-    got = _rows(work / "out")
+    got = csv_rows(work / "out")
     # The oracle: the same job in BATCH mode over all files, on the reference executor.
     (work / "batch.flow").write_text(JOB.format(mode="set mode = batch;", monitor="",
                                                 out="expected/"))
     run_reference(compile_file(str(work / "batch.flow")).env.get_job_graph())
-    expected = _rows(work / "expected")
+    expected = csv_rows(work / "expected")
     assert sum(expected.values()) > 20
     duplicates = {r: n for r, n in got.items() if n > expected.get(r, 0)}
     missing = {r: n for r, n in expected.items() if got.get(r, 0) < n}

@@ -20,6 +20,7 @@ from flowc.executor.spark.progress import (
     StreamProgress,
     describe_stream,
     files_waiting,
+    rate,
 )
 
 from .harness import Progress, run_feeding
@@ -50,6 +51,38 @@ def test_the_line_shows_batches_rate_watermark_lag_waiting_files_and_state() -> 
     line = describe_stream(lagging, WM + 3 * 3_600_000)
     assert "lag 3.0 h, 1 file waiting | state 3.0 MiB" in line
     assert len(describe_stream(lagging, WM, width=40)) == 40
+
+
+def test_a_slow_batch_of_few_rows_shows_its_rate_with_a_decimal_not_zero() -> None:
+    # a batch of 1 row that took 1.7 s showed "1 rows at 0 rows/s" (rounded to a whole
+    # number): small rates keep one decimal, large ones stay compact
+    slow = BatchProgress("j", 4, 1, 1, 1.7, 1, (SourceLag("Source: s", WM, 0),), 0)
+    assert "1 rows at 0.59 rows/s" in describe_stream(slow, WM)
+    assert rate(0.0) == "0" and rate(2.5) == "2.5" and rate(40.0) == "40"
+    assert rate(2 / 45) == "0.044"
+    assert rate(123_456.0) == "123.5k"
+
+
+def test_the_input_rate_is_rows_over_the_time_since_the_previous_batch_started(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The processing rate (rows / the batch's seconds) said nothing of how fast rows
+    arrive: 10 rows read in a 0.5 s batch every 5 s arrive at 2 rows/s, not 20."""
+    from flowc.executor.streaming.plan import SourcePlan, StreamingPlan
+    from flowc.executor.streaming.report import BatchReporter
+    from flowc.executor.streaming.task import STATS
+
+    plan = StreamingPlan([], [SourcePlan(0, None, 1, "v1", False)], {}, {}, {})
+    reporter = BatchReporter(plan, lambda n: "Source: s", "j", progress=False)
+    stats = {"late": 0, "state_bytes": 2048, "in": 10, "watermark": WM}
+    for batch, start in ((0, 100.0), (1, 105.0)):
+        reporter.report(batch, [(STATS, ("v1", 0, stats))], "1 file", start, start + 0.5)
+    first, second = capsys.readouterr().err.splitlines()
+    assert "j: batch 0: 1 file, 10 rows (20 rows/s), watermark Source: s 2024-01-01" in first
+    assert "j: batch 1: 1 file, 10 rows (20 rows/s, input 2.0 rows/s), watermark" in second
+    assert second.endswith("state 2.0 KiB; 2 batches, 20 rows in all")
+    p = BatchProgress("clicks", 7, 8, 80, 2.0, 640, (SourceLag("Source: clicks", WM, 3),),
+                      0, input_rate=8.0)
+    assert "80 rows at 40 rows/s (input 8.0 rows/s), 640 in all" in describe_stream(p, WM)
 
 
 def test_the_display_redraws_between_batches_and_is_erased_at_the_end() -> None:

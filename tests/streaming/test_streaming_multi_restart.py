@@ -15,7 +15,7 @@ import pytest
 from flowc.executor import run_reference
 from flowc.parser import compile_file
 
-from .test_exactly_once import SENTINEL_TS, Driver, _rows, _write_file
+from .kill_driver import SENTINEL_TS, Driver, csv_rows, write_file
 
 pytestmark = [pytest.mark.heavy, pytest.mark.slow, pytest.mark.spark]
 
@@ -49,7 +49,7 @@ def test_kill9_with_two_sources_then_restart_equals_the_batch_run(tmp_path: Path
 
     def land(src: str, n: int = 1) -> None:
         for _ in range(n):
-            _write_file(work / src, k[src], rng)
+            write_file(work / src, k[src], rng)
             k[src] += 1
 
     def batch_done(d: Driver, b: int) -> bool:
@@ -92,11 +92,11 @@ def test_kill9_with_two_sources_then_restart_equals_the_batch_run(tmp_path: Path
         for d in drivers:
             d.cleanup()
 
-    got = _rows(work / "out")
+    got = csv_rows(work / "out")
     (work / "batch.flow").write_text(JOB.format(mode="set mode = batch;", monitor="",
                                                 out="expected/"))
     run_reference(compile_file(str(work / "batch.flow")).env.get_job_graph())
-    expected = _rows(work / "expected")
+    expected = csv_rows(work / "expected")
     assert sum(expected.values()) >= 20  # 5 users x 4 windows
     duplicates = {r: n for r, n in got.items() if n > expected.get(r, 0)}
     missing = {r: n for r, n in expected.items() if got.get(r, 0) < n}

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from flowc.errors import ConfigError, UnsupportedError
+from flowc.errors import ConfigError, ExecutionError, UnsupportedError
 from flowc.executor import run_reference
 from flowc.executor.streaming.commit import Checkpoint
 from flowc.executor.streaming.runner import StreamStats, parse_trigger, run_streaming
@@ -213,6 +213,17 @@ def test_a_missing_monitored_directory_is_a_user_error(tmp_path: Path) -> None:
     jg = compile_source(text, "job.flow").env.get_job_graph()
     with pytest.raises(Exception, match="does not exist"):
         run_streaming(jg)
+
+
+def test_a_monitored_file_instead_of_a_directory_is_named_as_such(tmp_path: Path) -> None:
+    # was "the monitored directory .../a.csv does not exist"
+    (tmp_path / "a.csv").write_text("1\n")
+    text = f"source a (x int) from csv '{tmp_path}/a.csv' monitor every 1s;\na | print;\n"
+    jg = compile_source(text, "job.flow").env.get_job_graph()
+    with pytest.raises(ExecutionError, match="a.csv is a file: a monitored source watches a "
+                                             "directory for new files") as info:
+        run_streaming(jg)
+    assert "drop the monitor interval" in (info.value.hint or "")
 
 
 def test_trigger_durations() -> None:

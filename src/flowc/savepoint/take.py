@@ -15,6 +15,7 @@ from flowc.chaining.execution_graph import ExecutionGraph
 from flowc.errors import ConfigError
 from flowc.executor.runtime import files
 from flowc.executor.streaming.commit import Checkpoint
+from flowc.executor.streaming.identity import check_job
 from flowc.executor.streaming.plan import StreamingPlan, plan_streaming
 from flowc.executor.streaming.task import SubtaskRun, operator_state, snapshot_path
 from flowc.operators import KafkaSource
@@ -58,6 +59,8 @@ def take_savepoint(checkpoint: str, graph: ExecutionGraph, origin: str, out: str
     batch = done[-1]
     adopted = ckpt.adopted_max_parallelism()  # a restored run's state keeps its key groups
     plan = plan_streaming(graph.job_graph, adopted)
+    # another job's checkpoint would give a savepoint without its state, silently
+    check_job(ckpt.root, plan, lambda: checkpoint, reading=True)
     states = _operator_states(plan, ckpt.state, batch, checkpoint)
     meta = metadata_from_plan(graph, origin)
     listed = {o.id for o in meta.operators}

@@ -82,6 +82,17 @@ def count(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def rate(per_second: float) -> str:
+    """A rate as ``count`` gives it, with one decimal below 10 and two significant digits
+    below 1 (a batch of 3 rows in 2 s is 1.5 rows/s, not 2; 2 rows arriving in 45 s are
+    0.044 rows/s, not 0)."""
+    if 0 < per_second < 1:
+        return f"{per_second:.2g}"
+    if 0 < per_second < 10:
+        return f"{per_second:.1f}"
+    return count(per_second)
+
+
 def describe(job_name: str, stages: list[StageProgress], elapsed: float,
              width: int = 0, done: int = 0, sources: Sequence[SourceRows] = ()) -> str:
     """One status line: ``<job>: Source: clicks 1.23M rows (456.0k/s) | stage 3 ██████░░ 5/8
@@ -293,6 +304,9 @@ class BatchProgress:
     sources: tuple[SourceLag, ...]
     state_bytes: int
     late: int = 0
+    # rows / seconds since the previous micro-batch of the run started (Spark's input
+    # rate); None for the run's first batch. ``rows / seconds`` is the processing rate.
+    input_rate: float | None = None
 
 
 def size(n: float) -> str:
@@ -313,14 +327,18 @@ def _lag(seconds: float) -> str:
 
 
 def describe_stream(p: BatchProgress, now_ms: int, width: int = 0) -> str:
-    """``<job>: batch 7 (8 done), 80 rows at 40 rows/s, 640 in all | Source: clicks
-    watermark 10:00:03.999 lag 2.1 s, 3 files waiting | state 12.5 KiB | 3 late dropped``;
-    lag = now - watermark; cut to ``width`` characters when given."""
+    """``<job>: batch 7 (8 done), 80 rows at 40 rows/s (input 8.0 rows/s), 640 in all |
+    Source: clicks watermark 10:00:03.999 lag 2.1 s, 3 files waiting | state 12.5 KiB | 3
+    late dropped``: rows / the batch's seconds (processed), rows / the seconds since the
+    previous batch started (input); lag = now - watermark; cut to ``width`` characters
+    when given."""
     import datetime as dt
 
-    rate = p.rows / p.seconds if p.seconds > 0 else 0.0
+    per_second = p.rows / p.seconds if p.seconds > 0 else 0.0
     parts = [f"{p.job}: batch {p.batch} ({p.batches} done), {count(p.rows)} rows at "
-             f"{count(rate)} rows/s, {count(p.total_rows)} in all"]
+             f"{rate(per_second)} rows/s"
+             + (f" (input {rate(p.input_rate)} rows/s)" if p.input_rate is not None else "")
+             + f", {count(p.total_rows)} in all"]
     for s in p.sources:
         if s.watermark is None or s.watermark < -(1 << 62):
             text = f"{s.name} watermark -"

@@ -17,7 +17,6 @@ files, same snapshots, same outputs, sinks that committed it skip it.
 
 from __future__ import annotations
 
-import datetime
 import os
 import shutil
 import signal
@@ -26,13 +25,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
-from flowc.errors import ConfigError, ExecutionError, FlowcError, UnsupportedError
+from flowc.errors import ConfigError, ExecutionError, UnsupportedError
 from flowc.executor.runtime import files
-from flowc.executor.runtime.core import LONG_MAX
 from flowc.executor.sinks import (
     abort,
     print_prefix,
@@ -47,8 +44,16 @@ from flowc.executor.streaming.commit import (
     chunk_records,
     stage_arrow_part,
 )
+from flowc.executor.streaming.control import (  # noqa: F401 - parse_trigger: the CLI's
+    hold_for_test,
+    install_stop_signals,
+    parse_trigger,
+    stop_between_batches,
+)
 from flowc.executor.streaming.filelog import logged_shares
+from flowc.executor.streaming.identity import check_job
 from flowc.executor.streaming.plan import SourcePlan, StreamingPlan, plan_streaming
+from flowc.executor.streaming.report import BatchReporter, StreamStats
 from flowc.executor.streaming.sources import (
     BatchShares,
     batch_shares,
@@ -69,43 +74,8 @@ from flowc.executor.streaming.stages import (
     run_fused,
     subtask_runner,
 )
-from flowc.executor.streaming.task import DEAD, SINK, STATS, BatchContext
+from flowc.executor.streaming.task import DEAD, SINK, BatchContext
 from flowc.operators import CollectSink, FileSink, KafkaSink, KafkaSource, PrintSink, SocketSource
-
-STOP_WAIT = 60.0  # seconds a stop waits for the running micro-batch to end
-
-
-@dataclass
-class StreamStats:
-    """What the run did: batches completed, records read, per-batch lines for the log."""
-
-    batches: int = 0
-    rows: int = 0
-    late_records_dropped: int = 0
-    state_bytes: int = 0  # the snapshots' size after the last batch
-    last_batch: int | None = None
-    watermark: int | None = None  # the min over the sources' watermarks
-    watermarks: dict[int, int] = field(default_factory=dict)  # source node -> watermark
-    printed: list[str] = field(default_factory=list)
-    name: str = ""
-
-    def summary(self) -> str:
-        return (f"job '{self.name}' stopped after {self.batches} micro-batch"
-                f"{'es' if self.batches != 1 else ''} "
-                f"({self.rows:,} rows)" + (f"; batch {self.last_batch} committed"
-                                           if self.last_batch is not None else ""))
-
-
-def parse_trigger(text: str) -> int:
-    """``1s`` / ``500ms`` / ``0`` -> milliseconds (``flowc run --trigger``)."""
-    from flowc.errors import Span
-    from flowc.sql.ddl import flink_duration
-
-    try:
-        return flink_duration(text, Span("--trigger", 1, 1))
-    except FlowcError:
-        raise ConfigError(f"--trigger expects a duration such as 1s or 500ms, got '{text}'") \
-            from None
 
 
 def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
@@ -140,6 +110,8 @@ def run_streaming(job_graph: JobGraph, *, checkpoint: str | None = None,
     adopted = ckpt.adopted_max_parallelism()
     if adopted:  # restored from a savepoint whose max parallelism the job adopted
         plan = plan_streaming(job_graph, adopted)
+    if not temporary:  # another job's checkpoint fails here, not deep inside Spark
+        check_job(ckpt.root, plan, lambda: str(checkpoint))
     columnar = _columnar_plan(job_graph, plan, verbose)
     stages = plan_stages(plan, fuse_option(dict(sg.config.options)))  # before Spark starts
     stop = stop or threading.Event()
@@ -178,17 +150,17 @@ class _StreamJob:
         self.plan = plan
         self.ckpt = ckpt
         self.name = name
-        self.progress = progress
-        self.stats = StreamStats(name=name)
+        self.reporter = BatchReporter(plan, lambda n: self.sg.nodes[n].name, name, progress)
         self.failure: BaseException | None = None
         self.stopping = False
         self.batch_ended = threading.Event()  # set as each micro-batch returns to Spark
-        self.display: Any = None  # spark.progress.StreamProgress on a terminal
-        # per unbounded source: files (lines, rows, records) of the committed batches
-        self.units_read: list[int] = []
         self.collect: Callable[[int, dict[str, list[Any]]], None] | None = None
         self.columnar: dict[str, Any] | None = None  # per vertex (``columnar.py``), or row
         self.stages: list[Stage] = plan_stages(plan)  # the batch's Spark stages
+
+    @property
+    def stats(self) -> StreamStats:
+        return self.reporter.stats
 
     @property
     def unbounded(self) -> list[SourcePlan]:
@@ -210,13 +182,13 @@ class _StreamJob:
         if interval_ms > 0:
             writer = writer.trigger(processingTime=f"{interval_ms} milliseconds")
         query = writer.start()
-        self._start_display()
+        self.reporter.start()
         try:
             while query.isActive and not stop.is_set():
                 query.awaitTermination(0.2)
             if query.isActive:
                 self.stopping = True
-                _stop_between_batches(query, self.batch_ended)
+                stop_between_batches(query, self.batch_ended)
         except Exception as e:  # noqa: BLE001
             if self.failure is None and not self.sc._jsc.sc().isStopped():
                 # a source failed (a socket refused, a broker unreachable, ...)
@@ -229,8 +201,7 @@ class _StreamJob:
                 print(f"flowc: Spark stopped: {type(e).__name__}", file=sys.stderr)
                 return
         finally:
-            if self.display is not None:
-                self.display.stop()
+            self.reporter.stop()
         if self.failure is not None:
             raise self.failure
         exc = query.exception()
@@ -283,10 +254,10 @@ class _StreamJob:
         before = self.ckpt.units_read(prev) or [0] * len(self.unbounded)
         read = [n + taken[s.index].units for n, s in zip(before, self.unbounded)]
         self.ckpt.finish_batch(batch_id, read)
-        self.units_read = read
+        self.reporter.units_read = read
         hold_for_test("after-state", batch_id)
         label = ", ".join(taken[s.index].label for s in self.unbounded)
-        self._report(batch_id, collected, label, time.perf_counter() - began)
+        self.reporter.report(batch_id, collected, label, began, time.perf_counter())
 
     def _shares(self, df: Any, batch: int, prev: int | None
                 ) -> dict[int, BatchShares | None]:
@@ -425,80 +396,6 @@ class _StreamJob:
         check = row_checker(spec.path, columns, shaper([c for c, _ in columns]))
         _place(stage_python(spec, columns, [check(r) for r in rows]), sink_path(spec), batch)
 
-    # -- reporting -----------------------------------------------------------------
-
-    def _report(self, batch: int, collected: list[tuple[int, Any]], label: str,
-                seconds: float) -> None:
-        rows = late = state = 0
-        wms: dict[str, list[int]] = {}
-        source_vertices = {s.vertex for s in self.plan.sources}
-        for kind, payload in collected:
-            if kind != STATS:
-                continue
-            s = payload[2]
-            late += s["late"]
-            state += s["state_bytes"]
-            if payload[0] in source_vertices:
-                rows += s["in"]
-                if s["watermark"] is not None:
-                    wms.setdefault(payload[0], []).append(s["watermark"])
-        st = self.stats
-        st.batches += 1
-        st.rows += rows
-        st.late_records_dropped += late
-        st.state_bytes = state
-        st.last_batch = batch
-        for s in self.plan.sources:
-            if wms.get(s.vertex):
-                st.watermarks[s.node] = min(wms[s.vertex])
-        st.watermark = min(st.watermarks.values()) if st.watermarks else st.watermark
-        shown = ", ".join(f"{self.sg.nodes[s.node].name} {_when(st.watermarks.get(s.node))}"
-                          for s in self.plan.sources)
-        line = (f"{self.name}: batch {batch}: {label}, "
-                f"{rows:,} rows ({rows / seconds if seconds > 0 else 0:,.0f} rows/s), "
-                f"watermark {shown}, "
-                f"state {state / 1024:,.1f} KiB"
-                + (f", {st.late_records_dropped:,} late records dropped"
-                   if st.late_records_dropped else "")
-                + f"; {st.batches} batches, {st.rows:,} rows in all")
-        if self.display is not None:
-            from flowc.executor.spark.progress import BatchProgress, SourceLag
-
-            waiting = self._waiting()
-            lags = tuple(SourceLag(self.sg.nodes[x.node].name, st.watermarks.get(x.node),
-                                   waiting.get(self.sg.nodes[x.node].name))
-                         for x in self.plan.sources)
-            self.display.update(BatchProgress(
-                self.name, batch, st.batches, rows, seconds, st.rows, lags, state,
-                st.late_records_dropped))
-            return
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-    def _start_display(self) -> None:
-        """The live line (spark/progress.py) when asked for and stderr is a terminal."""
-        from flowc.executor.spark.progress import StreamProgress, is_tty
-
-        if self.progress and is_tty(sys.stderr):
-            self.display = StreamProgress(sys.stderr, waiting=self._waiting).start()
-
-    def _waiting(self) -> dict[str, int]:
-        """Per monitored source (by name): its files not read yet."""
-        from flowc.executor.spark.progress import files_waiting
-        from flowc.operators import FileSource, TextLineFileSource
-
-        out: dict[str, int] = {}
-        for k, x in enumerate(self.unbounded):
-            spec = x.spec
-            if not isinstance(spec, (FileSource, TextLineFileSource)):
-                continue
-            given = spec.paths[0] if isinstance(spec, TextLineFileSource) else spec.path
-            out[self.sg.nodes[x.node].name] = files_waiting(
-                files.local_path(given) or given,
-                self.units_read[k] if k < len(self.units_read) else 0,
-                isinstance(spec, TextLineFileSource))
-        return out
-
     def _translate(self, e: BaseException) -> BaseException:
         from flowc.executor.spark import io
 
@@ -544,15 +441,6 @@ def _identity(k: int) -> int:
     return k
 
 
-def _when(wm: int | None) -> str:
-    if wm is None or wm < -(1 << 62):
-        return "-"
-    if wm == LONG_MAX:
-        return "end"
-    return datetime.datetime.fromtimestamp(wm / 1000, datetime.UTC) \
-        .strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-
-
 def _place(tmp: str, final: str, batch: int) -> None:
     """Move the part file of a staged temp dir to ``<final>/part-<batch>.<ext>`` - a
     partitioned sink's part of each partition to ``<final>/k=v/.../part-<batch>.<ext>``,
@@ -577,53 +465,3 @@ def _place_part(tmp: str | None, spec: FileSink, batch: int) -> None:
         _place(tmp, sink_path(spec), batch)
 
 
-def _stop_between_batches(query: Any, batch_ended: threading.Event) -> None:
-    """Stop the query when no micro-batch is running, or right after the running one
-    returned (a source with data at every trigger - datagen, a busy topic - never leaves a
-    pause between batches; the batch Spark may have begun meanwhile is interrupted and,
-    uncommitted, replayed on restart), so the checkpoint ends on a committed batch; after
-    STOP_WAIT seconds a batch still running is interrupted (replayed on restart too)."""
-    batch_ended.clear()
-    deadline = time.monotonic() + STOP_WAIT
-    while time.monotonic() < deadline and not batch_ended.is_set():
-        try:
-            if not query.status["isTriggerActive"]:
-                break
-        except Exception:  # noqa: BLE001 - the query ended meanwhile
-            break
-        batch_ended.wait(0.05)
-    query.stop()
-
-
-def hold_for_test(point: str, batch: int) -> None:
-    """Test hook: with ``FLOWC_STREAMING_TEST_HOLD=<dir>`` and
-    ``FLOWC_STREAMING_TEST_HOLD_AT=<point>-<batch>``, the driver announces
-    ``<dir>/<point>-<batch>`` there and waits, so a test can kill -9 it at exactly that
-    moment (tests/streaming/test_exactly_once.py). Off when the variables are unset."""
-    directory = os.environ.get("FLOWC_STREAMING_TEST_HOLD")
-    if not directory or os.environ.get("FLOWC_STREAMING_TEST_HOLD_AT") != f"{point}-{batch}":
-        return
-    marker = os.path.join(directory, f"{point}-{batch}")
-    with open(marker, "w", encoding="utf-8") as fh:
-        fh.write(str(os.getpid()))
-    time.sleep(120)
-
-
-def install_stop_signals(stop: threading.Event) -> Callable[[], None]:
-    """SIGINT / SIGTERM set ``stop`` (the run ends after the running micro-batch); returns
-    a function restoring the previous handlers."""
-    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def handler(signum: int, _frame: Any) -> None:
-        if stop.is_set():  # a second Ctrl-C: stop now
-            raise KeyboardInterrupt
-        stop.set()
-        print("\nflowc: stopping after the current micro-batch ...", file=sys.stderr)
-    handler.flowc_stop = True  # type: ignore[attr-defined]  # known to run_streaming
-    for s in old:
-        signal.signal(s, handler)
-
-    def restore() -> None:
-        for s, h in old.items():
-            signal.signal(s, h)
-    return restore

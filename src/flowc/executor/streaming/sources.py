@@ -66,8 +66,15 @@ def check_source(spec: Any, span: Span | None) -> None:
     if isinstance(spec, (FileSource, TextLineFileSource)):
         given = spec.paths[0] if isinstance(spec, TextLineFileSource) else spec.path
         src = files.local_path(given) or given
+        if os.path.isfile(src):
+            raise ExecutionError(
+                f"{given} is a file: a monitored source watches a directory for new files",
+                span, hint=f"monitor its directory ({os.path.dirname(src) or '.'}), or drop "
+                           "the monitor interval to read the file once")
         if not os.path.isdir(src):
-            raise ExecutionError(f"the monitored directory {given} does not exist", span)
+            raise ExecutionError(f"the monitored directory {given} does not exist", span,
+                                 hint="create it first (files landing later are read as "
+                                      "they appear)")
 
 
 def default_interval(spec: Any) -> int:
