@@ -5,7 +5,7 @@ where a failing reference run must fail Spark's with the same text."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,17 @@ def collect_job(text: str, where: Path, executor: str, mode: str = "batch", *,
     for stream, name in (sinks or {"result": "result"}).items():
         script.streams[stream].stream.sink_to(CollectSink(name))
     return script.env.get_job_graph()
+
+
+def write_csv(path: Path, header: str, rows: Iterable[Sequence[Any]],
+              bad: str | None = None) -> Path:
+    """``rows`` as csv lines under ``header`` at ``path`` (an empty field: null), with the
+    line ``bad`` in the middle when given."""
+    lines = [header] + [",".join(map(str, r)) for r in rows]
+    if bad is not None:
+        lines.insert(len(lines) // 2 + 1, bad)
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def timing(prog: Mapping[str, Any]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from tests.executor.columnar_jobs import collect_job
+from tests.executor.columnar_jobs import collect_job, write_csv
 from tests.executor.rolling_chain import rolling_vertex, run_rolling
 
 from flowc.executor import run_job_graph, run_reference
@@ -78,9 +78,7 @@ def _records(result: Any) -> dict[str, list[str]]:
 def test_rolling_aggregates_match_reference(spark: Any, tmp_path_factory: Any,
                                             prog: dict[str, Any]) -> None:
     where = tmp_path_factory.mktemp("colchanges")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = _script(prog, where / "data.csv")
+    text = _script(prog, write_csv(where / "data.csv", "user,n,x,ts", prog["rows"]))
     expected, actual = _run(text, where, prog["mode"])
     assert _records(actual) == _records(expected), text
     assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
@@ -98,8 +96,7 @@ def test_top_n_changelog_matches_reference(spark: Any, tmp_path_factory: Any,
                                            post: str) -> None:
     """Top-N (a runtime operator inside the chain) emits kinds the batches carry on."""
     where = tmp_path_factory.mktemp("coltopn")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in rows]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
+    write_csv(where / "data.csv", "user,n,x,ts", rows)
     text = (f"set parallelism = {p};\n"
             "import udf tests.executor.columnar_udfs.bump(int) -> int;\n"
             "source s (user string, n int, x double, ts timestamp) "

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from tests.executor.columnar_jobs import collect_job, run_both, vertex_counts
+from tests.executor.columnar_jobs import collect_job, run_both, vertex_counts, write_csv
 
 from flowc.errors import ExecutionError
 from flowc.executor import run_job_graph, run_reference
@@ -92,11 +92,8 @@ def _texts(records: list[Any]) -> list[Any]:
 def test_columnar_decimal_jobs_match_reference(spark: Any, tmp_path_factory: Any,
                                                prog: dict[str, Any]) -> None:
     where = tmp_path_factory.mktemp("coldec")
-    lines = ["k,a,b,ts"] + [f"{k},{a},{b},{ts}" for k, a, b, ts in prog["rows"]]
-    if prog["bad"]:
-        lines.insert(len(lines) // 2 + 1, "x,notanumber,1,5")
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = _script(prog, where / "data.csv")
+    text = _script(prog, write_csv(where / "data.csv", "k,a,b,ts", prog["rows"],
+                                   "x,notanumber,1,5" if prog["bad"] else None))
     row_job = collect_job(text, where, "row", prog["mode"])
     columnar_job = collect_job(text, where, "columnar", prog["mode"])
     assert not isinstance(plan_members(columnar_job), str)

@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from tests.executor.columnar_jobs import collect_job, run_both, timing, vertex_counts
+from tests.executor.columnar_jobs import (
+    collect_job,
+    run_both,
+    timing,
+    vertex_counts,
+    write_csv,
+)
 
 from flowc.operators import CollectSink
 from flowc.parser import compile_source
@@ -71,11 +77,8 @@ def _script(prog: dict[str, Any], data: Path) -> str:
 def test_columnar_matches_reference(spark: Any, tmp_path_factory: Any,
                                     prog: dict[str, Any]) -> None:
     where = tmp_path_factory.mktemp("coldiff")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    if prog["bad"]:
-        lines.insert(len(lines) // 2 + 1, "u1,notanumber,1,5")
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = _script(prog, where / "data.csv")
+    text = _script(prog, write_csv(where / "data.csv", "user,n,x,ts", prog["rows"],
+                                   "u1,notanumber,1,5" if prog["bad"] else None))
     row_job, columnar_job = (collect_job(text, where, executor, prog["mode"],
                                          options=timing(prog))
                              for executor in ("row", "columnar"))
@@ -141,9 +144,7 @@ def test_columnar_keyed_vertices_match_reference(spark: Any, tmp_path_factory: A
     """Windows with allowed lateness and late side outputs, and vertices after a window
     (a second window, a UDF map): STREAMING forwards watermarks through keyed vertices."""
     where = tmp_path_factory.mktemp("colkeyed")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = _keyed_script(prog, where / "data.csv")
+    text = _keyed_script(prog, write_csv(where / "data.csv", "user,n,x,ts", prog["rows"]))
     sinks = {"result": "result", **({"late_s": "late"} if prog["late"] else {})}
     runs = run_both(*(collect_job(text, where, executor, prog["mode"], options=timing(prog),
                                   sinks=sinks) for executor in ("row", "columnar")))
@@ -181,8 +182,7 @@ def test_columnar_batch_sessions_match_reference(spark: Any, tmp_path_factory: A
     """BATCH session windows: the sessions, their aggregates and the firing order (window
     end, then when the session's final window was registered) equal the row operator's."""
     where = tmp_path_factory.mktemp("colsessions")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
+    write_csv(where / "data.csv", "user,n,x,ts", prog["rows"])
     text = (f"set parallelism = {prog['p']};\n"
             "source s (user string, n int, x double, ts timestamp) "
             f"from csv '{where / 'data.csv'}' watermark ts - 1s;\n"

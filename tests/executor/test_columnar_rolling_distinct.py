@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.executor.columnar_jobs import collect_job
+from tests.executor.columnar_jobs import collect_job, write_csv
 from tests.executor.rolling_chain import rolling_vertex, run_rolling
 
 from flowc.executor import run_job_graph, run_reference
@@ -40,9 +40,7 @@ def _text(data: Path, key: str, aggs: list[str], p: int = 1, post: str = "") -> 
 
 
 def _write(where: Path, rows: list[Any]) -> Path:
-    path = where / "data.csv"
-    path.write_text("\n".join(["user,n,x,ts"] + [",".join(map(str, r)) for r in rows]) + "\n")
-    return path
+    return write_csv(where / "data.csv", "user,n,x,ts", rows)
 
 
 def _reference(text: str, where: Path, mode: str) -> list[str]:
