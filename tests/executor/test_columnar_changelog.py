@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job, write_csv
+from tests.executor.rolling_chain import rolling_vertex, run_rolling
 
 from flowc.executor import run_job_graph, run_reference
 from flowc.executor.arrow.plan import plan_members
-from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
 cells = st.tuples(
@@ -57,14 +58,8 @@ def _script(prog: dict[str, Any], data: Path) -> str:
 
 
 def _run(text: str, where: Path, mode: str) -> tuple[Any, Any]:
-    results = []
-    for executor in ("row", "columnar"):
-        script = compile_source(text, str(where / "job.flow"),
-                                options={"mode": mode, "flowc.executor": executor})
-        script.streams["result"].stream.sink_to(CollectSink("result"))
-        job = script.env.get_job_graph()
-        results.append(run_reference(job) if executor == "row" else run_job_graph(job))
-    return results[0], results[1]
+    return (run_reference(collect_job(text, where, "row", mode)),
+            run_job_graph(collect_job(text, where, "columnar", mode)))
 
 
 def _records(result: Any) -> dict[str, list[str]]:
@@ -83,9 +78,7 @@ def _records(result: Any) -> dict[str, list[str]]:
 def test_rolling_aggregates_match_reference(spark: Any, tmp_path_factory: Any,
                                             prog: dict[str, Any]) -> None:
     where = tmp_path_factory.mktemp("colchanges")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = _script(prog, where / "data.csv")
+    text = _script(prog, write_csv(where / "data.csv", "user,n,x,ts", prog["rows"]))
     expected, actual = _run(text, where, prog["mode"])
     assert _records(actual) == _records(expected), text
     assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
@@ -103,8 +96,7 @@ def test_top_n_changelog_matches_reference(spark: Any, tmp_path_factory: Any,
                                            post: str) -> None:
     """Top-N (a runtime operator inside the chain) emits kinds the batches carry on."""
     where = tmp_path_factory.mktemp("coltopn")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in rows]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
+    write_csv(where / "data.csv", "user,n,x,ts", rows)
     text = (f"set parallelism = {p};\n"
             "import udf tests.executor.columnar_udfs.bump(int) -> int;\n"
             "source s (user string, n int, x double, ts timestamp) "
@@ -150,45 +142,17 @@ def test_rolling_state_carries_across_chunks(rows: list[Any], cuts: list[int], m
                                              aggs: list[str]) -> None:
     """The rolling member fed the records in one chunk or cut into several (its state
     row per key carried between them) emits the same changelog, kinds and timestamps."""
-    import dataclasses
-
-    import numpy as np
-
-    from flowc.executor.arrow import convert
-    from flowc.executor.arrow.chain import ChainProgram
-    from flowc.executor.arrow.rolling import compile_start
-
     script = compile_source(
         "source s (user string, n int, x double, ts timestamp) from csv 'x.csv' "
         f"watermark ts - 1s;\ns | key by user | aggregate {', '.join(aggs)} | print;\n",
         "t.flow", options={"mode": mode})
-    members = plan_members(script.env.get_job_graph())
-    assert isinstance(members, dict), members
-    (start,) = [m for ms in members.values() for m in ms if m.kind == "rolling_start"]
-    (vertex,) = [ms for ms in members.values() if ms[0].kind == "rolling"]
-    # the runner wires the sink to a slot; here slot 0 collects
-    vertex = [dataclasses.replace(m, outputs=[("slot", 0)]) if m.kind == "sink" else m
-              for m in vertex]
+    start, vertex = rolling_vertex(script.env.get_job_graph())
     values = [(u, None if n == "" else int(n), None if x == "" else float(x), ts)
               for u, n, x, ts in rows]
-    in_schema = convert.arrow_schema(start.in_schema)
 
     def run(bounds: list[int]) -> list[str]:
-        got: list[str] = []
-
-        def emit(_slot: int, c: Any) -> None:
-            got.extend(f"{r!r}@{t}" for r, t in zip(c.rows(), c.timestamps()))
-        program = ChainProgram(vertex, 0, 1, 128, "t", emit, mode == "streaming")
-        step = compile_start(start.spec, convert.arrow_schema(start.out_schema))
-        for lo, hi in zip(bounds, bounds[1:]):
-            part = values[lo:hi]
-            chunk = step(convert.from_rows(part, [r[3] for r in part], in_schema))
-            marks = (np.asarray([chunk.num_rows], np.int64), np.asarray([hi], np.int64))
-            program.push(vertex[0].nid, convert.Chunk(chunk.batch, chunk.ts, marks)
-                         if mode == "streaming" else chunk)
-        program.finish()
-        program.close()
-        return got
+        return [f"{r!r}@{t}" for r, t in run_rolling(start, vertex, values, bounds,
+                                                     mode == "streaming")]
 
     n = len(values)
     whole = run([0, n])

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job, run_both, vertex_counts, write_csv
 
 from flowc.errors import ExecutionError
 from flowc.executor import run_job_graph, run_reference
 from flowc.executor.arrow.plan import plan_members
-from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
 pytestmark = pytest.mark.spark
@@ -74,13 +74,6 @@ def _script(prog: dict[str, Any], data: Path) -> str:
             f"  {prog['agg']};\n")
 
 
-def _job(text: str, where: Path, executor: str, mode: str) -> Any:
-    options = {"mode": mode, "flowc.executor": executor}
-    script = compile_source(text, str(where / "job.flow"), options=options)
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    return script.env.get_job_graph()
-
-
 def _texts(records: list[Any]) -> list[Any]:
     """Records with their kinds and DECIMAL texts (the scale counts)."""
     return [(type(r).__name__, *[str(v) if isinstance(v, Decimal) else v for v in r])
@@ -99,25 +92,17 @@ def _texts(records: list[Any]) -> list[Any]:
 def test_columnar_decimal_jobs_match_reference(spark: Any, tmp_path_factory: Any,
                                                prog: dict[str, Any]) -> None:
     where = tmp_path_factory.mktemp("coldec")
-    lines = ["k,a,b,ts"] + [f"{k},{a},{b},{ts}" for k, a, b, ts in prog["rows"]]
-    if prog["bad"]:
-        lines.insert(len(lines) // 2 + 1, "x,notanumber,1,5")
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = _script(prog, where / "data.csv")
-    row_job = _job(text, where, "row", prog["mode"])
-    columnar_job = _job(text, where, "columnar", prog["mode"])
+    text = _script(prog, write_csv(where / "data.csv", "k,a,b,ts", prog["rows"],
+                                   "x,notanumber,1,5" if prog["bad"] else None))
+    row_job = collect_job(text, where, "row", prog["mode"])
+    columnar_job = collect_job(text, where, "columnar", prog["mode"])
     assert not isinstance(plan_members(columnar_job), str)
-    try:
-        expected = run_reference(row_job)
-    except ExecutionError as e:  # a bad row fails both executors alike
-        with pytest.raises(ExecutionError) as info:
-            run_job_graph(columnar_job)
-        assert str(info.value) == str(e)
+    runs = run_both(row_job, columnar_job)
+    if runs is None:  # a bad row fails both executors alike
         return
-    actual = run_job_graph(columnar_job)
+    expected, actual = runs
     assert _texts(actual.collected["result"]) == _texts(expected.collected["result"]), text
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert vertex_counts(actual) == vertex_counts(expected)
 
 
 def test_a_zero_divisor_fails_as_on_the_row_executor(spark: Any, tmp_path: Path) -> None:
@@ -128,7 +113,7 @@ def test_a_zero_divisor_fails_as_on_the_row_executor(spark: Any, tmp_path: Path)
     errors = []
     for executor, run in (("row", run_reference), ("columnar", run_job_graph)):
         with pytest.raises(ExecutionError) as info:
-            run(_job(text, tmp_path, executor, "batch"))
+            run(collect_job(text, tmp_path, executor))
         errors.append(str(info.value))
     assert errors[0] == errors[1] and "Division by zero" in errors[0]
 

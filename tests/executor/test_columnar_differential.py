@@ -17,9 +17,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import (
+    collect_job,
+    run_both,
+    timing,
+    vertex_counts,
+    write_csv,
+)
 
-from flowc.errors import ExecutionError
-from flowc.executor import run_job_graph, run_reference
 from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
@@ -66,38 +71,23 @@ def _script(prog: dict[str, Any], data: Path) -> str:
             f"  | aggregate {', '.join(prog['aggs'])};\n")
 
 
-def _job(text: str, where: Path, executor: str, prog: dict[str, Any]) -> Any:
-    options = {"mode": prog["mode"], "flowc.executor": executor}
-    if prog["timing"] is not None:
-        options[prog["timing"][0]] = prog["timing"][1]
-    script = compile_source(text, str(where / "job.flow"), options=options)
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    return script.env.get_job_graph()
-
-
 @settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "30")), deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(programs)
 def test_columnar_matches_reference(spark: Any, tmp_path_factory: Any,
                                     prog: dict[str, Any]) -> None:
     where = tmp_path_factory.mktemp("coldiff")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    if prog["bad"]:
-        lines.insert(len(lines) // 2 + 1, "u1,notanumber,1,5")
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = _script(prog, where / "data.csv")
-    row_job, columnar_job = _job(text, where, "row", prog), _job(text, where, "columnar", prog)
-    try:
-        expected = run_reference(row_job)
-    except ExecutionError as e:  # a bad row or a null key fails both executors alike
-        with pytest.raises(ExecutionError) as info:
-            run_job_graph(columnar_job)
-        assert str(info.value) == str(e)
+    text = _script(prog, write_csv(where / "data.csv", "user,n,x,ts", prog["rows"],
+                                   "u1,notanumber,1,5" if prog["bad"] else None))
+    row_job, columnar_job = (collect_job(text, where, executor, prog["mode"],
+                                         options=timing(prog))
+                             for executor in ("row", "columnar"))
+    runs = run_both(row_job, columnar_job)
+    if runs is None:  # a bad row or a null key fails both executors alike
         return
-    actual = run_job_graph(columnar_job)
+    expected, actual = runs
     assert actual.collected["result"] == expected.collected["result"], text
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert vertex_counts(actual) == vertex_counts(expected)
     assert actual.late_records_dropped == expected.late_records_dropped
 
 
@@ -154,24 +144,14 @@ def test_columnar_keyed_vertices_match_reference(spark: Any, tmp_path_factory: A
     """Windows with allowed lateness and late side outputs, and vertices after a window
     (a second window, a UDF map): STREAMING forwards watermarks through keyed vertices."""
     where = tmp_path_factory.mktemp("colkeyed")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
-    text = _keyed_script(prog, where / "data.csv")
-    results = []
-    for executor in ("row", "columnar"):
-        options = {"mode": prog["mode"], "flowc.executor": executor}
-        if prog["timing"] is not None:
-            options[prog["timing"][0]] = prog["timing"][1]
-        script = compile_source(text, str(where / "job.flow"), options=options)
-        script.streams["result"].stream.sink_to(CollectSink("result"))
-        if prog["late"]:
-            script.streams["late_s"].stream.sink_to(CollectSink("late"))
-        job = script.env.get_job_graph()
-        results.append(run_reference(job) if executor == "row" else run_job_graph(job))
-    expected, actual = results
+    text = _keyed_script(prog, write_csv(where / "data.csv", "user,n,x,ts", prog["rows"]))
+    sinks = {"result": "result", **({"late_s": "late"} if prog["late"] else {})}
+    runs = run_both(*(collect_job(text, where, executor, prog["mode"], options=timing(prog),
+                                  sinks=sinks) for executor in ("row", "columnar")))
+    assert runs is not None
+    expected, actual = runs
     assert actual.collected == expected.collected, text
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert vertex_counts(actual) == vertex_counts(expected)
     assert actual.late_records_dropped == expected.late_records_dropped
 
 
@@ -202,25 +182,18 @@ def test_columnar_batch_sessions_match_reference(spark: Any, tmp_path_factory: A
     """BATCH session windows: the sessions, their aggregates and the firing order (window
     end, then when the session's final window was registered) equal the row operator's."""
     where = tmp_path_factory.mktemp("colsessions")
-    lines = ["user,n,x,ts"] + [f"{u},{n},{x},{ts}" for u, n, x, ts in prog["rows"]]
-    (where / "data.csv").write_text("\n".join(lines) + "\n")
+    write_csv(where / "data.csv", "user,n,x,ts", prog["rows"])
     text = (f"set parallelism = {prog['p']};\n"
             "source s (user string, n int, x double, ts timestamp) "
             f"from csv '{where / 'data.csv'}' watermark ts - 1s;\n"
             f"let result = s | filter user is not null and n is not null\n"
             f"  | key by {prog['key']} | window session gap {prog['gap']}\n"
             f"  | aggregate {', '.join(prog['aggs'])};\n")
-    results = []
-    for executor in ("row", "columnar"):
-        script = compile_source(text, str(where / "job.flow"),
-                                options={"mode": "batch", "flowc.executor": executor})
-        script.streams["result"].stream.sink_to(CollectSink("result"))
-        job = script.env.get_job_graph()
-        results.append(run_reference(job) if executor == "row" else run_job_graph(job))
-    expected, actual = results
+    runs = run_both(*(collect_job(text, where, executor) for executor in ("row", "columnar")))
+    assert runs is not None
+    expected, actual = runs
     assert actual.collected == expected.collected, text
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert vertex_counts(actual) == vertex_counts(expected)
 
 
 def test_sessions_of_every_aggregate_and_lateness_run_columnar(tmp_path: Path) -> None:

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job, vertex_counts
 
 from flowc.executor import run_job_graph, run_reference
 from flowc.executor.arrow.plan import plan_members
-from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
 cells = st.tuples(
@@ -56,13 +56,6 @@ def _script(prog: dict[str, Any], where: Path) -> str:
             f"let result = a | {prog['kind']} b on {on} {prog['post']};\n")
 
 
-def _job(text: str, where: Path, executor: str) -> Any:
-    script = compile_source(text, str(where / "job.flow"),
-                            options={"mode": "batch", "flowc.executor": executor})
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    return script.env.get_job_graph()
-
-
 def _write(path: Path, data: list[Any]) -> None:
     path.write_text("k,n,v,ts\n" + "".join(f"{k},{n},{v},{ts}\n" for k, n, v, ts in data))
 
@@ -71,7 +64,7 @@ def compare(prog: dict[str, Any], where: Path) -> None:
     for s in "abc":
         _write(where / f"{s}.csv", prog[s])
     text = _script(prog, where)
-    row_job, columnar_job = _job(text, where, "row"), _job(text, where, "columnar")
+    row_job, columnar_job = collect_job(text, where, "row"), collect_job(text, where, "columnar")
     kinds = [m.kind for ms in plan_members(columnar_job).values()  # type: ignore[union-attr]
              for m in ms]
     assert "regular_join" in kinds, kinds
@@ -80,8 +73,7 @@ def compare(prog: dict[str, Any], where: Path) -> None:
     # repr: the row kind (-D) and float bits (-0.0)
     assert [repr(r) for r in actual.collected["result"]] == \
         [repr(r) for r in expected.collected["result"]], text
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert vertex_counts(actual) == vertex_counts(expected)
 
 
 @pytest.mark.spark

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job, run_both, timing, vertex_counts
 
-from flowc.errors import ExecutionError
 from flowc.executor import run_job_graph, run_reference
 from flowc.executor.arrow.plan import plan_members
 from flowc.operators import CollectSink
@@ -69,15 +69,6 @@ def _script(prog: dict[str, Any], where: Path) -> str:
             f"let result = {join} {prog['filter']} | map k, v, b_v, ts, b_ts;\n")
 
 
-def _job(text: str, where: Path, executor: str, prog: dict[str, Any]) -> Any:
-    options = {"mode": prog["mode"], "flowc.executor": executor}
-    if prog["timing"] is not None:
-        options[prog["timing"][0]] = prog["timing"][1]
-    script = compile_source(text, str(where / "job.flow"), options=options)
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    return script.env.get_job_graph()
-
-
 def _write(path: Path, data: list[Any]) -> None:
     path.write_text("k,n,v,ts\n" + "".join(f"{k},{n},{v},{ts}\n" for k, n, v, ts in data))
 
@@ -86,20 +77,17 @@ def _compare(prog: dict[str, Any], where: Path) -> None:
     _write(where / "a.csv", prog["a"])
     _write(where / "b.csv", prog["b"])
     text = _script(prog, where)
-    row_job, columnar_job = _job(text, where, "row", prog), _job(text, where, "columnar", prog)
+    row_job, columnar_job = (collect_job(text, where, executor, prog["mode"],
+                                         options=timing(prog))
+                             for executor in ("row", "columnar"))
     kinds = {m.kind for ms in plan_members(columnar_job).values() for m in ms}  # type: ignore[union-attr]
     assert kinds & {"window_join", "interval_join"}, kinds
-    try:
-        expected = run_reference(row_job)
-    except ExecutionError as e:  # a null key fails both executors alike
-        with pytest.raises(ExecutionError) as info:
-            run_job_graph(columnar_job)
-        assert str(info.value) == str(e)
+    runs = run_both(row_job, columnar_job)
+    if runs is None:  # a null key fails both executors alike
         return
-    actual = run_job_graph(columnar_job)
+    expected, actual = runs
     assert actual.collected["result"] == expected.collected["result"], text
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert vertex_counts(actual) == vertex_counts(expected)
     assert actual.late_records_dropped == expected.late_records_dropped
 
 

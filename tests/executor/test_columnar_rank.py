@@ -17,12 +17,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job, run_both, vertex_counts
 
-from flowc.errors import ExecutionError
-from flowc.executor import run_job_graph, run_reference
+from flowc.executor import run_job_graph
 from flowc.executor.arrow.plan import plan_members
-from flowc.operators import CollectSink
-from flowc.parser import compile_source
 
 cells = st.tuples(
     st.sampled_from(["u1", "u2", "ü3", "", "u1", "u2"]),   # k (empty: null)
@@ -52,13 +50,6 @@ def _script(prog: dict[str, Any], where: Path) -> str:
             f"{rank} {prog['post']};\n")
 
 
-def _job(text: str, where: Path, executor: str) -> Any:
-    script = compile_source(text, str(where / "job.flow"),
-                            options={"mode": "batch", "flowc.executor": executor})
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    return script.env.get_job_graph()
-
-
 @pytest.mark.spark
 @settings(max_examples=int(os.environ.get("FLOWC_DIFF_EXAMPLES", "25")), deadline=None,
           suppress_health_check=list(HealthCheck),
@@ -70,22 +61,17 @@ def test_batch_top_n_matches_reference(spark: Any, tmp_path_factory: Any,
     (where / "a.csv").write_text("k,n,s,ts\n" + "".join(
         f"{k},{n},{s},{ts}\n" for k, n, s, ts in prog["rows"]))
     text = _script(prog, where)
-    columnar = _job(text, where, "columnar")
+    columnar = collect_job(text, where, "columnar")
     kinds = [m.kind for ms in plan_members(columnar).values()  # type: ignore[union-attr]
              for m in ms]
     assert "rank" in kinds, kinds
-    try:
-        expected = run_reference(_job(text, where, "row"))
-    except ExecutionError as e:  # .flow's key by refuses a null key: both executors alike
-        with pytest.raises(ExecutionError) as info:
-            run_job_graph(columnar)
-        assert str(info.value) == str(e)
+    runs = run_both(collect_job(text, where, "row"), columnar)
+    if runs is None:  # .flow's key by refuses a null key: both executors alike
         return
-    actual = run_job_graph(columnar)
+    expected, actual = runs
     assert [repr(r) for r in actual.collected["result"]] == \
         [repr(r) for r in expected.collected["result"]], text
-    assert [(v.name, v.records_in, v.records_out) for v in actual.vertices] == \
-        [(v.name, v.records_in, v.records_out) for v in expected.vertices]
+    assert vertex_counts(actual) == vertex_counts(expected)
 
 
 class _State:

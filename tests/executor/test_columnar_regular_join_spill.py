@@ -16,13 +16,14 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job
+from tests.executor.join_spill import add_all, run_batch_rows, side_runs, spilled_peak
 
 from flowc.executor import run_job_graph, run_reference
-from flowc.executor.arrow import convert, spill
+from flowc.executor.arrow import convert
 from flowc.executor.arrow.joinspill import JoinPart, SpillingJoin
 from flowc.executor.arrow.plan import plan_members
 from flowc.executor.arrow.regular_join import RegularJoinTask
-from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
 KINDS = ("join", "left join", "right join", "full join")
@@ -48,23 +49,20 @@ rows = st.lists(st.tuples(st.integers(0, 1),                                  # 
                           st.integers(0, 5)), max_size=60)                    # ts
 
 
+def _add(sj: SpillingJoin, seq: list[Any], cuts: list[int],
+         schemas: tuple[pa.Schema, pa.Schema]) -> None:
+    """``seq`` added as parts (runs of one side, also cut at ``cuts``)."""
+    for lo, hi in side_runs([r[0] for r in seq], cuts):
+        part, s = seq[lo:hi], seq[lo][0]
+        sj.add(JoinPart(s, convert.from_rows([r[1:4] for r in part], [r[4] for r in part],
+                                             schemas[s])))
+
+
 def _feed(sj: SpillingJoin, seq: list[Any], cuts: list[int],
           schemas: tuple[pa.Schema, pa.Schema]) -> list[Any]:
     """``seq`` as parts (runs of one side, also cut at ``cuts``), then fired: the output
     as (repr of the row, kind, timestamp), in order."""
-    part: list[Any] = []
-
-    def flush() -> None:
-        if part:
-            s = part[0][0]
-            sj.add(JoinPart(s, convert.from_rows([r[1:4] for r in part],
-                                                 [r[4] for r in part], schemas[s])))
-            part.clear()
-    for i, r in enumerate(seq):
-        if part and (part[0][0] != r[0] or i in cuts):
-            flush()
-        part.append(r)
-    flush()
+    _add(sj, seq, cuts, schemas)
     out = []
     for c in sj.fired():
         kinds = c.batch.column(convert.KIND).to_pylist() if convert.KIND in \
@@ -85,13 +83,9 @@ def test_spilled_regular_join_equals_in_memory(seq: list[Any], kind: str, on: st
     on = "a.k = b.k and a.n = b.n" if on.startswith("k and") else on
     task, schemas = _task(kind, on)
     expected = _feed(SpillingJoin(task, schemas, 1 << 40), seq, cuts, schemas)
-    old = spill.BATCH_ROWS
-    spill.BATCH_ROWS = batch_rows  # small run batches: ranges end mid-file
-    try:
+    with run_batch_rows(batch_rows):
         sj = SpillingJoin(task, schemas, limit)
         actual = _feed(sj, seq, cuts, schemas)
-    finally:
-        spill.BATCH_ROWS = old
     assert actual == expected
     if limit == 1 and seq:
         assert sj.spilled_bytes > 0
@@ -122,42 +116,25 @@ def test_spilled_regular_join_holds_a_range(kind: str) -> None:
                      pa.array(np.arange(i, i + len(m))[m] * 0.5, pa.float64())],
                     schema=schemas[s]), pa.array(np.arange(i, i + len(m))[m], pa.int64())))
     whole = SpillingJoin(task, schemas, 1 << 40)
-    total = 0
-    for p in parts():
-        total += p.chunk.batch.nbytes + p.chunk.ts.nbytes
-        whole.add(p)
+    total = add_all(whole, parts())
     expected = [out for out in whole.fired()]
     expected_rows = sum(out.num_rows for out in expected)
     head = expected[0].batch.slice(0, 1000)
     del expected
     sj = SpillingJoin(task, schemas, 256 << 10)
-    base = pa.total_allocated_bytes()
-    peak = 0
-    for p in parts():
-        sj.add(p)
-        del p
-        peak = max(peak, pa.total_allocated_bytes() - base)
-    directory = sj.directory
-    assert sj.runs and directory is not None and os.path.isdir(directory)
-    got, first = 0, None
-    for out in sj.fired():
-        got += out.num_rows
-        if first is None:
-            first = out.batch.slice(0, 1000)
-        peak = max(peak, pa.total_allocated_bytes() - base)
-        del out
-    assert got == expected_rows > n / 2
-    assert first is not None and first.equals(head.slice(0, first.num_rows))
+    rows: list[int] = []
+    first: list[pa.RecordBatch] = []  # the first output chunk's first 1000 records
+
+    def seen(out: convert.Chunk) -> None:
+        rows.append(out.num_rows)
+        if not first:
+            first.append(out.batch.slice(0, 1000))
+    peak, directory = spilled_peak(sj, parts(), seen)
+    assert sum(rows) == expected_rows > n / 2
+    assert first and first[0].equals(head.slice(0, first[0].num_rows))
     assert peak < total / 4, (peak, total)
     assert sj.spilled_bytes > total
     assert not os.path.exists(directory)
-
-
-def _job(text: str, tmp_path: Path, executor: str) -> Any:
-    script = compile_source(text, str(tmp_path / "job.flow"),
-                            options={"mode": "batch", "flowc.executor": executor})
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    return script.env.get_job_graph()
 
 
 @pytest.mark.spark
@@ -174,8 +151,8 @@ def test_spilled_regular_join_job_equals_reference(spark: Any, tmp_path: Path,
             f"source a (k string, n int, ts timestamp) from csv '{tmp_path}/a.csv';\n"
             f"source b (k string, n int, ts timestamp) from csv '{tmp_path}/b.csv';\n"
             f"let result = a | {kind} b on k | map a.k, a.n, b.n as m;\n")
-    actual = run_job_graph(_job(text, tmp_path, "columnar"))
-    expected = run_reference(_job(text, tmp_path, "row"))
+    actual = run_job_graph(collect_job(text, tmp_path, "columnar"))
+    expected = run_reference(collect_job(text, tmp_path, "row"))
     assert len(expected.collected["result"]) > 5000
     assert [repr(r) for r in actual.collected["result"]] == \
         [repr(r) for r in expected.collected["result"]]
@@ -207,15 +184,7 @@ def test_records_made_in_order_need_no_sort(seq: list[Any], kind: str,
     for separated in (False, True):
         parts = sorted(seq, key=lambda r: r[0]) if separated else seq
         sj = SpillingJoin(task, schemas, 1 << 40)
-        part: list[Any] = []
-        for i, r in enumerate(parts + [None]):
-            if part and (r is None or part[0][0] != r[0] or i in cuts):
-                s = part[0][0]
-                sj.add(JoinPart(s, convert.from_rows([x[1:4] for x in part],
-                                                     [x[4] for x in part], schemas[s])))
-                part = []
-            if r is not None:
-                part.append(r)
+        _add(sj, parts, cuts, schemas)
         made = task.records(JoinInput((sj._side(0), sj._side(1))))
         if made is None:
             continue

@@ -6,21 +6,18 @@ executor, and on Spark."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job, write_csv
+from tests.executor.rolling_chain import rolling_vertex, run_rolling
 
 from flowc.executor import run_job_graph, run_reference
-from flowc.executor.arrow import convert
-from flowc.executor.arrow.chain import ChainProgram
 from flowc.executor.arrow.plan import plan_members
-from flowc.executor.arrow.rolling import compile_start
 from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
@@ -43,9 +40,7 @@ def _text(data: Path, key: str, aggs: list[str], p: int = 1, post: str = "") -> 
 
 
 def _write(where: Path, rows: list[Any]) -> Path:
-    path = where / "data.csv"
-    path.write_text("\n".join(["user,n,x,ts"] + [",".join(map(str, r)) for r in rows]) + "\n")
-    return path
+    return write_csv(where / "data.csv", "user,n,x,ts", rows)
 
 
 def _reference(text: str, where: Path, mode: str) -> list[str]:
@@ -60,36 +55,17 @@ def _chunked(text: str, where: Path, mode: str, rows: list[Any], key: str,
     """The columnar members of the rolling aggregate fed the rows in the given chunks."""
     script = compile_source(text, str(where / "job.flow"), options={"mode": mode})
     script.streams["result"].stream.sink_to(CollectSink("result"))
-    members = plan_members(script.env.get_job_graph())
-    assert isinstance(members, dict), members
-    (start,) = [m for ms in members.values() for m in ms if m.kind == "rolling_start"]
-    (vertex,) = [ms for ms in members.values() if ms[0].kind == "rolling"]
-    vertex = [dataclasses.replace(m, outputs=[("slot", 0)]) if m.kind == "sink" else m
-              for m in vertex]
+    start, vertex = rolling_vertex(script.env.get_job_graph())
     values = [(u or None, None if n == "" else int(n), None if x == "" else float(x), ts)
               for u, n, x, ts in rows]
     at = {"user": 0, "n": 1}
     # the filter of null keys runs before the shuffle, outside these members
     values = [v for v in values if all(v[at[k.strip()]] is not None
                                        for k in key.split(","))]
-    got: list[str] = []
-
-    def emit(_slot: int, c: Any) -> None:
-        got.extend(repr(r) for r in c.rows())
-    program = ChainProgram(vertex, 0, 1, 128, "t", emit, mode == "streaming")
-    step = compile_start(start.spec, convert.arrow_schema(start.out_schema))
-    in_schema = convert.arrow_schema(start.in_schema)
     n = len(values)
     bounds = sorted({0, n, *(c % (n + 1) for c in cuts)})
-    for lo, hi in zip(bounds, bounds[1:]):
-        part = values[lo:hi]
-        chunk = step(convert.from_rows(part, [r[3] for r in part], in_schema))
-        marks = (np.asarray([chunk.num_rows], np.int64), np.asarray([hi], np.int64))
-        program.push(vertex[0].nid, convert.Chunk(chunk.batch, chunk.ts, marks)
-                     if mode == "streaming" else chunk)
-    program.finish()
-    program.close()
-    return got
+    return [repr(r) for r, _ in run_rolling(start, vertex, values, bounds,
+                                            mode == "streaming")]
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
@@ -135,8 +111,5 @@ def test_on_spark_equals_reference(spark: Any, tmp_path_factory: Any, rows: list
     where = tmp_path_factory.mktemp("rolldistinctspark")
     text = _text(_write(where, rows), key, AGGS[:4], p, post)
     want = _reference(text, where, mode)
-    script = compile_source(text, str(where / "job.flow"),
-                            options={"mode": mode, "flowc.executor": "columnar"})
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    got = run_job_graph(script.env.get_job_graph())
+    got = run_job_graph(collect_job(text, where, "columnar", mode))
     assert [repr(r) for r in got.collected["result"]] == want, text

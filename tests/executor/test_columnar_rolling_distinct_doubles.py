@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job
 from tests.executor.test_columnar_rolling_distinct import _chunked, _reference, _text, _write
 
 from flowc.executor import run_job_graph
-from flowc.operators import CollectSink
-from flowc.parser import compile_source
 
 cells = st.tuples(
     st.sampled_from(["u1", "u2", "", "ü4"]),                             # user
@@ -58,8 +57,5 @@ def test_on_spark_equals_reference(spark: Any, tmp_path_factory: Any, rows: list
     where = tmp_path_factory.mktemp("rolldistinctdoublespark")
     text = _text(_write(where, rows), "user", AGGS[:3], p)
     want = _reference(text, where, mode)
-    script = compile_source(text, str(where / "job.flow"),
-                            options={"mode": mode, "flowc.executor": "columnar"})
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    got = run_job_graph(script.env.get_job_graph())
+    got = run_job_graph(collect_job(text, where, "columnar", mode))
     assert [repr(r) for r in got.collected["result"]] == want, text

@@ -18,17 +18,17 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from tests.executor.test_columnar_sessions_stream import _reference
-from tests.executor.test_columnar_windows import MARKS, _chunks, _run, _stream_member
+from tests.executor.columnar_jobs import collect_job
+from tests.executor.session_runs import columnar_sessions, runtime_sessions
+from tests.executor.test_columnar_windows import MARKS, _chunks, _stream_member
 
 from flowc.executor import run_job_graph, run_reference
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.plan import plan_members
 from flowc.executor.arrow.sessions import SessionWindow, session_window
 from flowc.executor.arrow.stream_sessions import StreamSessionWindow
-from flowc.executor.runtime.core import LONG_MAX, TaskInfo
+from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
-from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
 DOUBLES = st.one_of(st.none(), st.sampled_from(
@@ -65,28 +65,6 @@ def _text(gap: str, lateness: str, aggs: list[str], side: bool, keyed: bool) -> 
             f"| aggregate {', '.join(aggs)};\n" + tail)
 
 
-def _columnar(m: Any, chunks: list[Any]) -> tuple[list[Any], list[Any], int]:
-    w = StreamSessionWindow(m.spec, m.key, m.in_schema, convert.arrow_schema(m.out_schema))
-    late: list[Any] = []
-    peak = 0
-
-    def step(c: Any) -> Any:
-        nonlocal peak
-        result = w.add(c)
-        peak = max(peak, sum(t.num_rows for t in w.held))
-        if w.late is not None:
-            late.extend(r for r in _run(lambda x: x, [w.late]) if r[0] != "wm")
-        return result
-    end = convert.empty(convert.arrow_schema(m.in_schema))
-    final = convert.Chunk(end.batch, end.ts, ([0], [LONG_MAX]))
-    out = _run(step, [*chunks, final])
-    # Everything fired and cleaned (or held at an overflowing cleanup time: none here).
-    assert not (w.windows or w.pending or w.children or w.extent or w.key_ids)
-    assert sum(t.num_rows for t in w.held) == 0
-    assert not any(w.finals.values())
-    return [(tuple(r), t) if r != "wm" else (r, t) for r, t in out], late, w.dropped
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=ROWS, marks=MARKS, cuts=st.lists(st.integers(0, 100), max_size=5),
        gap=st.sampled_from(["1s", "3s", "7s"]), side=st.booleans(), keyed=st.booleans(),
@@ -103,8 +81,8 @@ def test_sessions_with_lateness_equal_runtime_operator(
         keyed: bool, lateness: str, aggs: list[str]) -> None:
     m = _stream_member(_text(gap, lateness, aggs, side, keyed), "session")
     chunks = _chunks(rows, marks, cuts, convert.arrow_schema(m.in_schema))
-    expected = _reference(m, chunks)
-    actual = _columnar(m, chunks)
+    expected = runtime_sessions(m, chunks)
+    actual = columnar_sessions(m, chunks)
     assert _bits(actual[0]) == _bits(expected[0])
     assert _bits(actual[1]) == _bits(expected[1])
     assert actual[2] == expected[2]
@@ -172,12 +150,8 @@ def test_session_job_with_lateness_equals_reference(spark: Any, tmp_path: Path,
             "| aggregate count(*) as c, sum(x) as sx;\n")
 
     def job(executor: str) -> Any:
-        script = compile_source(text, str(tmp_path / "job.flow"),
-                                options={"mode": mode, "flowc.executor": executor})
-        script.streams["r"].stream.sink_to(CollectSink("r"))
-        script.streams["late_r"].stream.sink_to(CollectSink("late"))
-        script.streams["g"].stream.sink_to(CollectSink("g"))
-        return script.env.get_job_graph()
+        return collect_job(text, tmp_path, executor, mode,
+                           sinks={"r": "r", "late_r": "late", "g": "g"})
     columnar = job("columnar")
     members = plan_members(columnar)
     assert isinstance(members, dict)

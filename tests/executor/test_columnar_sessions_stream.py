@@ -14,15 +14,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from tests.executor.test_columnar_windows import MARKS, ROWS, _chunks, _run, _stream_member
+from tests.executor.columnar_jobs import collect_job
+from tests.executor.session_runs import columnar_sessions, runtime_sessions
+from tests.executor.test_columnar_windows import MARKS, ROWS, _chunks, _stream_member
 
 from flowc.executor import run_job_graph, run_reference
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.plan import plan_members
-from flowc.executor.arrow.stream_sessions import StreamSessionWindow
-from flowc.executor.runtime.core import LONG_MAX, TaskInfo
-from flowc.executor.runtime.factory import create_operator
-from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
 AGGS = ["count(*) as c", "count(distinct n) as dn", "count(n) as cn", "min(x) as mx",
@@ -38,47 +36,6 @@ def _member(gap: str, aggs: list[str], side: bool) -> Any:
         "watermark ts - 1s;\n"
         f"let r = s | key by k | window session gap {gap}{late} "
         f"| aggregate {', '.join(aggs)};\n" + tail, "session")
-
-
-def _reference(m: Any, chunks: list[Any]) -> tuple[list[Any], list[Any], int]:
-    """The runtime WindowOperator fed the chunks' records and watermarks in order."""
-    op = create_operator(m.spec, TaskInfo("w", 0, 1, 128, False), (m.key,))
-    out: list[Any] = []
-    late: list[Any] = []
-    op.out = lambda v, ts: out.append((tuple(v), ts))
-    op.out_wm = lambda w: out.append(("wm", w))
-    op.side = lambda tag, v, ts: late.append((tuple(v), ts))
-    op.open()
-    for c in chunks:
-        pos, vals = c.marks
-        k = 0
-        rows, ts = c.rows(), c.timestamps()
-        for i in range(len(rows) + 1):
-            while k < len(pos) and pos[k] == i:
-                op.on_watermark(int(vals[k]))
-                k += 1
-            if i < len(rows):
-                op.process(rows[i], ts[i])
-    op.on_watermark(LONG_MAX)
-    return out, late, op.late_records_dropped
-
-
-def _columnar(m: Any, chunks: list[Any]) -> tuple[list[Any], list[Any], int]:
-    w = StreamSessionWindow(m.spec, m.key, m.in_schema, convert.arrow_schema(m.out_schema))
-    late: list[Any] = []
-
-    def step(c: Any) -> Any:
-        result = w.add(c)
-        if w.late is not None:
-            late.extend(r for r in _run(lambda x: x, [w.late]) if r[0] != "wm")
-        return result
-    end = convert.empty(convert.arrow_schema(m.in_schema))
-    final = convert.Chunk(end.batch, end.ts, ([0], [LONG_MAX]))
-    out = _run(step, [*chunks, final])
-    # Everything fired: no session, key, merge tree or row is held any more.
-    assert not (w.windows or w.pending or w.children or w.extent or w.key_ids)
-    assert sum(t.num_rows for t in w.held) == 0
-    return [(tuple(r), t) if r != "wm" else (r, t) for r, t in out], late, w.dropped
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
@@ -99,8 +56,8 @@ def test_streaming_sessions_equal_runtime_operator(rows: list[Any], marks: list[
     m = _member(gap, aggs, side)
     schema = convert.arrow_schema(m.in_schema)
     chunks = _chunks(rows, marks, cuts, schema)
-    expected = _reference(m, chunks)
-    actual = _columnar(m, chunks)
+    expected = runtime_sessions(m, chunks)
+    actual = columnar_sessions(m, chunks)
     assert actual[0] == expected[0]
     assert actual[1:] == expected[1:]
 
@@ -135,11 +92,8 @@ def test_streaming_session_job_equals_reference(spark: Any, tmp_path: Path) -> N
             "last(n) as l;\n")
 
     def job(executor: str) -> Any:
-        script = compile_source(text, str(tmp_path / "job.flow"),
-                                options={"mode": "streaming", "flowc.executor": executor})
-        script.streams["r"].stream.sink_to(CollectSink("r"))
-        script.streams["late_r"].stream.sink_to(CollectSink("late"))
-        return script.env.get_job_graph()
+        return collect_job(text, tmp_path, executor, "streaming",
+                           sinks={"r": "r", "late_r": "late"})
     columnar = job("columnar")
     kinds = {m.kind for ms in plan_members(columnar).values() for m in ms}  # type: ignore[union-attr]
     assert "session" in kinds

@@ -14,16 +14,17 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.executor.columnar_jobs import collect_job
+from tests.executor.join_spill import add_all, run_batch_rows, side_runs, spilled_peak
 from tests.executor.test_columnar_joins_ops import KEY, OUT, SIDE, Concat, Rows, _reference
 
 from flowc.api.connected import CoGroupWindowFunction, UnionKey
 from flowc.executor import run_job_graph, run_reference
-from flowc.executor.arrow import convert, joins, spill
+from flowc.executor.arrow import convert, joins
 from flowc.executor.arrow.joinspill import JoinPart, SpillingJoin, key_hash
 from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
-from flowc.operators import CodeFn, CollectSink, IntervalJoinOp, WindowOp
-from flowc.parser import compile_source
+from flowc.operators import CodeFn, IntervalJoinOp, WindowOp
 from flowc.transformations import KeySelector
 from flowc.vector import VJoinRows
 from flowc.windowing import SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -60,18 +61,9 @@ def _spilled(join: Any, seq: list[Any], cuts: list[int], limit: int) -> tuple[
         list[Any], SpillingJoin]:
     """``seq`` fed as parts (runs of one side, also cut at ``cuts``), then fired."""
     sj = SpillingJoin(join, (SCHEMA, SCHEMA), limit)
-    part: list[Any] = []
-
-    def flush() -> None:
-        if part:
-            sj.add(JoinPart(part[0][0], convert.from_rows(
-                [(key, i) for _, i, key, _ in part], [ts for *_, ts in part], SCHEMA)))
-            part.clear()
-    for i, (_, side, key, ts) in enumerate(seq):
-        if part and (part[0][0] != side or i in cuts):
-            flush()
-        part.append((side, i, key, ts))
-    flush()
+    for lo, hi in side_runs([side for _, side, _, _ in seq], cuts):
+        sj.add(JoinPart(seq[lo][1], convert.from_rows(
+            [(seq[i][2], i) for i in range(lo, hi)], [ts for *_, ts in seq[lo:hi]], SCHEMA)))
     out = [r for c in sj.fired() for r in zip(c.rows(), c.timestamps())]
     return out, sj
 
@@ -87,12 +79,8 @@ def test_spilled_join_equals_row_operator(seq: list[Any], kind: str, lower: int,
     op, join = _window_join(kind == "sliding", python) if kind != "interval" else \
         _interval_join(lower, width, python)
     expected, _ = _reference(op, seq, False)
-    old = spill.BATCH_ROWS
-    spill.BATCH_ROWS = batch_rows
-    try:
+    with run_batch_rows(batch_rows):
         actual, sj = _spilled(join, seq, cuts, limit)
-    finally:
-        spill.BATCH_ROWS = old
     assert actual == expected
     if limit == 1 and seq:
         assert sj.spilled_bytes > 0
@@ -135,34 +123,13 @@ def test_spilled_join_holds_a_range(kind: str) -> None:
                     [pa.array(key[i:i + step][m], pa.string()),
                      pa.array(np.arange(i, i + len(m))[m], pa.int32())], schema=SCHEMA),
                     pa.array(ts[i:i + step][m], pa.int64())))
-    total = 0
-    for p in parts():
-        total += p.chunk.batch.nbytes + p.chunk.ts.nbytes
-        whole.add(p)
+    total = add_all(whole, parts())
     expected = sum(out.num_rows for out in whole.fired())
-    base = pa.total_allocated_bytes()
-    peak = 0
-    for p in parts():
-        sj.add(p)
-        del p
-        peak = max(peak, pa.total_allocated_bytes() - base)
-    directory = sj.directory
-    assert sj.runs and directory is not None and os.path.isdir(directory)
-    pairs = 0
-    for out in sj.fired():
-        pairs += out.num_rows
-        peak = max(peak, pa.total_allocated_bytes() - base)
-        del out
-    assert pairs == expected > n / 4
+    pairs: list[int] = []
+    peak, directory = spilled_peak(sj, parts(), lambda out: pairs.append(out.num_rows))
+    assert sum(pairs) == expected > n / 4
     assert peak < total / 4, (peak, total)
     assert not os.path.exists(directory)
-
-
-def _job(text: str, tmp_path: Path, executor: str) -> Any:
-    script = compile_source(text, str(tmp_path / "job.flow"),
-                            options={"mode": "batch", "flowc.executor": executor})
-    script.streams["result"].stream.sink_to(CollectSink("result"))
-    return script.env.get_job_graph()
 
 
 @pytest.mark.spark
@@ -180,7 +147,7 @@ def test_spilled_join_job_equals_reference(spark: Any, tmp_path: Path, join: str
             f"source b (k string, n int, ts timestamp) from csv '{tmp_path}/b.csv' "
             "watermark ts - 1s;\n"
             f"let result = a | {join} | map k, n, b_n, ts;\n")
-    actual = run_job_graph(_job(text, tmp_path, "columnar"))
-    expected = run_reference(_job(text, tmp_path, "row"))
+    actual = run_job_graph(collect_job(text, tmp_path, "columnar"))
+    expected = run_reference(collect_job(text, tmp_path, "row"))
     assert len(expected.collected["result"]) > 1000
     assert actual.collected["result"] == expected.collected["result"]

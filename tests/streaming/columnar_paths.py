@@ -7,6 +7,8 @@ same files."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,11 @@ from flowc.parser import compile_source
 
 from .test_streaming_columnar import Driver, _norm
 
-__all__ = ["Driver", "RowDriver", "SqlDriver", "batch_time", "model_lines", "printed", "_norm",
-           "row_and_columnar"]
+__all__ = ["CLICKS_HEADER", "Driver", "RowDriver", "SqlDriver", "batch_time", "model_lines",
+           "printed", "_norm", "random_click", "row_and_columnar", "same_on_every_path",
+           "write_batches"]
+
+CLICKS_HEADER = "user_id,action,score,n,ts"
 
 
 class SqlDriver(Driver):
@@ -102,6 +107,42 @@ def row_and_columnar(d: Driver, files: list[list[str]]) -> dict[str, list[Any]]:
     return {name: [comparable(d.batch(d.work / name, b, fs, pick(b)))
                    for b, fs in enumerate(files)]
             for name, pick in picks.items()}
+
+
+def same_on_every_path(runs: dict[str, list[Any]]) -> None:
+    """``row_and_columnar``'s runs: every batch's outputs, stats and snapshots on the
+    columnar and the switching paths are the row path's."""
+    for name in ("col", "col-row", "row-col"):
+        for b, (r, c) in enumerate(zip(runs["row"], runs[name])):
+            assert c["sinks"] == r["sinks"], (name, b)
+            assert c["stats"] == r["stats"], (name, b)
+            assert c["snapshots"] == r["snapshots"], (name, b)
+
+
+def write_batches(d: Driver, batches: list[list[str]]) -> list[list[str]]:
+    """One csv file per batch in ``d``'s input directory (``CLICKS_HEADER``, then the
+    batch's lines): each batch's files, for ``Driver.batch``."""
+    files = []
+    for b, lines in enumerate(batches):
+        path = d.work / "in" / f"f{b:03d}.csv"
+        path.write_text("\n".join([CLICKS_HEADER, *lines]) + "\n")
+        files.append([str(path)])
+    return files
+
+
+def random_click(rnd: random.Random, at: int, spread: tuple[int, int], users: int,
+                 actions: Sequence[str], iso: bool = False) -> str:
+    """A random line of ``CLICKS_HEADER``'s columns: a nullable score (now and then -0.0)
+    and count, ``ts`` in ``at + spread`` (not below 0; ``iso``: as an ISO time on
+    2024-05-01), one of ``users`` users and of ``actions``."""
+    score = "" if rnd.random() < 0.2 else f"{rnd.uniform(-5, 5):.3f}"
+    if rnd.random() < 0.05:
+        score = "-0.0"
+    n = "" if rnd.random() < 0.2 else str(rnd.randrange(-3, 100))
+    ts = max(0, at + rnd.randrange(*spread))
+    when = f"2024-05-01T10:{ts // 60000 % 60:02d}:{ts // 1000 % 60:02d}." \
+        f"{ts % 1000:03d}Z" if iso else str(ts)
+    return f"u{rnd.randrange(users)},{rnd.choice(actions)},{score},{n},{when}"
 
 
 def comparable(v: Any) -> Any:

@@ -17,10 +17,10 @@ from flowc.executor.streaming.runner import StreamStats, run_streaming
 
 TRIGGER_MS = 100
 # Datagen has rows at every trigger: at an interval shorter than a micro-batch takes, the
-# next batch starts at once (the stop then ends the query right after a batch returned and
-# the interrupted next one is replayed); 2 s keeps the tests' batch counts small and leaves
-# a pause between batches on a loaded machine.
-DATAGEN_TRIGGER_MS = 2000
+# next batch starts at once (a stop still ends the query right after the running batch
+# returned; the interrupted next one is replayed on restart); 500 ms keeps the rows a batch
+# and the batch counts of the tests small without waiting seconds for each batch.
+DATAGEN_TRIGGER_MS = 500
 WAIT_S = 150.0  # a wait's limit: Spark's start-up on a loaded machine comes first
 POLL_S = 0.05
 

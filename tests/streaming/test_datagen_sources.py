@@ -102,7 +102,8 @@ def test_a_restart_continues_after_the_last_committed_row(spark: Any, tmp_path: 
     first = _rows(tmp_path / "out")
     _run_batches(env, tmp_path / "ck", 2)
     rows = _rows(tmp_path / "out")
-    assert len(first) >= 3 * 60 and len(rows) > len(first)  # 60 rows a batch
+    per_batch = datagen_rows_per_batch(_spec(env), DATAGEN_TRIGGER_MS)
+    assert len(first) >= 3 * per_batch and len(rows) > len(first)
     ids = sorted(i for i, _ in rows)
     # every row once: ids 100, 101, ... without a gap or a duplicate across the restart
     assert ids == list(range(100, 100 + len(ids)))

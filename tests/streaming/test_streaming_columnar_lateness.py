@@ -15,7 +15,16 @@ from typing import Any
 
 import pytest
 
-from .columnar_paths import Driver, job_graph, model_lines, printed, row_and_columnar
+from .columnar_paths import (
+    Driver,
+    job_graph,
+    model_lines,
+    printed,
+    random_click,
+    row_and_columnar,
+    same_on_every_path,
+    write_batches,
+)
 
 JOB = """set parallelism = {p};
 {head}source clicks (user_id string, action string, score double, n int, ts timestamp)
@@ -44,21 +53,9 @@ def _job(rnd: random.Random) -> str:
 def _files(d: Driver, batches: int, rnd: random.Random) -> list[list[str]]:
     """One csv file per batch, records from well behind the batch's time (late, late but
     allowed) to ahead of it."""
-    out = []
-    for b in range(batches):
-        rows = ["user_id,action,score,n,ts"]
-        for _ in range(rnd.randrange(1, 25)):
-            score = "" if rnd.random() < 0.2 else f"{rnd.uniform(-5, 5):.3f}"
-            if rnd.random() < 0.05:
-                score = "-0.0"
-            n = "" if rnd.random() < 0.2 else str(rnd.randrange(-3, 100))
-            ts = max(0, 2500 * b + rnd.randrange(-9000, 3000))
-            rows.append(f"u{rnd.randrange(4)},{rnd.choice(['click', 'buy', 'view'])},"
-                        f"{score},{n},{ts}")
-        path = d.work / "in" / f"f{b:03d}.csv"
-        path.write_text("\n".join(rows) + "\n")
-        out.append([str(path)])
-    return out
+    return write_batches(d, [
+        [random_click(rnd, 2500 * b, (-9000, 3000), 4, ["click", "buy", "view"])
+         for _ in range(rnd.randrange(1, 25))] for b in range(batches)])
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -70,11 +67,7 @@ def test_windows_with_lateness_equal_on_both_paths_and_the_model(tmp_path: Path,
     assert [m.kind for c in d.chains.values() for m in c.members].count("window") == 1
     files = _files(d, 7, rnd)
     runs = row_and_columnar(d, files)
-    for name in ("col", "col-row", "row-col"):
-        for b, (r, c) in enumerate(zip(runs["row"], runs[name])):
-            assert c["sinks"] == r["sinks"], (name, b)
-            assert c["stats"] == r["stats"], (name, b)
-            assert c["snapshots"] == r["snapshots"], (name, b)
+    same_on_every_path(runs)
     lines = printed(d, runs["col"])
     assert lines == model_lines(job_graph(d, text), files).printed
 
@@ -86,13 +79,8 @@ def test_a_late_record_within_the_lateness_fires_its_window_again(tmp_path: Path
     text = JOB.format(p=1, head="", src="{src}", delay=0, key="user_id",
                       window="tumbling 2s", lateness="3s")
     d = Driver(text, tmp_path)
-    rows = [["u1,click,1.0,1,100", "u1,buy,2.0,2,2500"], ["u1,view,,3,1500"],
-            ["u1,click,4.0,4,9000"], ["u1,click,5.0,5,1600"]]
-    files = []
-    for b, lines in enumerate(rows):
-        path = d.work / "in" / f"f{b}.csv"
-        path.write_text("user_id,action,score,n,ts\n" + "\n".join(lines) + "\n")
-        files.append([str(path)])
+    files = write_batches(d, [["u1,click,1.0,1,100", "u1,buy,2.0,2,2500"], ["u1,view,,3,1500"],
+                              ["u1,click,4.0,4,9000"], ["u1,click,5.0,5,1600"]])
     runs = row_and_columnar(d, files)
     t = "1970-01-01T00:00"
     expected = [
@@ -114,13 +102,8 @@ def test_a_restored_group_aggregates_on_from_its_accumulator(tmp_path: Path) -> 
     d = Driver(text, tmp_path)
     first = [f"u1,{['a', 'b', 'c'][i % 3]},{'' if i % 4 == 0 else i * 0.25},"
              f"{'' if i % 5 == 0 else i},{i * 10}" for i in range(40)]
-    rows = [first + ["u1,x,1.0,1,20000"], ["u1,d,7.5,2147483647,5000"],
-            ["u1,a,,2147483647,6000"]]
-    files = []
-    for b, lines in enumerate(rows):
-        path = d.work / "in" / f"f{b}.csv"
-        path.write_text("user_id,action,score,n,ts\n" + "\n".join(lines) + "\n")
-        files.append([str(path)])
+    files = write_batches(d, [first + ["u1,x,1.0,1,20000"], ["u1,d,7.5,2147483647,5000"],
+                              ["u1,a,,2147483647,6000"]])
     runs: dict[str, Any] = {
         "row": [d.batch(d.work / "r", b, f, False) for b, f in enumerate(files)],
         "row-then-col": [d.batch(d.work / "rc", b, f, b > 0) for b, f in enumerate(files)]}
@@ -136,13 +119,8 @@ def test_an_average_of_negative_zeros_prints_zero_on_both_paths(tmp_path: Path,
     text = JOB.format(p=1, head="", src="{src}", delay=0, key="user_id",
                       window="tumbling 2s", lateness=lateness)
     d = Driver(text, tmp_path)
-    rows = [["u1,click,-0.0,1,100", "u1,buy,-0.0,2,2500"],
-            ["u1,view,-0.0,3,1500", "u2,view,-0.0,3,1500"]]  # u2's group: late, new
-    files = []
-    for b, lines in enumerate(rows):
-        path = d.work / "in" / f"f{b}.csv"
-        path.write_text("user_id,action,score,n,ts\n" + "\n".join(lines) + "\n")
-        files.append([str(path)])
+    files = write_batches(d, [["u1,click,-0.0,1,100", "u1,buy,-0.0,2,2500"],
+                              ["u1,view,-0.0,3,1500", "u2,view,-0.0,3,1500"]])  # u2: late, new
     runs = row_and_columnar(d, files)
     lines = printed(d, runs["col"])
     assert lines == printed(d, runs["row"])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,10 @@ from .columnar_paths import (
     job_graph,
     model_lines,
     printed,
+    random_click,
     row_and_columnar,
+    same_on_every_path,
+    write_batches,
 )
 
 ROLLING = """set parallelism = 2;
@@ -53,31 +55,9 @@ INSERT INTO levels SELECT c, COUNT(*) FROM (
 def _files(d: Driver, batches: int, seed: int, iso: bool = False) -> list[list[str]]:
     """One csv file per batch: random users, actions, nullable scores and counts."""
     rnd = random.Random(seed)
-    out = []
-    for b in range(batches):
-        rows = ["user_id,action,score,n,ts"]
-        for _ in range(rnd.randrange(0, 25)):
-            score = "" if rnd.random() < 0.2 else f"{rnd.uniform(-5, 5):.3f}"
-            if rnd.random() < 0.05:
-                score = "-0.0"
-            n = "" if rnd.random() < 0.2 else str(rnd.randrange(-3, 100))
-            ts = max(0, 3000 * b + rnd.randrange(-4000, 3000))
-            when = f"2024-05-01T10:{ts // 60000 % 60:02d}:{ts // 1000 % 60:02d}." \
-                f"{ts % 1000:03d}Z" if iso else str(ts)
-            rows.append(f"u{rnd.randrange(5)},{rnd.choice(['click', 'buy', 'view', 'skip'])},"
-                        f"{score},{n},{when}")
-        path = d.work / "in" / f"f{b:03d}.csv"
-        path.write_text("\n".join(rows) + "\n")
-        out.append([str(path)])
-    return out
-
-
-def _same_on_every_path(runs: dict[str, list[Any]]) -> None:
-    for name in ("col", "col-row", "row-col"):
-        for b, (r, c) in enumerate(zip(runs["row"], runs[name])):
-            assert c["sinks"] == r["sinks"], (name, b)
-            assert c["stats"] == r["stats"], (name, b)
-            assert c["snapshots"] == r["snapshots"], (name, b)
+    return write_batches(d, [
+        [random_click(rnd, 3000 * b, (-4000, 3000), 5, ["click", "buy", "view", "skip"], iso)
+         for _ in range(rnd.randrange(0, 25))] for b in range(batches)])
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -86,7 +66,7 @@ def test_rolling_aggregates_equal_on_both_paths_and_the_model(tmp_path: Path,
     d = Driver(ROLLING, tmp_path)
     files = _files(d, 6, seed)
     runs = row_and_columnar(d, files)
-    _same_on_every_path(runs)
+    same_on_every_path(runs)
     lines = printed(d, runs["col"])
     assert any(line.startswith("levels") and "-U[" in line for line in lines)
     assert lines == model_lines(job_graph(d, ROLLING), files).printed
@@ -117,7 +97,7 @@ def test_sql_group_by_changelogs_equal_on_both_paths_and_the_model(tmp_path: Pat
     d = SqlDriver(SQL, tmp_path)
     files = _files(d, 5, seed, iso=True)
     runs = row_and_columnar(d, files)
-    _same_on_every_path(runs)
+    same_on_every_path(runs)
     lines = printed(d, runs["col"])
     assert any("-U[" in line for line in lines)
     assert lines == model_lines(d.jg, files).printed

@@ -179,7 +179,7 @@ gen | union files | print 'all';
         land(tmp_path / "in", "a.csv", ["n", "-1", "-2"])
         wait(40 + 1)
 
-    # 40 rows a batch (at 100 ms, 2 rows a batch took 20 batches)
+    # 10 rows a batch at DATAGEN_TRIGGER_MS (at 100 ms, 2 rows a batch took 20 batches)
     stats = stream(tmp_path, jg, feed, trigger_ms=DATAGEN_TRIGGER_MS)
     values = [int(line.split("> ", 1)[1].strip("+I[]")) for line in stats.printed]
     assert {-1, -2} <= set(values)
