@@ -301,10 +301,18 @@ class RollingAggregate:
         first = before < 0
         safe = np.where(first, mine, before)
         changed = np.zeros(n, dtype=bool)
-        for a in new:
+        # The row code compares rows with ``==``, an element by identity first: a min /
+        # max / first that is NaN is the accumulator's own NaN, kept as it was (a later
+        # value never replaces it), so it is no change; other NaN results are new floats.
+        kept = {len(self.keys) + i for i, k in enumerate(self.kinds)
+                if k in ("min", "max", "first")}
+        for j, a in enumerate(new):
             x, y = a.take(pa.array(mine)), a.take(pa.array(safe))
             eq = pc.fill_null(pc.equal(x, y), False)
             both_null = pc.and_(pc.is_null(x), pc.is_null(y))
+            if j in kept and pa.types.is_floating(a.type):
+                both_null = pc.or_(both_null, pc.fill_null(
+                    pc.and_(pc.is_nan(x), pc.is_nan(y)), False))
             changed |= ~pc.or_(eq, both_null).to_numpy(zero_copy_only=False)
         counts = np.where(first, 1, np.where(changed, 2, 0)).astype(np.int64)
         # Output row j: from ``take`` with kind ``kinds``.

@@ -123,6 +123,8 @@ def _sequential_cumsum(x: np.ndarray, gid: np.ndarray) -> np.ndarray:
 
 def _running_extreme(v: pa.Array, groups: pd.Series, smallest: bool) -> pa.Array:
     """Running min / max skipping nulls, on the values' ranks (any ordered type)."""
+    if pa.types.is_floating(v.type):
+        return _running_float_extreme(v, groups, smallest)
     valid = pc.is_valid(v).to_numpy(zero_copy_only=False)
     idx = np.flatnonzero(valid)
     rank = np.full(len(v), np.nan)
@@ -144,6 +146,29 @@ def _running_extreme(v: pa.Array, groups: pd.Series, smallest: bool) -> pa.Array
         pick[ok] = firsts[best[ok].astype(np.int64)]
     taken = v.take(pa.array(pick))
     return pc.if_else(pa.array(ok), taken, pa.scalar(None, v.type))
+
+
+def _running_float_extreme(v: pa.Array, groups: pd.Series, smallest: bool) -> pa.Array:
+    """Running min / max of floats as the row code compares them (``windows.py``'s
+    ``EXTREME_PARTS``): NaN when the group's first value is NaN, else the extreme of the
+    other values, a zero extreme being the group's first zero (``0.0`` or ``-0.0``)."""
+    valid = pc.is_valid(v).to_numpy(zero_copy_only=False)
+    x = pc.fill_null(pc.cast(v, pa.float64()), 0.0).to_numpy(zero_copy_only=False)
+    pos = np.arange(len(x), dtype=np.float64)
+
+    def first_where(mask: np.ndarray) -> np.ndarray:
+        at = pd.Series(np.where(mask, pos, np.nan)).groupby(groups).cummin()
+        return at.groupby(groups).ffill().to_numpy()
+
+    head, zero = first_where(valid), first_where(valid & (x == 0))
+    fill = np.inf if smallest else -np.inf
+    y = pd.Series(np.where(valid & ~np.isnan(x), x, fill))
+    ext = (y.groupby(groups).cummin() if smallest else y.groupby(groups).cummax()).to_numpy()
+    seen = ~np.isnan(head)
+    head_v = x[np.where(seen, head, 0).astype(np.int64)]
+    zero_v = x[np.where(np.isnan(zero), 0, zero).astype(np.int64)]
+    out = np.where(seen & np.isnan(head_v), np.nan, np.where(ext == 0, zero_v, ext))
+    return pc.cast(pa.array(out, pa.float64(), mask=~seen), v.type)
 
 
 def _take_or_null(v: pa.Array, pos: np.ndarray) -> pa.Array:

@@ -184,17 +184,71 @@ def exact_sums(target: pa.Table, sources: list[pa.Table], groups: list[str],
     return target
 
 
+def float_extremes(schema: pa.Schema, kinds: tuple[str, ...]) -> list[int]:
+    """The min / max aggregates over floating-point values (``a{i}`` columns of
+    ``schema``): their results follow the row code's comparisons, not pyarrow's."""
+    return [i for i, k in enumerate(kinds) if k in ("min", "max")
+            and pa.types.is_floating(schema.field(f"a{i}").type)]
+
+
+# The row code's min / max (``acc = v if v < acc else acc`` from the first non-null value,
+# Flink's MinAggFunction / MaxAggFunction on Java doubles) keeps a NaN met first forever and
+# skips a later one, and keeps the first of equal values (``0.0`` before ``-0.0``).
+# pyarrow's min / max skip NaN and pick either zero, so a floating min / max keeps three
+# partial columns, each merged in record order: ``e{i}_ext`` pyarrow's NaN-skipping
+# extreme, ``e{i}_head`` the first value, ``e{i}_zero`` the first zero; ``a{i}_min`` /
+# ``a{i}_max`` is the row code's result of them (``_resolve_extreme``).
+EXTREME_PARTS = ("ext", "head", "zero")
+
+
+def _resolve_extreme(table: pa.Table, i: int, kind: str) -> pa.Table:
+    ext, head, zero = (table.column(f"e{i}_{p}") for p in EXTREME_PARTS)
+    nan_first = pc.fill_null(pc.is_nan(head), False)
+    at_zero = pc.fill_null(pc.equal(ext, 0.0), False)
+    value = pc.if_else(nan_first, head, pc.if_else(at_zero, zero, ext))
+    name = f"a{i}_{kind}"
+    if name in table.column_names:
+        return table.set_column(table.column_names.index(name), name, value)
+    return table.append_column(name, value)
+
+
+def restore_extremes(cols: dict[str, list[Any]], schema: pa.Schema,
+                     kinds: tuple[str, ...]) -> pa.Table:
+    """A partials table from columns holding each floating min / max as its result only
+    (a row accumulator restored from a snapshot): that one value's three partials."""
+    for i, kind in enumerate(kinds):
+        if f"e{i}_ext" not in schema.names or f"e{i}_ext" in cols:
+            continue
+        values = cols[f"a{i}_{kind}"]
+        cols[f"e{i}_ext"] = list(values)
+        cols[f"e{i}_head"] = list(values)
+        cols[f"e{i}_zero"] = [v if v == 0 else None for v in values]
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
 def partial(table: pa.Table, groups: list[str], kinds: tuple[str, ...],
             exact: bool = True) -> pa.Table:
     """Rows -> one partial row per group: ``row_min`` and each aggregate's partials
     (``exact``: double sums added in row order, see ``exact_sums``)."""
     aggs: list[tuple[Any, ...]] = [("row", "min")]
+    extremes = float_extremes(table.schema, kinds)
     for i, kind in enumerate(kinds):
         if kind == "avg":
             aggs += [(f"a{i}", "sum", _SKIP), (f"a{i}", "count", _COUNT_VALID)]
+        elif i in extremes:
+            v = table.column(f"a{i}")
+            zeros = pc.if_else(pc.equal(v, 0.0), v, pa.scalar(None, v.type))
+            table = table.append_column(f"z{i}", zeros)
+            aggs += [(f"a{i}", kind, _SKIP), (f"a{i}", "first", _SKIP),
+                     (f"z{i}", "first", _SKIP)]
         elif kind != "count_distinct":
             aggs.append((f"a{i}",) + _PARTIAL[kind][0])
     grouped = table.group_by(groups, use_threads=False).aggregate(aggs)
+    for i in extremes:
+        names = {f"a{i}_{kinds[i]}": f"e{i}_ext", f"a{i}_first": f"e{i}_head",
+                 f"z{i}_first": f"e{i}_zero"}
+        grouped = _resolve_extreme(grouped.rename_columns(
+            [names.get(c, c) for c in grouped.column_names]), i, kinds[i])
     idx = float_sums(table, kinds) if exact else []
     return exact_sums(grouped, [table], groups, kinds, idx) if idx else grouped
 
@@ -203,10 +257,15 @@ def merge_partials(table: pa.Table, groups: list[str], kinds: tuple[str, ...]) -
     """Partials folded into one partial row per group (same columns)."""
     aggs: list[tuple[Any, ...]] = [("row_min", "min")]
     names = ["row_min"]
+    extremes = [i for i in range(len(kinds)) if f"e{i}_ext" in table.column_names]
     for i, kind in enumerate(kinds):
         if kind == "avg":
             aggs += [(f"a{i}_sum", "sum", _SKIP), (f"a{i}_count", "sum", _SKIP)]
             names += [f"a{i}_sum", f"a{i}_count"]
+        elif i in extremes:  # the parts in record order; the result again from them
+            aggs += [(f"e{i}_ext", kind, _SKIP), (f"e{i}_head", "first", _SKIP),
+                     (f"e{i}_zero", "first", _SKIP)]
+            names += [f"e{i}_{p}" for p in EXTREME_PARTS]
         elif kind != "count_distinct":
             col = f"a{i}_{_PARTIAL[kind][0][0]}"
             aggs.append((col,) + _PARTIAL[kind][1])
@@ -215,6 +274,8 @@ def merge_partials(table: pa.Table, groups: list[str], kinds: tuple[str, ...]) -
     for name, agg in zip(names, aggs):
         merged = merged.rename_columns([name if c == f"{name}_{agg[1]}" else c
                                         for c in merged.column_names])
+    for i in extremes:
+        merged = _resolve_extreme(merged, i, kinds[i])
     return merged
 
 
