@@ -1,0 +1,171 @@
+"""Vectorised DECIMAL window aggregates (``arrow/windows.py``): ``sum`` (exact, in
+decimal256; NULL from 10^38 on, the row code's SUM), ``avg`` (the row code's HALF_UP
+quotient at DECIMAL(38, max(6, s))), ``first`` / ``last`` (by position: pyarrow has no
+decimal first / last kernel), ``min`` / ``max`` and counts, on random DECIMAL(p, s) values
+(nulls, negatives, zeros, the precision's limits) in BATCH tumbling / sliding windows
+(folded, spilled) and STREAMING ones without allowed lateness (spilled) == the runtime
+WindowOperator, scales compared (``repr`` of each ``Decimal``); a STREAMING window's state
+through a row snapshot and back."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from tests.executor.test_columnar_nan_extremes import (
+    _batch_chunks,
+    _columnar,
+    _runtime,
+    _runtime_on,
+)
+from tests.executor.test_columnar_windows import MARKS, _chunks, _stream_member
+
+from flowc.executor.arrow import convert, spill, windows
+from flowc.executor.arrow.plan import plan_members
+from flowc.executor.arrow.stream_windows import StreamWindow
+from flowc.executor.runtime.core import TaskInfo
+from flowc.executor.runtime.factory import create_operator
+from flowc.parser import compile_source
+
+TYPES = [(5, 2), (38, 0), (12, 6), (20, 10)]
+AGGS = ["sum(d) as sd", "avg(d) as ad", "first(d) as fd", "last(d) as ld", "min(d) as mn",
+        "max(d) as mx", "count(d) as cd", "sum(x) as sx"]
+
+
+def _values(p: int, s: int) -> st.SearchStrategy[Decimal | None]:
+    top = 10 ** p - 1
+    edge = st.sampled_from([top, -top, 0, 1, -1, top // 3])
+    return st.one_of(st.none(), edge, st.integers(-top, top)).map(
+        lambda u: None if u is None else Decimal(f"{u}e-{s}"))
+
+
+@st.composite
+def _case(draw: Any) -> tuple[tuple[int, int], list[Any]]:
+    p, s = draw(st.sampled_from(TYPES))
+    rows = draw(st.lists(st.tuples(st.sampled_from(["a", "b"]), _values(p, s),
+                                   st.sampled_from([None, 0.5, -2.0]),
+                                   st.integers(0, 30_000)), min_size=1, max_size=50))
+    return (p, s), rows
+
+
+def _member(ps: tuple[int, int], window: str, aggs: list[str], mode: str) -> Any:
+    return _stream_member(
+        f"source s (k string, d decimal({ps[0]}, {ps[1]}), x double, ts timestamp) "
+        "from csv 'x.csv' watermark ts - 1s;\n"
+        f"let r = s | key by k | window {window} | aggregate {', '.join(aggs)};\n"
+        "r | print;\n", "window", mode)
+
+
+AGG_LISTS = st.lists(st.sampled_from(AGGS), min_size=1, max_size=4, unique=True)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=_case(), aggs=AGG_LISTS, chunk=st.integers(1, 7), compact=st.integers(1, 9),
+       limit=st.sampled_from([1, 1 << 30]),
+       window=st.sampled_from(["tumbling 5s", "sliding 10s every 5s"]))
+# 38 nines twice: the sum passes 10^38 (NULL), the average stays; first / last skip nulls.
+@example(case=((38, 0), [("a", None, None, 0), ("a", Decimal(10 ** 38 - 1), None, 1),
+                         ("a", Decimal(10 ** 38 - 1), None, 2), ("a", None, None, 3)]),
+         aggs=["sum(d) as sd", "avg(d) as ad", "first(d) as fd", "last(d) as ld"], chunk=1,
+         compact=1, limit=1, window="tumbling 5s")
+# an average rounding HALF_UP at scale 6: 0.01 / 3, -0.02 / 3
+@example(case=((5, 2), [("a", Decimal("0.01"), None, 0), ("a", Decimal("0.00"), None, 1),
+                        ("a", Decimal("0.00"), None, 2), ("b", Decimal("-0.02"), None, 0),
+                        ("b", Decimal("0.00"), None, 0), ("b", Decimal("0.00"), None, 0)]),
+         aggs=["avg(d) as ad", "sum(d) as sd"], chunk=2, compact=2, limit=1 << 30,
+         window="tumbling 5s")
+def test_batch_decimal_windows_equal_runtime_operator(case: Any, aggs: list[str], chunk: int,
+                                                      compact: int, limit: int,
+                                                      window: str) -> None:
+    ps, rows = case
+    m = _member(ps, window, aggs, "batch")
+    schema = convert.arrow_schema(m.in_schema)
+    chunks = _batch_chunks(rows, chunk, schema)
+    expected = _runtime(m, chunks, batch=True)
+    old = windows.COMPACT_ROWS
+    windows.COMPACT_ROWS = compact
+    try:
+        w = spill.SpillingWindow(m.spec, m.key, m.in_schema,
+                                 convert.arrow_schema(m.out_schema), limit=limit)
+        assert _columnar(w, chunks, schema, batch=True) == expected
+    finally:
+        windows.COMPACT_ROWS = old
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=_case(), aggs=AGG_LISTS, marks=MARKS,
+       cuts=st.lists(st.integers(0, 100), max_size=4),
+       window=st.sampled_from(["tumbling 5s", "sliding 10s every 5s"]),
+       limit=st.sampled_from([None, 1]))
+def test_streaming_decimal_windows_equal_runtime_operator(case: Any, aggs: list[str],
+                                                          marks: list[int], cuts: list[int],
+                                                          window: str,
+                                                          limit: int | None) -> None:
+    ps, rows = case
+    m = _member(ps, window, aggs, "streaming")
+    schema = convert.arrow_schema(m.in_schema)
+    chunks = _chunks([(k, d, x, t) for k, d, x, t in rows], marks, cuts, schema)
+    expected = _runtime(m, chunks, batch=False)
+    out = convert.arrow_schema(m.out_schema)
+    w = StreamWindow(m.spec, m.key, m.in_schema, out) if limit is None else \
+        spill.SpillingStreamWindow(m.spec, m.key, m.in_schema, out, limit=limit)
+    assert _columnar(w, chunks, schema, batch=False) == expected
+
+
+def test_a_sum_beyond_its_type_fails_like_the_row_operators_record() -> None:
+    """DECIMAL(38, 2) values summing past 10^36 (but below 10^38, where the row code's
+    SUM is NULL) do not fit the output's DECIMAL(38, 2): the task fails as it did with
+    the row operator inside the chain (its record converted to the declared columns)."""
+    m = _member((38, 2), "tumbling 5s", ["sum(d) as sd"], "batch")
+    schema = convert.arrow_schema(m.in_schema)
+    big = Decimal(f"{10 ** 38 - 1}e-2")
+    chunks = _batch_chunks([("a", big, None, 0), ("a", big, None, 1)], 2, schema)
+    w = windows.BatchWindow(m.spec, m.key, m.in_schema, convert.arrow_schema(m.out_schema))
+    with pytest.raises(TypeError, match="does not fit its declared type decimal128"):
+        _columnar(w, chunks, schema, batch=True)
+
+
+def test_decimal_windows_plan_vectorised() -> None:
+    """BATCH windows and STREAMING ones without allowed lateness run DECIMAL sums,
+    averages, first and last vectorised; with allowed lateness (late firings) they keep
+    the runtime WindowOperator."""
+    def kinds(mode: str, lateness: str) -> list[str]:
+        script = compile_source(
+            "source s (k string, d decimal(10, 2), ts timestamp) from csv 'x.csv' "
+            f"watermark ts - 1s;\ns | key by k | window tumbling 5s{lateness} "
+            "| aggregate sum(d) as sd, avg(d) as ad, first(d) as fd, last(d) as ld "
+            "| print;\n", "t.flow", options={"mode": mode})
+        members = plan_members(script.env.get_job_graph())
+        assert isinstance(members, dict), members
+        return [m.kind for ms in members.values() for m in ms]
+    assert "window" in kinds("batch", "")
+    assert "window" in kinds("streaming", "")
+    assert "window" not in kinds("streaming", " allowed lateness 2s")
+
+
+def test_streaming_decimal_window_state_round_trips() -> None:
+    """A STREAMING DECIMAL window's partials handed to the row operator (a snapshot) and
+    back aggregate on to the row operator's values."""
+    from flowc.executor.streaming.window_state import window_from_row, window_to_row
+
+    m = _member((12, 6), "tumbling 5s", AGGS[:7], "streaming")
+    schema = convert.arrow_schema(m.in_schema)
+    out = convert.arrow_schema(m.out_schema)
+    d = Decimal
+    before = [("a", d("1.000001"), None, 1_000), ("a", None, None, 1_100),
+              ("b", d("-0.000002"), None, 1_200)]
+    after = [("a", d("2.5"), None, 1_500), ("b", None, None, 1_600),
+             ("b", d("0.000001"), None, 1_700)]
+    w = StreamWindow(m.spec, m.key, m.in_schema, out)
+    w.add(_chunks(before, [0], [], schema)[0])
+    op = create_operator(m.spec, TaskInfo("w", 0, 1, 128, False), (m.key,))
+    op.open()
+    window_to_row(w, op, m.in_schema)
+    restored = StreamWindow(m.spec, m.key, m.in_schema, out)
+    window_from_row(op, restored, m.in_schema)
+    chunks = _chunks(after, [0], [], schema)
+    expected = _runtime_on(op, chunks)
+    assert _columnar(restored, chunks, schema, batch=False) == expected
