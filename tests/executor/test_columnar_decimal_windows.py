@@ -9,9 +9,12 @@ through a row snapshot and back."""
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -21,13 +24,18 @@ from tests.executor.test_columnar_nan_extremes import (
     _runtime,
     _runtime_on,
 )
+from tests.executor.test_columnar_rolling_distinct import _reference
 from tests.executor.test_columnar_windows import MARKS, _chunks, _stream_member
 
 from flowc.executor.arrow import convert, spill, windows
+from flowc.executor.arrow.chain import ChainProgram
 from flowc.executor.arrow.plan import plan_members
+from flowc.executor.arrow.rolling import compile_start
+from flowc.executor.arrow.sessions import session_window
 from flowc.executor.arrow.stream_windows import StreamWindow
 from flowc.executor.runtime.core import TaskInfo
 from flowc.executor.runtime.factory import create_operator
+from flowc.operators import CollectSink
 from flowc.parser import compile_source
 
 TYPES = [(5, 2), (38, 0), (12, 6), (20, 10)]
@@ -51,12 +59,13 @@ def _case(draw: Any) -> tuple[tuple[int, int], list[Any]]:
     return (p, s), rows
 
 
-def _member(ps: tuple[int, int], window: str, aggs: list[str], mode: str) -> Any:
+def _member(ps: tuple[int, int], window: str, aggs: list[str], mode: str,
+            kind: str = "window") -> Any:
     return _stream_member(
         f"source s (k string, d decimal({ps[0]}, {ps[1]}), x double, ts timestamp) "
         "from csv 'x.csv' watermark ts - 1s;\n"
         f"let r = s | key by k | window {window} | aggregate {', '.join(aggs)};\n"
-        "r | print;\n", "window", mode)
+        "r | print;\n", kind, mode)
 
 
 AGG_LISTS = st.lists(st.sampled_from(AGGS), min_size=1, max_size=4, unique=True)
@@ -99,18 +108,20 @@ def test_batch_decimal_windows_equal_runtime_operator(case: Any, aggs: list[str]
 @given(case=_case(), aggs=AGG_LISTS, marks=MARKS,
        cuts=st.lists(st.integers(0, 100), max_size=4),
        window=st.sampled_from(["tumbling 5s", "sliding 10s every 5s"]),
+       lateness=st.sampled_from(["", " allowed lateness 3s"]),
        limit=st.sampled_from([None, 1]))
 def test_streaming_decimal_windows_equal_runtime_operator(case: Any, aggs: list[str],
                                                           marks: list[int], cuts: list[int],
-                                                          window: str,
+                                                          window: str, lateness: str,
                                                           limit: int | None) -> None:
+    """With allowed lateness the late firings are running aggregates (``running.py``)."""
     ps, rows = case
-    m = _member(ps, window, aggs, "streaming")
+    m = _member(ps, window + lateness, aggs, "streaming")
     schema = convert.arrow_schema(m.in_schema)
-    chunks = _chunks([(k, d, x, t) for k, d, x, t in rows], marks, cuts, schema)
+    chunks = _chunks(rows, marks, cuts, schema)
     expected = _runtime(m, chunks, batch=False)
     out = convert.arrow_schema(m.out_schema)
-    w = StreamWindow(m.spec, m.key, m.in_schema, out) if limit is None else \
+    w = StreamWindow(m.spec, m.key, m.in_schema, out) if limit is None or lateness else \
         spill.SpillingStreamWindow(m.spec, m.key, m.in_schema, out, limit=limit)
     assert _columnar(w, chunks, schema, batch=False) == expected
 
@@ -128,10 +139,88 @@ def test_a_sum_beyond_its_type_fails_like_the_row_operators_record() -> None:
         _columnar(w, chunks, schema, batch=True)
 
 
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=_case(), aggs=AGG_LISTS, marks=MARKS,
+       cuts=st.lists(st.integers(0, 100), max_size=4), gap=st.sampled_from(["1s", "3s"]),
+       mode=st.sampled_from(["batch", "streaming"]), chunk=st.integers(1, 9))
+def test_decimal_sessions_equal_runtime_operator(case: Any, aggs: list[str], marks: list[int],
+                                                 cuts: list[int], gap: str, mode: str,
+                                                 chunk: int) -> None:
+    ps, rows = case
+    batch = mode == "batch"
+    m = _member(ps, f"session gap {gap}", aggs, mode, "session")
+    schema = convert.arrow_schema(m.in_schema)
+    chunks = _batch_chunks(rows, chunk, schema) if batch else _chunks(rows, marks, cuts,
+                                                                       schema)
+    expected = _runtime(m, chunks, batch)
+    w = session_window(m.spec, m.key, m.in_schema, convert.arrow_schema(m.out_schema),
+                       streaming=not batch)
+    assert _columnar(w, chunks, schema, batch) == expected
+
+
+ROLLING_AGGS = ["sum(d) as sd", "avg(d) as ad", "first(d) as fd", "last(d) as ld",
+                "min(d) as mn", "max(d) as mx", "count(distinct d) as dd"]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=_case(), aggs=st.lists(st.sampled_from(ROLLING_AGGS), min_size=1, max_size=4,
+                                   unique=True),
+       cuts=st.lists(st.integers(0, 50), max_size=4),
+       mode=st.sampled_from(["batch", "streaming"]))
+def test_decimal_rolling_aggregates_equal_reference(tmp_path: Path, case: Any,
+                                                    aggs: list[str], cuts: list[int],
+                                                    mode: str) -> None:
+    """The rolling ``aggregate`` of DECIMALs vectorised (exact running sums, the row
+    code's averages per record; its changelog) == the reference executor, fed in one
+    chunk or cut into several."""
+    (p, s), rows = case
+    data = tmp_path / "d.csv"
+    data.write_text("k,d,ts\n" + "".join(
+        f"{k},{'' if d is None else d},{t}\n" for k, d, _, t in rows))
+    text = (f"source s (k string, d decimal({p}, {s}), ts timestamp) from csv '{data}' "
+            "watermark ts - 1s;\n"
+            f"let result = s | key by k | aggregate {', '.join(aggs)};\n")
+    want = _reference(text, tmp_path, mode)
+    values = [(k, d, t) for k, d, _, t in rows]
+    assert _rolling(text, tmp_path, mode, values, []) == want, text
+    assert _rolling(text, tmp_path, mode, values, cuts) == want, text
+
+
+def _rolling(text: str, where: Path, mode: str, values: list[Any], cuts: list[int]
+             ) -> list[str]:
+    """The columnar members of the rolling aggregate fed the records in chunks
+    (``test_columnar_rolling_distinct._chunked`` for records of any schema)."""
+    script = compile_source(text, str(where / "job.flow"), options={"mode": mode})
+    script.streams["result"].stream.sink_to(CollectSink("result"))
+    members = plan_members(script.env.get_job_graph())
+    assert isinstance(members, dict), members
+    (start,) = [m for ms in members.values() for m in ms if m.kind == "rolling_start"]
+    assert start.spec.agg is not None  # vectorised, not the row code (``RollingRows``)
+    (vertex,) = [ms for ms in members.values() if ms[0].kind == "rolling"]
+    vertex = [dataclasses.replace(m, outputs=[("slot", 0)]) if m.kind == "sink" else m
+              for m in vertex]
+    got: list[str] = []
+    program = ChainProgram(vertex, 0, 1, 128, "t",
+                           lambda _slot, c: got.extend(repr(r) for r in c.rows()),
+                           mode == "streaming")
+    step = compile_start(start.spec, convert.arrow_schema(start.out_schema))
+    in_schema = convert.arrow_schema(start.in_schema)
+    n = len(values)
+    bounds = sorted({0, n, *(c % (n + 1) for c in cuts)})
+    for lo, hi in zip(bounds, bounds[1:]):
+        part = values[lo:hi]
+        chunk = step(convert.from_rows(part, [r[-1] for r in part], in_schema))
+        marks = (np.asarray([chunk.num_rows], np.int64), np.asarray([hi], np.int64))
+        program.push(vertex[0].nid, convert.Chunk(chunk.batch, chunk.ts, marks)
+                     if mode == "streaming" else chunk)
+    program.finish()
+    program.close()
+    return got
+
+
 def test_decimal_windows_plan_vectorised() -> None:
-    """BATCH windows and STREAMING ones without allowed lateness run DECIMAL sums,
-    averages, first and last vectorised; with allowed lateness (late firings) they keep
-    the runtime WindowOperator."""
+    """BATCH and STREAMING windows (allowed lateness too) run DECIMAL sums, averages,
+    first and last vectorised."""
     def kinds(mode: str, lateness: str) -> list[str]:
         script = compile_source(
             "source s (k string, d decimal(10, 2), ts timestamp) from csv 'x.csv' "
@@ -143,7 +232,16 @@ def test_decimal_windows_plan_vectorised() -> None:
         return [m.kind for ms in members.values() for m in ms]
     assert "window" in kinds("batch", "")
     assert "window" in kinds("streaming", "")
-    assert "window" not in kinds("streaming", " allowed lateness 2s")
+    assert "window" in kinds("streaming", " allowed lateness 2s")
+    for mode in ("batch", "streaming"):
+        script = compile_source(
+            "source s (k string, d decimal(10, 2), ts timestamp) from csv 'x.csv' "
+            "watermark ts - 1s;\ns | key by k | window session gap 2s "
+            "| aggregate sum(d) as sd, first(d) as fd | print;\n", "t.flow",
+            options={"mode": mode})
+        members = plan_members(script.env.get_job_graph())
+        assert isinstance(members, dict), members
+        assert "session" in [m.kind for ms in members.values() for m in ms], mode
 
 
 def test_streaming_decimal_window_state_round_trips() -> None:

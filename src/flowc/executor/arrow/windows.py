@@ -49,23 +49,19 @@ def supported(spec: Any, key: Any, batch: bool) -> bool:
     if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows,
                                       CumulativeEventTimeWindows)):
         return False
-    agg = vector_aggregate(spec, key, decimals=batch or not spec.allowed_lateness)
+    agg = vector_aggregate(spec, key)
     return agg is not None and all(a is None or compile_expr(a) is not None for a in agg.args)
 
 
-# DECIMAL aggregates computed here exactly: counts, min / max (pyarrow's kernels), sums and
-# averages (``_DECIMAL_SUM``), first / last (``_pick``). Late firings (allowed lateness)
-# and sessions have no running / merging form of them: the runtime WindowOperator.
-_DECIMAL_KINDS = ("count_star", "count", "count_distinct", "min", "max", "sum", "avg",
-                  "first", "last")
-# A DECIMAL(p, s) sum is added in decimal256(76, s): exact for 10^38 values of 38 digits
-# (the row code adds exactly; its SUM is NULL from 10^38 on).
+# DECIMAL arguments of every kind are exact here: counts, min / max (pyarrow's kernels),
+# sums and averages (added in decimal256(_DECIMAL_SUM, s): exact for 10^38 values of 38
+# digits; running: ``running._running_decimal_sum``), first / last (``_pick``).
 _DECIMAL_SUM = 76
 
 
-def vector_aggregate(spec: Any, key: Any, decimals: bool = False) -> VAggregate | None:
+def vector_aggregate(spec: Any, key: Any) -> VAggregate | None:
     """A window ``aggregate``'s vector form, if its items have one and its key is made of
-    fields; else None. ``decimals``: DECIMAL arguments of ``_DECIMAL_KINDS`` allowed."""
+    fields; else None."""
     if spec.reduce_fn is not None or spec.aggregate_fn is None or spec.window_fn is None:
         return None
     agg, row = vector_of(spec.aggregate_fn), vector_of(spec.window_fn)
@@ -74,9 +70,6 @@ def vector_aggregate(spec: Any, key: Any, decimals: bool = False) -> VAggregate 
         return None
     if row.key_count != len(keys) or not all(isinstance(k, VCol) for k in keys):
         return None
-    if any(a is not None and a.type.is_decimal and (k not in _DECIMAL_KINDS or not decimals)
-           for k, a in zip(agg.kinds, agg.args)):
-        return None  # exact DECIMAL sums, HALF_UP averages: the runtime WindowOperator's
     return agg
 
 
@@ -366,30 +359,36 @@ def results(grouped: pa.Table, distinct: dict[int, pa.Table], groups: list[str],
 
 
 def decimal_sum(grouped: pa.Table, i: int, field: pa.Field) -> pa.Array:
-    """SUM of a DECIMAL as the row code's ``sum_result``: NULL from 10^38 on; a sum the
-    output's DECIMAL(38, s) cannot hold below that fails as the row operator's record
-    would, converted to the declared columns (``convert.from_rows``)."""
-    total = grouped.column(f"a{i}_sum").combine_chunks()
-    scale = total.type.scale
+    return decimal_sum_result(grouped.column(f"a{i}_sum"), field)
+
+
+def decimal_sum_result(total: Any, field: pa.Field) -> pa.Array:
+    """SUM of a DECIMAL (exact ``total``s) as the row code's ``sum_result``: NULL from
+    10^38 on; a sum the output's DECIMAL(38, s) cannot hold below that fails as the row
+    operator's record would, converted to the declared columns (``convert.from_rows``)."""
+    if isinstance(total, pa.ChunkedArray):
+        total = total.combine_chunks()
     big = pc.fill_null(pc.greater_equal(pc.abs(total), pa.scalar(
         Decimal(10) ** decimals.MAX_PRECISION, total.type)), False)
     total = pc.if_else(big, pa.scalar(None, total.type), total)
     limit = Decimal(10) ** (field.type.precision - field.type.scale)
     wide = pc.fill_null(pc.greater_equal(pc.abs(total), pa.scalar(limit, total.type)), False)
     if pc.any(wide).as_py():
-        value = total.filter(wide)[0].as_py()
         raise TypeError(f"field '{field.name}' of a record does not fit its declared type "
-                        f"{field.type}: {value} (scale {scale})")
+                        f"{field.type}: {total.filter(wide)[0].as_py()}")
     return pc.cast(total, field.type)
 
 
 def decimal_avg(grouped: pa.Table, i: int, field: pa.Field) -> pa.Array:
+    return decimal_avg_result(grouped.column(f"a{i}_sum"), grouped.column(f"a{i}_count"),
+                              field)
+
+
+def decimal_avg_result(totals: Any, counts: Any, field: pa.Field) -> pa.Array:
     """AVG of a DECIMAL: the row code's ``decimals.average`` (a HALF_UP quotient) of each
-    group's exact sum and count - one division per group, as ``deckernels`` divides."""
-    totals = grouped.column(f"a{i}_sum").to_pylist()
-    counts = grouped.column(f"a{i}_count").to_pylist()
+    exact sum and count - one division per value, as ``deckernels`` divides."""
     return pa.array([decimals.average(t, c) if c else None
-                     for t, c in zip(totals, counts)], field.type)
+                     for t, c in zip(totals.to_pylist(), counts.to_pylist())], field.type)
 
 
 def evaluate(rows: pa.Table, groups: list[str], keys: list[str], kinds: tuple[str, ...],
