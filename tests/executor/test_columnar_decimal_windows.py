@@ -2,7 +2,8 @@
 decimal256; NULL from 10^38 on, the row code's SUM), ``avg`` (the row code's HALF_UP
 quotient at DECIMAL(38, max(6, s))), ``first`` / ``last`` (by position: pyarrow has no
 decimal first / last kernel), ``min`` / ``max`` and counts, on random DECIMAL(p, s) values
-(nulls, negatives, zeros, the precision's limits) in BATCH tumbling / sliding windows
+(nulls, negatives, zeros, the precision's limits) in BATCH tumbling / sliding / cumulating
+windows
 (folded, spilled) and STREAMING ones without allowed lateness (spilled) == the runtime
 WindowOperator, scales compared (``repr`` of each ``Decimal``); a STREAMING window's state
 through a row snapshot and back."""
@@ -19,10 +20,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tests.executor.test_columnar_nan_extremes import (
+    WINDOWS,
     _batch_chunks,
     _columnar,
     _runtime,
     _runtime_on,
+    cumulating,
 )
 from tests.executor.test_columnar_rolling_distinct import _reference
 from tests.executor.test_columnar_windows import MARKS, _chunks, _stream_member
@@ -61,11 +64,12 @@ def _case(draw: Any) -> tuple[tuple[int, int], list[Any]]:
 
 def _member(ps: tuple[int, int], window: str, aggs: list[str], mode: str,
             kind: str = "window") -> Any:
-    return _stream_member(
+    return cumulating(_stream_member(
         f"source s (k string, d decimal({ps[0]}, {ps[1]}), x double, ts timestamp) "
         "from csv 'x.csv' watermark ts - 1s;\n"
-        f"let r = s | key by k | window {window} | aggregate {', '.join(aggs)};\n"
-        "r | print;\n", kind, mode)
+        f"let r = s | key by k | window {window.replace('cumulate', 'tumbling 10s')} "
+        f"| aggregate {', '.join(aggs)};\n"
+        "r | print;\n", kind, mode), window)
 
 
 AGG_LISTS = st.lists(st.sampled_from(AGGS), min_size=1, max_size=4, unique=True)
@@ -74,7 +78,7 @@ AGG_LISTS = st.lists(st.sampled_from(AGGS), min_size=1, max_size=4, unique=True)
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=_case(), aggs=AGG_LISTS, chunk=st.integers(1, 7), compact=st.integers(1, 9),
        limit=st.sampled_from([1, 1 << 30]),
-       window=st.sampled_from(["tumbling 5s", "sliding 10s every 5s"]))
+       window=st.sampled_from(WINDOWS))
 # 38 nines twice: the sum passes 10^38 (NULL), the average stays; first / last skip nulls.
 @example(case=((38, 0), [("a", None, None, 0), ("a", Decimal(10 ** 38 - 1), None, 1),
                          ("a", Decimal(10 ** 38 - 1), None, 2), ("a", None, None, 3)]),
@@ -107,7 +111,7 @@ def test_batch_decimal_windows_equal_runtime_operator(case: Any, aggs: list[str]
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=_case(), aggs=AGG_LISTS, marks=MARKS,
        cuts=st.lists(st.integers(0, 100), max_size=4),
-       window=st.sampled_from(["tumbling 5s", "sliding 10s every 5s"]),
+       window=st.sampled_from(WINDOWS),
        lateness=st.sampled_from(["", " allowed lateness 3s"]),
        limit=st.sampled_from([None, 1]))
 def test_streaming_decimal_windows_equal_runtime_operator(case: Any, aggs: list[str],

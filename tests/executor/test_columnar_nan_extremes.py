@@ -1,6 +1,7 @@
 """min / max of doubles holding NaN, -0.0 / 0.0, infinities and nulls: the vectorised
 windows (BATCH tumbling / sliding, folded and spilled; STREAMING with and without allowed
-lateness, spilled; BATCH and STREAMING sessions, merges included) and the rolling
+lateness, spilled; cumulating ones as SQL's CUMULATE; BATCH and STREAMING sessions,
+merges included) and the rolling
 aggregate give exactly the row code's values - a NaN met first is kept, a later one is
 skipped, the first of equal zeros is kept (Java's ``<`` / ``>`` on doubles, as Flink's
 MinAggFunction / MaxAggFunction) - compared by ``repr`` (``nan``, ``-0.0``) against the
@@ -8,6 +9,7 @@ runtime operators and the reference executor."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import HealthCheck, example, given, settings
@@ -20,6 +22,7 @@ from flowc.executor.arrow.sessions import session_window
 from flowc.executor.arrow.stream_windows import StreamWindow
 from flowc.executor.runtime.core import LONG_MAX, TaskInfo
 from flowc.executor.runtime.factory import create_operator
+from flowc.windowing import CumulativeEventTimeWindows
 
 NAN = float("nan")
 ODD = [NAN, -0.0, 0.0, float("inf"), float("-inf"), None, 1.5, -2.0]
@@ -37,8 +40,21 @@ HEAD = ("source s (k string, n int, x double, ts timestamp) from csv 'x.csv' "
 def _member(window: str, aggs: list[str], mode: str, kind: str = "window") -> Any:
     lateness = " late into late_r" if mode == "streaming" else ""
     tail = "r | print; late_r | print;\n" if lateness else "r | print;\n"
-    return _stream_member(HEAD + f"let r = s | key by k | window {window}{lateness} "
-                          f"| aggregate {', '.join(aggs)};\n" + tail, kind, mode)
+    return cumulating(_stream_member(
+        HEAD + f"let r = s | key by k | window {window.replace('cumulate', 'tumbling 10s')}"
+        f"{lateness} | aggregate {', '.join(aggs)};\n" + tail, kind, mode), window)
+
+
+def cumulating(m: Any, window: str) -> Any:
+    """``window`` ``cumulate ...``: the member with SQL CUMULATE's assigner (10 s epochs
+    growing by 5 s; .flow has no cumulating window)."""
+    if not window.startswith("cumulate"):
+        return m
+    return dataclasses.replace(m, spec=dataclasses.replace(
+        m.spec, assigner=CumulativeEventTimeWindows.of(10_000, 5_000)))
+
+
+WINDOWS = ["tumbling 5s", "sliding 10s every 5s", "cumulate"]
 
 
 def _shown(out: list[Any]) -> list[str]:
@@ -98,7 +114,7 @@ def _batch_chunks(rows: list[Any], chunk: int, schema: Any) -> list[Any]:
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=ROWS, aggs=AGGS, chunk=st.integers(1, 7), compact=st.integers(1, 9),
        limit=st.sampled_from([1, 1 << 30]),
-       window=st.sampled_from(["tumbling 5s", "sliding 10s every 5s"]))
+       window=st.sampled_from(WINDOWS))
 # A NaN first keeps the window NaN; a NaN later is skipped; 0.0 before -0.0 stays 0.0 -
 # across a fold (compact 1) and a spill (limit 1) too.
 @example(rows=[("a", 0, NAN, 0), ("a", 0, 1.5, 1), ("b", 0, 0.0, 2), ("b", 0, -0.0, 3),
@@ -123,7 +139,7 @@ def test_batch_windows_equal_runtime_operator(rows: list[Any], aggs: list[str], 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(rows=ROWS, marks=MARKS, cuts=st.lists(st.integers(0, 100), max_size=4), aggs=AGGS,
-       window=st.sampled_from(["tumbling 5s", "sliding 10s every 5s"]),
+       window=st.sampled_from(WINDOWS),
        lateness=st.sampled_from(["", " allowed lateness 3s"]),
        limit=st.sampled_from([None, 1]))
 @example(rows=[("a", 0, 1.5, 1_000), ("a", 0, NAN, 2_000), ("a", 0, NAN, 500),
