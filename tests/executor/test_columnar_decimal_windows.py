@@ -271,3 +271,31 @@ def test_streaming_decimal_window_state_round_trips() -> None:
     chunks = _chunks(after, [0], [], schema)
     expected = _runtime_on(op, chunks)
     assert _columnar(restored, chunks, schema, batch=False) == expected
+
+
+def test_streaming_decimal_window_rows_round_trip_with_lateness() -> None:
+    """With allowed lateness the state is the rows: a restored group's DECIMAL sum (wider
+    than its column's precision) is one row of the widened sum column, and late firings
+    aggregate on from it to the row operator's values."""
+    from flowc.executor.streaming.window_state import window_from_row, window_to_row
+
+    m = _member((5, 2), "tumbling 5s allowed lateness 3s",
+                ["sum(d) as sd", "avg(d) as ad", "last(d) as ld", "count(d) as c"],
+                "streaming")
+    schema = convert.arrow_schema(m.in_schema)
+    out = convert.arrow_schema(m.out_schema)
+    d = Decimal
+    before = [("a", d("999.99"), None, 1_000), ("a", d("999.99"), None, 1_100)]
+    after = [("a", d("0.01"), None, 1_500), ("a", d("-5.00"), None, 1_600)]
+    w = StreamWindow(m.spec, m.key, m.in_schema, out)
+    w.add(_chunks(before, [0], [], schema)[0])
+    op = create_operator(m.spec, TaskInfo("w", 0, 1, 128, False), (m.key,))
+    op.open()
+    window_to_row(w, op, m.in_schema)
+    restored = StreamWindow(m.spec, m.key, m.in_schema, out)
+    window_from_row(op, restored, m.in_schema)
+    # the watermark passes the window's end (a firing), then late records fire it again
+    chunks = _chunks(after, [6_000], [], schema)
+    expected = _runtime_on(op, chunks)
+    assert _columnar(restored, chunks, schema, batch=False) == expected
+    assert len([r for r in expected[0] if "'wm'" not in r]) == 3  # fired, then twice late

@@ -64,12 +64,18 @@ def _shown(out: list[Any]) -> list[str]:
 def _runtime(m: Any, chunks: list[Any], batch: bool) -> tuple[list[str], list[str]]:
     """The runtime WindowOperator fed the chunks' records (and watermarks) in order."""
     op = create_operator(m.spec, TaskInfo("w", 0, 1, 128, batch), (m.key,))
+    op.open()
+    return _runtime_on(op, chunks, batch)
+
+
+def _runtime_on(op: Any, chunks: list[Any], batch: bool = False) -> tuple[list[str],
+                                                                         list[str]]:
+    """The opened operator ``op`` fed the chunks' records and watermarks, then the end."""
     out: list[Any] = []
     late: list[Any] = []
     op.out = lambda v, ts: out.append((v, ts))
     op.out_wm = lambda w: out.append(("wm", w))
     op.side = lambda tag, v, ts: late.append((v, ts))
-    op.open()
     for c in chunks:
         pos, vals = c.marks if c.marks is not None else ([], [])
         k = 0
@@ -238,16 +244,3 @@ def test_streaming_window_state_round_trips_nan_extremes() -> None:
     chunks = _chunks(after, [0], [], schema)
     expected = _runtime_on(op, chunks)
     assert _columnar(restored, chunks, schema, batch=False) == expected
-
-
-def _runtime_on(op: Any, chunks: list[Any]) -> tuple[list[str], list[str]]:
-    out: list[Any] = []
-    late: list[Any] = []
-    op.out = lambda v, ts: out.append((v, ts))
-    op.out_wm = lambda w: out.append(("wm", w))
-    op.side = lambda tag, v, ts: late.append((v, ts))
-    for c in chunks:
-        for r, t in zip(c.rows(), c.timestamps()):
-            op.process(r, t)
-    op.on_watermark(LONG_MAX)
-    return _shown(out), _shown(late)

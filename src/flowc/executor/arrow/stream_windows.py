@@ -142,9 +142,11 @@ class StreamWindow:
             return table
         for i, kind in enumerate(self.assigned.agg.kinds):
             name = f"a{i}"
-            if kind in ("sum", "avg") and pa.types.is_integer(table.schema.field(name).type):
+            typ = table.schema.field(name).type
+            if kind in ("sum", "avg") and (pa.types.is_integer(typ) or pa.types.is_decimal(typ)):
                 at = table.schema.get_field_index(name)
-                table = table.set_column(at, name, pc.cast(table.column(name), pa.int64()))
+                wide = pa.decimal256(76, typ.scale) if pa.types.is_decimal(typ) else pa.int64()
+                table = table.set_column(at, name, pc.cast(table.column(name), wide))
         return table
 
     def _late_firings(self, late_rows: np.ndarray) -> Chunk | None:

@@ -22,6 +22,7 @@ distinct values one a row), so late firings and on-time firings aggregate on fro
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -220,6 +221,8 @@ def _filler(t: pa.DataType) -> Any:
         return False
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
         return b""
+    if pa.types.is_decimal(t):
+        return Decimal(0)  # (an int64 cast needs 19 integer digits)
     return pa.array([0], pa.int64()).cast(t)[0].as_py()
 
 
