@@ -204,11 +204,19 @@ rolling_rows = st.lists(st.tuples(st.sampled_from(["u1", "u2"]), st.sampled_from
 @given(rows=rolling_rows, cuts=st.lists(st.integers(0, 40), max_size=5),
        mode=st.sampled_from(["batch", "streaming"]),
        aggs=st.lists(st.sampled_from(["max(x) as xx", "first(x) as fx", "count(*) as c",
-                                      "min(x * 2.0) as m2"]), max_size=2, unique=True))
+                                      "min(x * 2.0) as m2", "sum(x) as sx", "avg(x) as ax",
+                                      "last(x) as lx"]), max_size=2, unique=True))
 # A NaN min stays the accumulator's own NaN: no -U / +U for the rows after it.
 @example(rows=[("u1", "1", "NaN", 0), ("u1", "1", "1.5", 0), ("u1", "1", "0.0", 0),
                ("u2", "1", "0.0", 0), ("u2", "1", "-0.0", 0), ("u2", "1", "NaN", 0),
                ("u2", "1", "-2.0", 0)], cuts=[2], mode="streaming", aggs=["max(x) as xx"])
+# A NaN sum / last is a new float after a record with a value (-U / +U), the same one
+# after a null (nothing); a NaN avg is a new quotient every time.
+@example(rows=[("u1", "1", "NaN", 0), ("u1", "1", "", 0), ("u1", "1", "1.5", 0),
+               ("u1", "1", "NaN", 0), ("u1", "1", "", 0)], cuts=[3], mode="streaming",
+         aggs=["sum(x) as sx", "last(x) as lx"])
+@example(rows=[("u1", "1", "NaN", 0), ("u1", "1", "", 0), ("u1", "1", "1.5", 0)], cuts=[],
+         mode="streaming", aggs=["avg(x) as ax"])
 def test_rolling_extremes_equal_reference(tmp_path_factory: Any, rows: list[Any],
                                           cuts: list[int], mode: str,
                                           aggs: list[str]) -> None:

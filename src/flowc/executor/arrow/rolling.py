@@ -239,7 +239,9 @@ class RollingAggregate:
             return None
         new = self._results(runs)
         self.prev = self._previous(new, gid, last[order], m)
-        return self._changes(c, new, gid, np.arange(m, len(gid)))
+        own = {i: pc.is_valid(rows.column(f"v{i}")).to_numpy(zero_copy_only=False)
+               for i, k in enumerate(self.kinds) if k in ("sum", "last")}
+        return self._changes(c, new, gid, np.arange(m, len(gid)), own)
 
     def _previous(self, new: list[pa.Array], gid: np.ndarray, last: np.ndarray,
                   m: int) -> list[pa.Array]:
@@ -282,7 +284,7 @@ class RollingAggregate:
         return [pc.cast(a, f.type, safe=False) for a, f in zip(out, fields)]
 
     def _changes(self, c: Chunk, new: list[pa.Array] | None, gid: np.ndarray | None,
-                 mine: np.ndarray) -> Chunk:
+                 mine: np.ndarray, own: dict[int, np.ndarray] | None = None) -> Chunk:
         """Per chunk record (rows ``mine`` of the running rows' outputs ``new``), in
         order: ``+I`` for a key's first row, ``-U`` old / ``+U`` new when the row changed,
         else nothing."""
@@ -301,18 +303,22 @@ class RollingAggregate:
         first = before < 0
         safe = np.where(first, mine, before)
         changed = np.zeros(n, dtype=bool)
-        # The row code compares rows with ``==``, an element by identity first: a min /
-        # max / first that is NaN is the accumulator's own NaN, kept as it was (a later
-        # value never replaces it), so it is no change; other NaN results are new floats.
-        kept = {len(self.keys) + i for i, k in enumerate(self.kinds)
-                if k in ("min", "max", "first")}
+        # The row code compares rows with ``==``, an element by identity first, so a NaN
+        # result is unchanged exactly when it is the same float object: a min / max /
+        # first's NaN is never replaced; a sum / last is replaced by a record with a value
+        # (NaN + x, the value itself) and kept by a null; an avg is a new quotient.
+        k = len(self.keys)
         for j, a in enumerate(new):
             x, y = a.take(pa.array(mine)), a.take(pa.array(safe))
             eq = pc.fill_null(pc.equal(x, y), False)
             both_null = pc.and_(pc.is_null(x), pc.is_null(y))
-            if j in kept and pa.types.is_floating(a.type):
-                both_null = pc.or_(both_null, pc.fill_null(
-                    pc.and_(pc.is_nan(x), pc.is_nan(y)), False))
+            kind = self.kinds[j - k] if j >= k else None
+            if kind in ("min", "max", "first", "sum", "last") and \
+                    pa.types.is_floating(a.type):
+                same = pc.fill_null(pc.and_(pc.is_nan(x), pc.is_nan(y)), False)
+                if kind in ("sum", "last") and own is not None:
+                    same = pc.and_(same, pa.array(~own[j - k][mine - len(gid) + n]))
+                both_null = pc.or_(both_null, same)
             changed |= ~pc.or_(eq, both_null).to_numpy(zero_copy_only=False)
         counts = np.where(first, 1, np.where(changed, 2, 0)).astype(np.int64)
         # Output row j: from ``take`` with kind ``kinds``.
