@@ -4,7 +4,7 @@ Random BATCH and STREAMING .flow programs over csv files with DECIMAL columns - 
 rounded HALF_UP on reading (``1.005``), too wide for their type (NULL), negative, zero,
 empty (null), a bad row - through vectorised DECIMAL maps and filters, a Python UDF map
 (row by row inside the chain), a shuffle, and a window or rolling aggregate (sum, avg,
-min, max, count: exact accumulators, the runtime operators inside the chain); parallelism
+min, max, count, first, last: exact, vectorised); parallelism
 1-3. Records are compared with their DECIMAL texts, so the scale counts. The job must run
 columnar (``flowc.executor = columnar`` fails otherwise). Then the SQL currency
 conversion cases recorded from Flink 2.3 (tests/sql/flink_results/decimal.json) and the
@@ -60,6 +60,12 @@ programs = st.fixed_dictionaries({
         " max(b) as mx, first(b) as f",
         "| key by k | window session gap 2s | aggregate min(a) as mn, max(b) as mx,"
         " count(*) as c",
+        # sums, averages, first / last vectorised in every window kind (exact, HALF_UP)
+        "| key by k | window session gap 2s | aggregate sum(a) as s, avg(b) as av,"
+        " first(a) as f, last(b) as l",
+        "| key by k | window sliding 10s every 5s allowed lateness 2s | aggregate sum(b) as s,"
+        " avg(a) as av, last(a) as l",
+        "| key by k | aggregate first(a) as f, last(b) as l, min(b) as mn, count(*) as c",
         "| map k, cast(a as string) as t, cast(b as double) as d, ts"]),
 })
 

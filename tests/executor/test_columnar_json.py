@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 
 from flowc.errors import ExecutionError
 from flowc.executor import run_job_graph, run_reference
-from flowc.executor.arrow import jsonsource
+from flowc.executor.arrow import convert, jsonsource
 from flowc.executor.runtime import files
 from flowc.operators import CollectSink, FileSource
 from flowc.parser import compile_source
+from flowc.types import STRING, TIMESTAMP, Schema, decimal_of
 
 from .native_readers import SCHEMA, assert_native_equals_row_reader, native
 
@@ -142,3 +143,84 @@ def test_numbers_pyarrow_reads_otherwise_are_the_row_readers(tmp_path: Path) -> 
     rows = [r for c in _read(spec, split, bad) for r in c.rows()]
     assert repr([r[2] for r in rows]) == "[0.0, -0.0, -inf]"
     assert [json.loads(x)["row"] for x in bad.lines] == [3, 4]
+
+
+DEC_SCHEMA = Schema.of(("k", STRING), ("a", decimal_of(10, 2)), ("z", decimal_of(5, 0)),
+                       ("t", TIMESTAMP))
+dec_values = ["12.345", "1", "-0.005", "0.005", "1.005", "2.675", "99999999.995",
+              "123456789012", "0.1", "-0.0", "1e2", "1.5e-3", "9007199254740993",
+              "12345678901234567890", "NaN", "Infinity", '"2.5"', '"x"', "true", "null",
+              "1e400", "123456.78", "-99999.5", "0.125"]
+
+
+@st.composite
+def dec_objects(draw: Any) -> str:
+    parts = [f'"k":"{draw(st.sampled_from(["u", "v"]))}"']
+    for k in draw(st.lists(st.sampled_from(["a", "z"]), max_size=2, unique=True)):
+        parts.append(f'"{k}":{draw(st.sampled_from(dec_values))}')
+    parts.append(f'"t":{draw(st.integers(0, 10_000))}')
+    return "{" + ",".join(parts) + "}"
+
+
+def _dec_rows(spec: FileSource, p: int) -> None:
+    """Per subtask: the native reader's records and bad rows == the row reader's."""
+    schema = convert.arrow_schema(DEC_SCHEMA)
+    splits = files.plan_splits(spec.format, files.list_files(spec.path), p)
+    for k in range(p):
+        mine = files.subtask_splits(splits, k, p)
+        want_bad, got_bad = files.BadRows(spec), files.BadRows(spec)
+        try:
+            want: Any = list(files.read_local(spec, mine, want_bad))
+        except ExecutionError as e:
+            want = str(e)
+        try:
+            got: Any = []
+            for s in mine:
+                with open(s.path, "rb") as fh:
+                    got += [r for c in jsonsource.read_split(spec, s, fh, got_bad, None,
+                                                             schema, 7) for r in c.rows()]
+        except ExecutionError as e:
+            got = str(e)
+        assert repr(got) == repr(want)  # Decimal's repr shows the scale
+        assert got_bad.lines == want_bad.lines
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(body=st.lists(st.one_of(dec_objects(), dec_objects(), st.just('{"a":1}{"a":2}')),
+                     max_size=30),
+       dead=st.booleans(), p=st.integers(1, 3), small=st.booleans())
+def test_native_decimals_equal_row_reader(tmp_path_factory: Any, body: list[str], dead: bool,
+                                          p: int, small: bool) -> None:
+    """DECIMAL columns read natively (json integers exactly, fractions through the
+    double's shortest text, HALF_UP, NULL beyond the precision) == the row reader; text,
+    exponents, NaN, huge integers and bad values go to it."""
+    where: Path = tmp_path_factory.mktemp("jsondec")
+    path = where / "in.json"
+    path.write_text("\n".join(body) + ("\n" if body else ""))
+    spec = FileSource(str(path), "json", DEC_SCHEMA.as_pairs(), (),
+                      dead_letter=str(where / "dead") if dead else None)
+    old_block, old_min = files.csvread.BLOCK, files.MIN_SPLIT
+    try:
+        if small:
+            files.csvread.BLOCK, files.MIN_SPLIT = 64, 97
+        _dec_rows(spec, p)
+    finally:
+        files.csvread.BLOCK, files.MIN_SPLIT = old_block, old_min
+
+
+def test_decimal_blocks_take_the_native_path(tmp_path: Path, monkeypatch: Any) -> None:
+    """Plain DECIMAL numbers (integers, fractions, rounding HALF_UP and overflowing to
+    NULL) never reach the row reader."""
+    path = tmp_path / "d.json"
+    path.write_text("".join(f'{{"k":"u","a":{n / 8},"z":{n * 7},"t":{n}}}\n'
+                            for n in range(1000)) + '{"k":"v","a":1.005,"z":123456,"t":1}\n')
+    spec = FileSource(str(path), "json", DEC_SCHEMA.as_pairs(), ())
+    _no_row_reader(monkeypatch)
+    split = files.plan_splits("json", files.list_files(str(path)), 1)[0]
+    with open(path, "rb") as fh:
+        rows = [r for c in jsonsource.read_split(spec, split, fh, files.BadRows(spec), None,
+                                                 convert.arrow_schema(DEC_SCHEMA), 100)
+                for r in c.rows()]
+    assert len(rows) == 1001
+    assert repr(rows[3]) == "('u', Decimal('0.38'), Decimal('21'), 3)"  # 0.375 HALF_UP
+    assert repr(rows[-1]) == "('v', Decimal('1.01'), None, 1)"  # '1.005' HALF_UP; 6 digits

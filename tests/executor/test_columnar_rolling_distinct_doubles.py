@@ -22,8 +22,7 @@ cells = st.tuples(
     st.sampled_from(["0.5", "", "-0.0", "0.0", "NaN", "inf", "-inf", "1e300", "0.1"]),  # x
     st.integers(0, 6).map(lambda t: t * 1000),                           # ts
 )
-# No double results here: a NaN sum's -U / +U depends on whether the row code replaced the
-# accumulator object (a known difference, docs/executor.md "Next").
+# No double results here (a NaN result's -U / +U: test_columnar_nan_extremes.py).
 AGGS = ["count(distinct x) as dx", "count(distinct x * 2.0) as d2", "count(*) as c",
         "count(distinct n) as dn", "min(n) as mn"]
 

@@ -10,8 +10,8 @@ row with every declared field null (the row reader rejects an object with none o
 fields; an explicit null is fine there but is left to it too) and each value already of the
 declared JSON kind (pyarrow refuses a string for an int, a number for a string, a fraction
 for an int, duplicate keys). A timestamp column is taken as integer epoch milliseconds or as
-text in ``csvsource``'s vectorised subset of ``files.parse_timestamp``. Schemas with arrays
-are read by the row reader. Any block outside that shape, and everything after it in the
+text in ``csvsource``'s vectorised subset of ``files.parse_timestamp``; a DECIMAL column
+as integers or doubles (``_decimal``). Schemas with arrays are read by the row reader. Any block outside that shape, and everything after it in the
 split, goes through the row reader, so records, bad rows, their line numbers and dead
 letters are the row reader's own.
 """
@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
+from flowc import decimals
 from flowc.executor.arrow import convert, csvsource
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.runtime import csvread, files
@@ -47,7 +48,8 @@ def read_split(spec: FileSource, split: files.Split, fh: IO[bytes], bad: files.B
     """The records of one json-lines split as chunks (no timestamps yet)."""
     path = display or split.path
     types = [t for _, t in spec.schema]
-    if not types or any(t not in _SCALARS and t != "timestamp" for t in types):
+    if not types or any(t not in _SCALARS and t != "timestamp" and not _is_decimal(t)
+                        for t in types):
         yield from csvsource.row_chunks(files.read_split(spec, split, fh, bad, display),
                                         schema, rows)
         return
@@ -60,18 +62,21 @@ def read_split(spec: FileSource, split: files.Split, fh: IO[bytes], bad: files.B
         return base[0]
 
     names = [n for n, _ in spec.schema]
-    # Timestamps as numbers first; a block of text timestamps makes text the first try.
-    attempts = [pa.int64(), pa.string()]
+    # Timestamps as numbers first, DECIMALs as integers first; the reading that took the
+    # last block is the next block's first try.
+    attempts = [(ts, dec) for ts in (pa.int64(), pa.string()) for dec in (pa.int64(),
+                                                                           pa.float64())
+                if (ts == pa.int64() or "timestamp" in types)
+                and (dec == pa.int64() or any(_is_decimal(t) for t in types))]
     blocks = csvread.line_blocks(fh, begin, split.end)
     lines = 0
     for block in blocks:
         batch = None
         if _plain(block):
-            for k, ts_type in enumerate(attempts):
-                batch = _fast(block, names, types, ts_type, schema)
+            for k, (ts_type, dec_type) in enumerate(attempts):
+                batch = _fast(block, names, types, ts_type, dec_type, schema)
                 if batch is not None:
-                    if k:
-                        attempts.reverse()
+                    attempts.insert(0, attempts.pop(k))
                     break
         if batch is None:  # the row reader takes this block and the rest of the split
             done = lines
@@ -99,9 +104,37 @@ def _plain(block: bytes) -> bool:
     return True
 
 
+def _is_decimal(type_name: str) -> bool:
+    return decimals.parse_name(type_name) is not None
+
+
+# A DECIMAL read from a json number: the row reader takes an integer literal exactly and
+# a fraction as the double Python reads, through its shortest text (``decimals._exact``:
+# ``repr``), then HALF_UP to the scale, NULL beyond the precision. pyarrow reads integers
+# exactly as int64, fractions as the same double; Arrow's text of a double has the same
+# shortest digits as ``repr``, so where it is plain (no exponent, no NaN / Infinity) and
+# below 2^53 (an integer literal in a block read as doubles keeps its exact value to
+# Python) csvsource's exact text-to-DECIMAL conversion gives the row reader's value.
+_PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?$"
+_EXACT_DOUBLE = float(1 << 53)
+
+
+def _decimal(col: pa.Array, type_name: str) -> pa.Array | None:
+    if pa.types.is_floating(col.type) and pc.any(pc.greater_equal(
+            pc.abs(col), _EXACT_DOUBLE)).as_py():
+        return None
+    text = pc.cast(col, pa.string())
+    if not pc.all(pc.match_substring_regex(text, _PLAIN_NUMBER), min_count=0).as_py():
+        return None
+    conv = csvsource._decimal_converter(type_name)
+    assert conv is not None
+    return conv[1](text)
+
+
 def _fast(block: bytes, names: list[str], types: list[str], ts_type: pa.DataType,
-          schema: pa.Schema) -> pa.RecordBatch | None:
-    read_types = [ts_type if t == "timestamp" else _SCALARS[t] for t in types]
+          dec_type: pa.DataType, schema: pa.Schema) -> pa.RecordBatch | None:
+    read_types = [ts_type if t == "timestamp" else dec_type if _is_decimal(t) else _SCALARS[t]
+                  for t in types]
     want = pa.schema([pa.field(n, t) for n, t in zip(names, read_types)])
     try:
         table = pajson.read_json(
@@ -130,6 +163,13 @@ def _fast(block: bytes, names: list[str], types: list[str], ts_type: pa.DataType
             try:
                 col = csvsource._timestamp(col)
             except (pa.ArrowException, ValueError, OverflowError):
+                return None
+        elif _is_decimal(t):
+            try:
+                col = _decimal(col, t)
+            except (pa.ArrowException, ValueError, OverflowError):
+                return None
+            if col is None:
                 return None
         arrays.append(col.cast(field.type) if col.type != field.type else col)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

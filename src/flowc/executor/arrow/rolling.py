@@ -15,8 +15,7 @@ vector forms for every argument the three run here instead:
   key's final row once, ``+I``, at end of input, in first-seen key order with the key's
   last timestamp (the row ReduceOp's BATCH rule).
 
-An updating input (retractions), an argument without a vector form or a DECIMAL
-aggregate runs the row code (``rowop.RollingRows``) after a start member that puts the key
+An updating input (retractions) or an argument without a vector form runs the row code (``rowop.RollingRows``) after a start member that puts the key
 columns in front of the records; an aggregate without key
 leaves the job on the row executor (``plan.py`` names the reason).
 
@@ -44,6 +43,7 @@ from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.kernels import as_array, compile_expr
 from flowc.executor.arrow.running import COUNTED, _cumsum_int, _last_of_groups, group_ids, running
+from flowc.executor.arrow.windows import decimal_avg_result, decimal_sum_result
 from flowc.parser.changes import RollingChanges, RollingMerge, RollingStart
 from flowc.types import Field, Schema
 from flowc.vector import VAggregate, vector_of
@@ -73,9 +73,9 @@ def start_plan(fn: Any, in_schema: Any) -> RollingPlan | str:
         return RollingPlan(fn, None) if isinstance(in_schema, Schema) else \
             "its input has no schema"
     agg = vector_of(fn.agg)
-    if not isinstance(agg, VAggregate) or _exact_decimals(agg):
+    if not isinstance(agg, VAggregate):
         # The row code inside the chain (``rowop.RollingRows``): an argument without a
-        # vector form, or DECIMAL accumulators (exact sums, HALF_UP averages).
+        # vector form.
         return RollingPlan(fn, None) if isinstance(in_schema, Schema) else \
             "an aggregate argument has no vector form"
     if not fn.key_positions:
@@ -89,11 +89,6 @@ def start_plan(fn: Any, in_schema: Any) -> RollingPlan | str:
     if any(a is not None and compile_expr(a) is None for a in agg.args):
         return RollingPlan(fn, None)
     return RollingPlan(fn, agg)
-
-
-def _exact_decimals(agg: VAggregate) -> bool:
-    return any(t.is_decimal for t in agg.types) or any(
-        a is not None and a.type.is_decimal for a in agg.args)
 
 
 def start_schema(plan: RollingPlan, in_schema: Schema) -> Schema:
@@ -244,7 +239,9 @@ class RollingAggregate:
             return None
         new = self._results(runs)
         self.prev = self._previous(new, gid, last[order], m)
-        return self._changes(c, new, gid, np.arange(m, len(gid)))
+        own = {i: pc.is_valid(rows.column(f"v{i}")).to_numpy(zero_copy_only=False)
+               for i, k in enumerate(self.kinds) if k in ("sum", "last")}
+        return self._changes(c, new, gid, np.arange(m, len(gid)), own)
 
     def _previous(self, new: list[pa.Array], gid: np.ndarray, last: np.ndarray,
                   m: int) -> list[pa.Array]:
@@ -267,7 +264,12 @@ class RollingAggregate:
         """The output fields of running rows: key fields, then each aggregate's value."""
         out = [runs.column(k).combine_chunks() for k in self.keys]
         for i, kind in enumerate(self.kinds):
-            if kind in ("count_star", "count", "count_distinct"):
+            if kind in ("sum", "avg") and pa.types.is_decimal(runs.schema.field(f"v{i}").type):
+                field = self.out_schema.field(len(out))  # this aggregate's output field
+                out.append(decimal_sum_result(runs.column(f"v{i}"), field) if kind == "sum"
+                           else decimal_avg_result(runs.column(f"v{i}"),
+                                                   runs.column(f"w{i}"), field))
+            elif kind in ("count_star", "count", "count_distinct"):
                 out.append(runs.column(f"w{i}").combine_chunks())
             elif kind == "avg":
                 total = pc.cast(runs.column(f"v{i}"), pa.float64(), safe=False)
@@ -282,7 +284,7 @@ class RollingAggregate:
         return [pc.cast(a, f.type, safe=False) for a, f in zip(out, fields)]
 
     def _changes(self, c: Chunk, new: list[pa.Array] | None, gid: np.ndarray | None,
-                 mine: np.ndarray) -> Chunk:
+                 mine: np.ndarray, own: dict[int, np.ndarray] | None = None) -> Chunk:
         """Per chunk record (rows ``mine`` of the running rows' outputs ``new``), in
         order: ``+I`` for a key's first row, ``-U`` old / ``+U`` new when the row changed,
         else nothing."""
@@ -301,10 +303,22 @@ class RollingAggregate:
         first = before < 0
         safe = np.where(first, mine, before)
         changed = np.zeros(n, dtype=bool)
-        for a in new:
+        # The row code compares rows with ``==``, an element by identity first, so a NaN
+        # result is unchanged exactly when it is the same float object: a min / max /
+        # first's NaN is never replaced; a sum / last is replaced by a record with a value
+        # (NaN + x, the value itself) and kept by a null; an avg is a new quotient.
+        k = len(self.keys)
+        for j, a in enumerate(new):
             x, y = a.take(pa.array(mine)), a.take(pa.array(safe))
             eq = pc.fill_null(pc.equal(x, y), False)
             both_null = pc.and_(pc.is_null(x), pc.is_null(y))
+            kind = self.kinds[j - k] if j >= k else None
+            if kind in ("min", "max", "first", "sum", "last") and \
+                    pa.types.is_floating(a.type):
+                same = pc.fill_null(pc.and_(pc.is_nan(x), pc.is_nan(y)), False)
+                if kind in ("sum", "last") and own is not None:
+                    same = pc.and_(same, pa.array(~own[j - k][mine - len(gid) + n]))
+                both_null = pc.or_(both_null, same)
             changed |= ~pc.or_(eq, both_null).to_numpy(zero_copy_only=False)
         counts = np.where(first, 1, np.where(changed, 2, 0)).astype(np.int64)
         # Output row j: from ``take`` with kind ``kinds``.
@@ -337,5 +351,8 @@ class RollingAggregate:
 
 
 def _summed(t: pa.DataType) -> pa.DataType:
-    """The type sums and averages add in: double or long."""
+    """The type sums and averages add in: double, long, or a DECIMAL(p, s)'s exact
+    decimal256(76, s) (``running._running_decimal_sum``)."""
+    if pa.types.is_decimal(t):
+        return pa.decimal256(76, t.scale)
     return pa.float64() if pa.types.is_floating(t) else pa.int64()

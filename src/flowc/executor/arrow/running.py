@@ -6,6 +6,7 @@ rows up to it (cumulative kernels). Late firings of STREAMING windows with allow
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -89,12 +90,39 @@ def _running_sum(v: pa.Array, gid: np.ndarray) -> pa.Array:
     """Running sum skipping nulls (null until the key's first value)."""
     valid = pc.is_valid(v).to_numpy(zero_copy_only=False)
     seen = _cumsum_int(valid.astype(np.int64), gid) > 0
+    if pa.types.is_decimal(v.type):
+        return _running_decimal_sum(v, gid, seen)
     if pa.types.is_integer(v.type):
         total = _cumsum_int(pc.fill_null(v, 0).to_numpy().astype(np.int64), gid)
         return pa.array(total, pa.int64(), mask=~seen)
     # Floats: sequential per key (the row code's rounding); -0.0 is the identity.
     x = pc.fill_null(pc.cast(v, pa.float64()), -0.0).to_numpy(zero_copy_only=False)
     return pa.array(_sequential_cumsum(x, gid), pa.float64(), mask=~seen)
+
+
+LIMB = 32  # bits of a limb of a running DECIMAL sum
+
+
+def _running_decimal_sum(v: pa.Array, gid: np.ndarray, seen: np.ndarray) -> pa.Array:
+    """Group-wise running sum of DECIMAL(p, s) values, exact (as the row code adds them),
+    as decimal256(76, s): each value's 256-bit two's complement cut into eight 32-bit
+    limbs (the top one signed), each limb summed in int64 (exact below 2^31 rows), the
+    carries then propagated. Null until the group's first value."""
+    typ = pa.decimal256(76, v.type.scale)
+    w = pc.fill_null(pc.cast(v, typ), pa.scalar(Decimal(0), typ)).combine_chunks() \
+        if isinstance(v, pa.ChunkedArray) else \
+        pc.fill_null(pc.cast(v, typ), pa.scalar(Decimal(0), typ))
+    n = len(w)
+    words = np.frombuffer(w.buffers()[1], dtype=np.uint32, count=(w.offset + n) * 8)
+    limbs = words.reshape(-1, 8)[w.offset:].astype(np.int64)
+    limbs[:, 7] = limbs[:, 7].astype(np.uint32).view(np.int32)
+    sums = np.stack([_cumsum_int(limbs[:, j], gid) for j in range(8)], axis=1)
+    for j in range(7):
+        sums[:, j + 1] += sums[:, j] >> LIMB  # arithmetic shift: floor, borrows too
+        sums[:, j] &= (1 << LIMB) - 1
+    out = (sums & ((1 << LIMB) - 1)).astype(np.uint32)
+    total = pa.Array.from_buffers(typ, n, [None, pa.py_buffer(out.tobytes())])
+    return pc.if_else(pa.array(seen), total, pa.scalar(None, typ))
 
 
 def _sequential_cumsum(x: np.ndarray, gid: np.ndarray) -> np.ndarray:
@@ -123,6 +151,8 @@ def _sequential_cumsum(x: np.ndarray, gid: np.ndarray) -> np.ndarray:
 
 def _running_extreme(v: pa.Array, groups: pd.Series, smallest: bool) -> pa.Array:
     """Running min / max skipping nulls, on the values' ranks (any ordered type)."""
+    if pa.types.is_floating(v.type):
+        return _running_float_extreme(v, groups, smallest)
     valid = pc.is_valid(v).to_numpy(zero_copy_only=False)
     idx = np.flatnonzero(valid)
     rank = np.full(len(v), np.nan)
@@ -144,6 +174,29 @@ def _running_extreme(v: pa.Array, groups: pd.Series, smallest: bool) -> pa.Array
         pick[ok] = firsts[best[ok].astype(np.int64)]
     taken = v.take(pa.array(pick))
     return pc.if_else(pa.array(ok), taken, pa.scalar(None, v.type))
+
+
+def _running_float_extreme(v: pa.Array, groups: pd.Series, smallest: bool) -> pa.Array:
+    """Running min / max of floats as the row code compares them (``windows.py``'s
+    ``EXTREME_PARTS``): NaN when the group's first value is NaN, else the extreme of the
+    other values, a zero extreme being the group's first zero (``0.0`` or ``-0.0``)."""
+    valid = pc.is_valid(v).to_numpy(zero_copy_only=False)
+    x = pc.fill_null(pc.cast(v, pa.float64()), 0.0).to_numpy(zero_copy_only=False)
+    pos = np.arange(len(x), dtype=np.float64)
+
+    def first_where(mask: np.ndarray) -> np.ndarray:
+        at = pd.Series(np.where(mask, pos, np.nan)).groupby(groups).cummin()
+        return at.groupby(groups).ffill().to_numpy()
+
+    head, zero = first_where(valid), first_where(valid & (x == 0))
+    fill = np.inf if smallest else -np.inf
+    y = pd.Series(np.where(valid & ~np.isnan(x), x, fill))
+    ext = (y.groupby(groups).cummin() if smallest else y.groupby(groups).cummax()).to_numpy()
+    seen = ~np.isnan(head)
+    head_v = x[np.where(seen, head, 0).astype(np.int64)]
+    zero_v = x[np.where(np.isnan(zero), 0, zero).astype(np.int64)]
+    out = np.where(seen & np.isnan(head_v), np.nan, np.where(ext == 0, zero_v, ext))
+    return pc.cast(pa.array(out, pa.float64(), mask=~seen), v.type)
 
 
 def _take_or_null(v: pa.Array, pos: np.ndarray) -> pa.Array:

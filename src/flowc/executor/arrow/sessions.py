@@ -11,7 +11,7 @@ extent (connected, holding its least and greatest timestamps): the least such ar
 found for all sessions at once by a vectorised binary search.
 
 Only aggregates whose result does not depend on the merge order run here (counts, count
-distinct, min, max, sums and averages of integers): Flink merges session accumulators in
+distinct, min, max of other than floats, sums and averages of integers): Flink merges session accumulators in
 window order, not arrival order, so sessions with first / last or double sums follow the
 row operator's merges (``stream_sessions.py``, watermark Long.MAX_VALUE at end of input).
 """
@@ -50,8 +50,9 @@ def supported(spec: Any, key: Any, in_schema: Schema | None, streaming: bool = F
 
 
 def order_free(spec: Any, key: Any, in_schema: Schema) -> bool:
-    """Whether no aggregate depends on the merge order: counts, count distinct, min, max,
-    integer sums / averages (double sums of merged partials round differently)."""
+    """Whether no aggregate depends on the merge order: counts, count distinct, min, max
+    (not of floats: NaN and zeros), integer sums / averages (double sums of merged
+    partials round differently)."""
     from flowc.executor.arrow import convert
     from flowc.executor.arrow.kernels import as_array, compile_expr
 
@@ -59,11 +60,14 @@ def order_free(spec: Any, key: Any, in_schema: Schema) -> bool:
     assert agg is not None
     empty = convert.empty(convert.arrow_schema(in_schema)).batch
     for kind, a in zip(agg.kinds, agg.args):
+        typ = None if a is None else as_array(compile_expr(a)(empty), 0).type
+        if kind in ("min", "max") and typ is not None and pa.types.is_floating(typ):
+            return False  # a NaN or a zero's sign depends on which value came first
         if kind in _ORDER_FREE:
             continue
-        if kind not in ("sum", "avg") or a is None:
+        if kind not in ("sum", "avg") or typ is None:
             return False
-        if not pa.types.is_integer(as_array(compile_expr(a)(empty), 0).type):
+        if not pa.types.is_integer(typ):
             return False
     return True
 

@@ -48,7 +48,13 @@ from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.joins import _expand
 from flowc.executor.arrow.running import _sequential_cumsum, group_ids
 from flowc.executor.arrow.stream_windows import marks_and_times
-from flowc.executor.arrow.windows import WINDOW, Assigned, evaluate, float_sums
+from flowc.executor.arrow.windows import (
+    WINDOW,
+    Assigned,
+    evaluate,
+    float_extremes,
+    float_sums,
+)
 from flowc.types import Schema
 
 LONG_MIN = -(1 << 63)
@@ -71,6 +77,7 @@ class StreamSessionWindow:
         self.out_schema = out_schema
         empty = self.assigned.table(convert.empty(convert.arrow_schema(in_schema)))
         self.doubles = float_sums(empty, self.assigned.agg.kinds)
+        self.extremes = float_extremes(empty.schema, self.assigned.agg.kinds)
         self.wm = LONG_MIN
         self.dropped = 0
         self.late: Chunk | None = None
@@ -87,8 +94,10 @@ class StreamSessionWindow:
         self.sids = 0
         self.children: dict[int, list[int]] = {}  # merged sid -> absorbed sids, by start
         self.extent: dict[int, tuple[int, int]] = {}
-        # Per double sum / avg: an absorbed sid's final (sum, count of values).
-        self.finals: dict[int, dict[int, tuple[float, int]]] = {i: {} for i in self.doubles}
+        # Per double sum / avg (floating min / max): an absorbed sid's final (sum, count of
+        # values) ((min / max, count)).
+        self.finals: dict[int, dict[int, tuple[float, int]]] = {
+            i: {} for i in (*self.doubles, *self.extremes)}
         self.held: list[pa.Table] = []  # rows of held windows: keys, a<i>, sid, rid
         self.seen = 0  # row ids handed out
         self.events: list[tuple[int, int, int]] = []  # firings: (sid, bound, mark index)
@@ -306,7 +315,35 @@ class StreamSessionWindow:
         assert result is not None
         if self.doubles:
             result = self._float_results(result, tops, rows, order, lo, hi, merged)
+        if self.extremes and merged.any():
+            result = self._extreme_results(result, tops, rows, order, lo, hi, merged)
         return result
+
+    def _extreme_results(self, result: Chunk, tops: np.ndarray, rows: pa.Table,
+                         order: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                         merged: np.ndarray) -> Chunk:
+        """Floating min / max of merged windows as the row operator merges them (its
+        ``merge`` compares like its ``add``, so a NaN or a zero's sign depends on which
+        accumulator comes first): the absorbed windows' results (start order), then the
+        own values. A window that merged nothing is its rows' result already."""
+        sid = rows.column("sid").to_numpy()[order]
+        batch = result.batch
+        for i in self.extremes:
+            a = pc.cast(rows.column(f"a{i}"), pa.float64()).combine_chunks().take(
+                pa.array(order))
+            fold = _ExtremeFold(pc.fill_null(a, 0.0).to_numpy(zero_copy_only=False),
+                                pc.is_valid(a).to_numpy(zero_copy_only=False),
+                                self.assigned.agg.kinds[i] == "min")
+            at = len(self.assigned.keys) + len(WINDOW) + i
+            field = self.out_schema.field(at)
+            values = batch.column(at).to_pylist()
+            for e in np.flatnonzero(merged).tolist():
+                head = [self._final(c, self.finals[i], fold, sid)  # type: ignore[arg-type]
+                        for c in self.children[int(tops[e])]]
+                value, count = fold(head, int(lo[e]), int(hi[e]))
+                values[e] = value if count else None
+            batch = batch.set_column(at, field, pa.array(values, field.type))
+        return Chunk(batch, result.ts)
 
     def _float_results(self, result: Chunk, tops: np.ndarray, rows: pa.Table,
                        order: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -407,6 +444,28 @@ class _Fold:
         seq = np.concatenate([[self.start], [v for v, _ in head], self.x[lo:hi]])
         count = sum(c for _, c in head) + int(self.valid[lo:hi].sum())
         return float(np.cumsum(seq)[-1]), count
+
+
+class _ExtremeFold:
+    """One floating min / max's values (rows sorted by sid, ``valid`` marks non-nulls):
+    ``head`` (the absorbed windows' (result, count)) then the values ``lo:hi``, folded as
+    the row code's ``v if v < acc else acc`` from the first: NaN if that is NaN, else the
+    extreme of the rest, a zero extreme being the first zero."""
+
+    def __init__(self, x: np.ndarray, valid: np.ndarray, smallest: bool) -> None:
+        self.x, self.valid, self.smallest = x, valid, smallest
+
+    def __call__(self, head: list[tuple[float, int]], lo: int, hi: int) -> tuple[float, int]:
+        seq = np.concatenate([np.array([v for v, c in head if c], np.float64),
+                              self.x[lo:hi][self.valid[lo:hi]]])
+        if not len(seq):
+            return 0.0, 0
+        if np.isnan(seq[0]):
+            return float(seq[0]), len(seq)
+        ext = np.nanmin(seq) if self.smallest else np.nanmax(seq)
+        if ext == 0:
+            ext = seq[np.flatnonzero(seq == 0)[0]]
+        return float(ext), len(seq)
 
 
 def _below(sid: np.ndarray, rid: np.ndarray, tops: np.ndarray, bounds: np.ndarray

@@ -30,7 +30,13 @@ import pyarrow.compute as pc
 
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
-from flowc.executor.arrow.windows import Assigned, WindowState, with_window
+from flowc.executor.arrow.windows import (
+    Assigned,
+    WindowState,
+    decimal_avg_result,
+    decimal_sum_result,
+    with_window,
+)
 from flowc.executor.runtime.core import require_timestamp
 from flowc.types import Schema
 
@@ -136,9 +142,11 @@ class StreamWindow:
             return table
         for i, kind in enumerate(self.assigned.agg.kinds):
             name = f"a{i}"
-            if kind in ("sum", "avg") and pa.types.is_integer(table.schema.field(name).type):
+            typ = table.schema.field(name).type
+            if kind in ("sum", "avg") and (pa.types.is_integer(typ) or pa.types.is_decimal(typ)):
                 at = table.schema.get_field_index(name)
-                table = table.set_column(at, name, pc.cast(table.column(name), pa.int64()))
+                wide = pa.decimal256(76, typ.scale) if pa.types.is_decimal(typ) else pa.int64()
+                table = table.set_column(at, name, pc.cast(table.column(name), wide))
         return table
 
     def _late_firings(self, late_rows: np.ndarray) -> Chunk | None:
@@ -156,7 +164,8 @@ class StreamWindow:
         values: dict[str, Any] = {}
         for i, kind in enumerate(self.state.kinds):
             a = rows.column(f"a{i}").combine_chunks()
-            if kind in ("sum", "avg") and not pa.types.is_integer(a.type):
+            if kind in ("sum", "avg") and not pa.types.is_integer(a.type) \
+                    and not pa.types.is_decimal(a.type):
                 a = pc.cast(a, pa.float64())
             values[f"v{i}"] = a
             if kind in COUNTED:
@@ -169,7 +178,12 @@ class StreamWindow:
         at = pa.array(where[total - len(late_rows):])
         out = [rows.column(k).take(at) for k in self.state.keys + ["ws", "we"]]
         for i, kind in enumerate(self.state.kinds):
-            if kind in ("count_star", "count"):
+            field = self.out_schema.field(len(out))  # this aggregate's output field
+            if kind in ("sum", "avg") and pa.types.is_decimal(run[f"v{i}"].type):
+                out.append(decimal_sum_result(run[f"v{i}"].take(at), field) if kind == "sum"
+                           else decimal_avg_result(run[f"v{i}"].take(at),
+                                                   run[f"w{i}"].take(at), field))
+            elif kind in ("count_star", "count"):
                 out.append(run[f"w{i}"].take(at))
             elif kind == "count_distinct":
                 out.append(run[f"n{i}"].take(at))

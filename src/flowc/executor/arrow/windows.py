@@ -17,12 +17,14 @@ their epoch's start, so a window is its (start, end) pair).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from flowc import decimals
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.kernels import as_array, compile_expr
 from flowc.executor.arrow.running import _last_of_groups, _sequential_cumsum, group_ids
@@ -47,18 +49,19 @@ def supported(spec: Any, key: Any, batch: bool) -> bool:
     if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows,
                                       CumulativeEventTimeWindows)):
         return False
-    agg = vector_aggregate(spec, key, decimals=batch)
+    agg = vector_aggregate(spec, key)
     return agg is not None and all(a is None or compile_expr(a) is not None for a in agg.args)
 
 
-# DECIMAL aggregates pyarrow's hash aggregation computes exactly (no first / last kernel
-# for decimal128; sums and averages have Flink's exact rules): BATCH windows only.
-_DECIMAL_KINDS = ("count_star", "count", "count_distinct", "min", "max")
+# DECIMAL arguments of every kind are exact here: counts, min / max (pyarrow's kernels),
+# sums and averages (added in decimal256(_DECIMAL_SUM, s): exact for 10^38 values of 38
+# digits; running: ``running._running_decimal_sum``), first / last (``_pick``).
+_DECIMAL_SUM = 76
 
 
-def vector_aggregate(spec: Any, key: Any, decimals: bool = False) -> VAggregate | None:
+def vector_aggregate(spec: Any, key: Any) -> VAggregate | None:
     """A window ``aggregate``'s vector form, if its items have one and its key is made of
-    fields; else None. ``decimals``: DECIMAL arguments of ``_DECIMAL_KINDS`` allowed."""
+    fields; else None."""
     if spec.reduce_fn is not None or spec.aggregate_fn is None or spec.window_fn is None:
         return None
     agg, row = vector_of(spec.aggregate_fn), vector_of(spec.window_fn)
@@ -67,9 +70,6 @@ def vector_aggregate(spec: Any, key: Any, decimals: bool = False) -> VAggregate 
         return None
     if row.key_count != len(keys) or not all(isinstance(k, VCol) for k in keys):
         return None
-    if any(a is not None and a.type.is_decimal and (k not in _DECIMAL_KINDS or not decimals)
-           for k, a in zip(agg.kinds, agg.args)):
-        return None  # exact DECIMAL sums, HALF_UP averages: the runtime WindowOperator's
     return agg
 
 
@@ -184,17 +184,106 @@ def exact_sums(target: pa.Table, sources: list[pa.Table], groups: list[str],
     return target
 
 
+def float_extremes(schema: pa.Schema, kinds: tuple[str, ...]) -> list[int]:
+    """The min / max aggregates over floating-point values (``a{i}`` columns of
+    ``schema``): their results follow the row code's comparisons, not pyarrow's."""
+    return [i for i, k in enumerate(kinds) if k in ("min", "max")
+            and pa.types.is_floating(schema.field(f"a{i}").type)]
+
+
+# The row code's min / max (``acc = v if v < acc else acc`` from the first non-null value,
+# Flink's MinAggFunction / MaxAggFunction on Java doubles) keeps a NaN met first forever and
+# skips a later one, and keeps the first of equal values (``0.0`` before ``-0.0``).
+# pyarrow's min / max skip NaN and pick either zero, so a floating min / max keeps three
+# partial columns, each merged in record order: ``e{i}_ext`` pyarrow's NaN-skipping
+# extreme, ``e{i}_head`` the first value, ``e{i}_zero`` the first zero; ``a{i}_min`` /
+# ``a{i}_max`` is the row code's result of them (``_resolve_extreme``).
+EXTREME_PARTS = ("ext", "head", "zero")
+
+
+def _resolve_extreme(table: pa.Table, i: int, kind: str) -> pa.Table:
+    ext, head, zero = (table.column(f"e{i}_{p}") for p in EXTREME_PARTS)
+    nan_first = pc.fill_null(pc.is_nan(head), False)
+    at_zero = pc.fill_null(pc.equal(ext, 0.0), False)
+    value = pc.if_else(nan_first, head, pc.if_else(at_zero, zero, ext))
+    name = f"a{i}_{kind}"
+    if name in table.column_names:
+        return table.set_column(table.column_names.index(name), name, value)
+    return table.append_column(name, value)
+
+
+def restore_extremes(cols: dict[str, list[Any]], schema: pa.Schema,
+                     kinds: tuple[str, ...]) -> pa.Table:
+    """A partials table from columns holding each floating min / max as its result only
+    (a row accumulator restored from a snapshot): that one value's three partials."""
+    for i, kind in enumerate(kinds):
+        if f"e{i}_ext" not in schema.names or f"e{i}_ext" in cols:
+            continue
+        values = cols[f"a{i}_{kind}"]
+        cols[f"e{i}_ext"] = list(values)
+        cols[f"e{i}_head"] = list(values)
+        cols[f"e{i}_zero"] = [v if v == 0 else None for v in values]
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
+def _decimal(table: pa.Table, name: str) -> bool:
+    return pa.types.is_decimal(table.schema.field(name).type)
+
+
+def _pick(table: pa.Table, i: int, kind: str) -> tuple[pa.Table, tuple[Any, ...]]:
+    """A DECIMAL first / last (pyarrow has no decimal first / last kernel): the table with
+    ``q{i}``, each row's position where its value is not null, and the aggregation of its
+    first / last position (``_picked`` takes the value)."""
+    n = table.num_rows
+    valid = pc.is_valid(table.column(f"a{i}" if f"a{i}" in table.column_names
+                                     else f"a{i}_{kind}")).to_numpy(zero_copy_only=False)
+    at = pa.array(np.arange(n, dtype=np.int64), mask=~valid)
+    return table.append_column(f"q{i}", at), (f"q{i}", "min" if kind == "first" else "max",
+                                              _SKIP)
+
+
+def _picked(grouped: pa.Table, table: pa.Table, i: int, kind: str, src: str) -> pa.Table:
+    """``grouped``'s ``q{i}_min`` / ``_max`` positions of ``table`` replaced by the values
+    of ``table``'s column ``src`` there, as ``a{i}_first`` / ``a{i}_last``."""
+    q = f"q{i}_{'min' if kind == 'first' else 'max'}"
+    at = grouped.column_names.index(q)
+    return grouped.set_column(at, f"a{i}_{kind}", table.column(src).take(grouped.column(q)))
+
+
 def partial(table: pa.Table, groups: list[str], kinds: tuple[str, ...],
             exact: bool = True) -> pa.Table:
     """Rows -> one partial row per group: ``row_min`` and each aggregate's partials
     (``exact``: double sums added in row order, see ``exact_sums``)."""
     aggs: list[tuple[Any, ...]] = [("row", "min")]
+    extremes = float_extremes(table.schema, kinds)
+    picks = [i for i, k in enumerate(kinds) if k in ("first", "last")
+             and _decimal(table, f"a{i}")]
     for i, kind in enumerate(kinds):
-        if kind == "avg":
+        if kind in ("sum", "avg") and _decimal(table, f"a{i}"):
+            v = table.column(f"a{i}")
+            table = table.set_column(table.column_names.index(f"a{i}"), f"a{i}", pc.cast(
+                v, pa.decimal256(_DECIMAL_SUM, v.type.scale)))
+        if i in picks:
+            table, agg = _pick(table, i, kind)
+            aggs.append(agg)
+        elif kind == "avg":
             aggs += [(f"a{i}", "sum", _SKIP), (f"a{i}", "count", _COUNT_VALID)]
+        elif i in extremes:
+            v = table.column(f"a{i}")
+            zeros = pc.if_else(pc.equal(v, 0.0), v, pa.scalar(None, v.type))
+            table = table.append_column(f"z{i}", zeros)
+            aggs += [(f"a{i}", kind, _SKIP), (f"a{i}", "first", _SKIP),
+                     (f"z{i}", "first", _SKIP)]
         elif kind != "count_distinct":
             aggs.append((f"a{i}",) + _PARTIAL[kind][0])
     grouped = table.group_by(groups, use_threads=False).aggregate(aggs)
+    for i in picks:
+        grouped = _picked(grouped, table, i, kinds[i], f"a{i}")
+    for i in extremes:
+        names = {f"a{i}_{kinds[i]}": f"e{i}_ext", f"a{i}_first": f"e{i}_head",
+                 f"z{i}_first": f"e{i}_zero"}
+        grouped = _resolve_extreme(grouped.rename_columns(
+            [names.get(c, c) for c in grouped.column_names]), i, kinds[i])
     idx = float_sums(table, kinds) if exact else []
     return exact_sums(grouped, [table], groups, kinds, idx) if idx else grouped
 
@@ -203,18 +292,35 @@ def merge_partials(table: pa.Table, groups: list[str], kinds: tuple[str, ...]) -
     """Partials folded into one partial row per group (same columns)."""
     aggs: list[tuple[Any, ...]] = [("row_min", "min")]
     names = ["row_min"]
+    extremes = [i for i in range(len(kinds)) if f"e{i}_ext" in table.column_names]
+    picks = [i for i, k in enumerate(kinds) if k in ("first", "last")
+             and _decimal(table, f"a{i}_{k}")]
     for i, kind in enumerate(kinds):
-        if kind == "avg":
+        if i in picks:
+            table, agg = _pick(table, i, kind)
+            aggs.append(agg)
+            names.append(f"q{i}")
+        elif kind == "avg":
             aggs += [(f"a{i}_sum", "sum", _SKIP), (f"a{i}_count", "sum", _SKIP)]
             names += [f"a{i}_sum", f"a{i}_count"]
+        elif i in extremes:  # the parts in record order; the result again from them
+            aggs += [(f"e{i}_ext", kind, _SKIP), (f"e{i}_head", "first", _SKIP),
+                     (f"e{i}_zero", "first", _SKIP)]
+            names += [f"e{i}_{p}" for p in EXTREME_PARTS]
         elif kind != "count_distinct":
             col = f"a{i}_{_PARTIAL[kind][0][0]}"
             aggs.append((col,) + _PARTIAL[kind][1])
             names.append(col)
     merged = table.group_by(groups, use_threads=False).aggregate(aggs)
     for name, agg in zip(names, aggs):
+        if name.startswith("q"):
+            continue  # a position: ``_picked`` below
         merged = merged.rename_columns([name if c == f"{name}_{agg[1]}" else c
                                         for c in merged.column_names])
+    for i in picks:
+        merged = _picked(merged, table, i, kinds[i], f"a{i}_{kinds[i]}")
+    for i in extremes:
+        merged = _resolve_extreme(merged, i, kinds[i])
     return merged
 
 
@@ -231,7 +337,11 @@ def results(grouped: pa.Table, distinct: dict[int, pa.Table], groups: list[str],
     out = [grouped.column(k) for k in keys + WINDOW]
     counts = _distinct_counts(grouped, distinct, groups)
     for i, kind in enumerate(kinds):
-        if kind == "avg":
+        if kind in ("sum", "avg") and _decimal(grouped, f"a{i}_sum"):
+            field = out_schema.field(len(keys) + len(WINDOW) + i)
+            out.append(decimal_sum(grouped, i, field) if kind == "sum" else
+                       decimal_avg(grouped, i, field))
+        elif kind == "avg":
             total = pc.cast(grouped.column(f"a{i}_sum"), pa.float64(), safe=False)
             count = pc.cast(grouped.column(f"a{i}_count"), pa.float64())
             out.append(pc.if_else(pc.equal(count, 0.0), pa.scalar(None, pa.float64()),
@@ -246,6 +356,39 @@ def results(grouped: pa.Table, distinct: dict[int, pa.Table], groups: list[str],
     ends = grouped.column("we")
     ends = ends.combine_chunks() if isinstance(ends, pa.ChunkedArray) else ends
     return Chunk(batch, pc.subtract(ends, 1))
+
+
+def decimal_sum(grouped: pa.Table, i: int, field: pa.Field) -> pa.Array:
+    return decimal_sum_result(grouped.column(f"a{i}_sum"), field)
+
+
+def decimal_sum_result(total: Any, field: pa.Field) -> pa.Array:
+    """SUM of a DECIMAL (exact ``total``s) as the row code's ``sum_result``: NULL from
+    10^38 on; a sum the output's DECIMAL(38, s) cannot hold below that fails as the row
+    operator's record would, converted to the declared columns (``convert.from_rows``)."""
+    if isinstance(total, pa.ChunkedArray):
+        total = total.combine_chunks()
+    big = pc.fill_null(pc.greater_equal(pc.abs(total), pa.scalar(
+        Decimal(10) ** decimals.MAX_PRECISION, total.type)), False)
+    total = pc.if_else(big, pa.scalar(None, total.type), total)
+    limit = Decimal(10) ** (field.type.precision - field.type.scale)
+    wide = pc.fill_null(pc.greater_equal(pc.abs(total), pa.scalar(limit, total.type)), False)
+    if pc.any(wide).as_py():
+        raise TypeError(f"field '{field.name}' of a record does not fit its declared type "
+                        f"{field.type}: {total.filter(wide)[0].as_py()}")
+    return pc.cast(total, field.type)
+
+
+def decimal_avg(grouped: pa.Table, i: int, field: pa.Field) -> pa.Array:
+    return decimal_avg_result(grouped.column(f"a{i}_sum"), grouped.column(f"a{i}_count"),
+                              field)
+
+
+def decimal_avg_result(totals: Any, counts: Any, field: pa.Field) -> pa.Array:
+    """AVG of a DECIMAL: the row code's ``decimals.average`` (a HALF_UP quotient) of each
+    exact sum and count - one division per value, as ``deckernels`` divides."""
+    return pa.array([decimals.average(t, c) if c else None
+                     for t, c in zip(totals.to_pylist(), counts.to_pylist())], field.type)
 
 
 def evaluate(rows: pa.Table, groups: list[str], keys: list[str], kinds: tuple[str, ...],

@@ -22,6 +22,7 @@ distinct values one a row), so late firings and on-time firings aggregate on fro
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,13 @@ import pyarrow.compute as pc
 from flowc.errors import ExecutionError
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.stream_windows import StreamWindow
-from flowc.executor.arrow.windows import distinct_values, merge_partials, partial, with_window
+from flowc.executor.arrow.windows import (
+    distinct_values,
+    merge_partials,
+    partial,
+    restore_extremes,
+    with_window,
+)
 from flowc.executor.runtime.core import LONG_MAX, TimerService
 from flowc.parser.aggregates import DistinctSet
 from flowc.types import Schema
@@ -148,7 +155,7 @@ def window_from_row(op: Any, w: StreamWindow, in_schema: Schema) -> None:
         else:
             cols[_columns(template.column_names, i)[0]] = accs
     st.rows, st.buffered = [], 0
-    st.partials = [pa.Table.from_pydict(cols, schema=template.schema)] if groups else []
+    st.partials = [restore_extremes(cols, template.schema, st.kinds)] if groups else []
     for i, d in distinct.items():
         schema = distinct_values(empty, st.groups, i).schema
         st.distinct[i] = [pa.Table.from_pydict(d, schema=schema)] if d[f"a{i}"] else []
@@ -214,6 +221,8 @@ def _filler(t: pa.DataType) -> Any:
         return False
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
         return b""
+    if pa.types.is_decimal(t):
+        return Decimal(0)  # (an int64 cast needs 19 integer digits)
     return pa.array([0], pa.int64()).cast(t)[0].as_py()
 
 
