@@ -20,6 +20,7 @@ from flowc.executor.runtime.core import TimerService
 from flowc.executor.streaming.columnar import plan_columnar, run_columnar_subtask
 from flowc.executor.streaming.commit import SINK_CHUNK, chunk_records
 from flowc.executor.streaming.plan import plan_streaming
+from flowc.executor.streaming.sources import file_shares
 from flowc.executor.streaming.task import SINK, STATS, BatchContext, run_subtask
 from flowc.parser import compile_file, compile_source
 
@@ -133,6 +134,9 @@ class Driver:
     def batch(self, state: Path, b: int, files: list[str], columnar: bool) -> dict[str, Any]:
         # processing time: 700 ms a batch (Spark's batchTimestampMs)
         ctx = BatchContext(b, b - 1 if b else None, str(state), 1_000 + 700 * b)
+        # the job's n-th file to source subtask n % p, as the runner deals them; the files
+        # read before are counted in the previous batch's ``_DONE``, as in the checkpoint
+        before = int((state / str(b - 1) / "_DONE").read_text()) if b else 0
         out: dict[str, list[Any]] = {}
         result: dict[str, Any] = {"sinks": {}, "stats": {}}
         for v in self.plan.vertices:
@@ -140,8 +144,7 @@ class Driver:
             for idx in range(v.parallelism):
                 if v.source is not None:
                     src = (self.plan.sources[v.source].spec,
-                           [f for k, f in enumerate(files)
-                            if (b + k) % v.parallelism == idx])  # one file a batch
+                           file_shares(sorted(files), before, v.parallelism)[idx])
                     items = list(run_columnar_subtask(v, self.chains[v.id], idx, ctx, src, None)
                                  if columnar else run_subtask(v, idx, ctx, src, None))
                 else:
@@ -165,9 +168,12 @@ class Driver:
                     result["stats"][(payload[0], payload[1])] = s
         snaps = {}
         for name in sorted(os.listdir(state / str(b))):
-            with open(state / str(b) / name, "rb") as fh:
-                snaps[name] = _norm(pickle.load(fh))
+            if name.endswith(".pkl"):
+                with open(state / str(b) / name, "rb") as fh:
+                    snaps[name] = _norm(pickle.load(fh))
         result["snapshots"] = snaps
+        (state / str(b)).mkdir(parents=True, exist_ok=True)
+        (state / str(b) / "_DONE").write_text(str(before + len(files)))
         return result
 
     def run(self, name: str, batches: int, columnar: Callable[[int], bool]) -> list[Any]:

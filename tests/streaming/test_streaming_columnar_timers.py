@@ -4,7 +4,10 @@ it): at the start of a micro-batch the head's due timers fire, then the chained 
 after the records its predecessor's timers produced (``task.fire_processing_timers``: head
 to tail) - so a timer the second one sets, due at once, for a record the first one's
 timer produced fires in this batch, not the next -, on the columnar path as row by row;
-each batch's outputs, stats and snapshots are the row path's. No Spark
+each batch's outputs, stats and snapshots are the row path's, and the printed lines are
+the reference executor's micro-batch model's with the same batch timestamps (the chained
+member takes its predecessor's timer records at the batch's time: its due timers fire
+before each, as the runtime polls before every element). No Spark
 (``test_streaming_columnar.Driver``)."""
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from flowc.executor.streaming.columnar import plan_columnar
 from flowc.executor.streaming.plan import plan_streaming
 from flowc.parser import compile_source
 
-from .columnar_paths import Driver, printed, row_and_columnar
+from .columnar_paths import Driver, model_lines, printed, row_and_columnar
 
 SOURCE = """set parallelism = 1;
 set flowc.executor = columnar;
@@ -89,3 +92,6 @@ def test_a_chained_members_timers_fire_after_its_predecessors_timer_outputs(
             assert c["sinks"] == r["sinks"], (name, b, printed(d, [c]), printed(d, [r]))
             assert c["stats"] == r["stats"], (name, b)
             assert c["snapshots"] == r["snapshots"], (name, b)
+    # the micro-batch model runs the chained member at the batch's time too: its timers
+    # registered at 1700, not at the previous batch's 1000, the one due at once in the batch
+    assert model_lines(d.jg, files, timed=True).printed == lines

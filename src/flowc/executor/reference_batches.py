@@ -30,7 +30,10 @@ the streaming executor's processing time and idleness:
 - at the start of every batch each operator fires its processing-time timers due by then,
   before the batch's input: a vertex head first, a chained member after the records its
   predecessor's timers produced (``reference_stream.TIMERS`` marks their end in the
-  channel), as ``SubtaskRun.fire_processing_timers`` fires them head to tail;
+  channel), as ``SubtaskRun.fire_processing_timers`` fires them head to tail; the member
+  is at the batch's time from the batch's start (``reference_stream.BATCH_START``), so it
+  takes those records - firing its due timers before each, registering new ones - at the
+  batch's processing time, as the chain does on the streaming paths;
 - a watermark generator with an idleness timeout counts its records; at the end of a batch
   in which it got none, if more than the timeout passed since the last batch that had one
   (or since its first batch), it marks its output IDLE, and its next record makes it
@@ -51,7 +54,7 @@ from typing import Any
 
 from flowc.chaining.job_graph import JobGraph
 from flowc.errors import UnsupportedError
-from flowc.executor.reference_stream import BATCH_END, BLOCKED, TIMERS
+from flowc.executor.reference_stream import BATCH_END, BATCH_START, BLOCKED, TIMERS
 from flowc.executor.runtime import files
 from flowc.executor.runtime.channels import WatermarkStatus
 from flowc.executor.runtime.core import LONG_MAX
@@ -236,6 +239,7 @@ class ModelSteps:
             elif kind == 2:  # a bounded source's end of input
                 emitter.out_wm(LONG_MAX) if op is None else op.on_watermark(LONG_MAX)
             elif kind == 3:  # a batch starts (a source holds no processing-time timers)
+                self._clock_starts(x)
                 self._batch_starts(x)
             else:
                 if op is not None and not getattr(self.node.operator, "bounded", True):
@@ -247,12 +251,17 @@ class ModelSteps:
         self.n_in += n
         return False
 
+    def _clock_starts(self, batch: int) -> None:
+        """The micro-batch model with timestamps: batch ``batch``'s processing time, from
+        before anything of the batch (a chained member's predecessor's timer records)."""
+        if self.micro is not None and self.micro.timestamps is not None:
+            self.clock.now = self.micro.time_of(batch)
+
     def _batch_starts(self, batch: int) -> None:
-        """The micro-batch model with timestamps: batch ``batch``'s processing time; its
-        timers due by then fire before its input (then the mark for chained consumers)."""
+        """The micro-batch model with timestamps: the timers due at batch ``batch``'s
+        time fire before its input (then the mark for chained consumers)."""
         if self.micro is None or self.micro.timestamps is None:
             return
-        self.clock.now = self.micro.time_of(batch)
         if self.op is not None and not self.is_sink:
             self.op.poll_processing_time()
         assert self.emitter is not None
@@ -288,6 +297,8 @@ class ModelSteps:
                                                  self._batch_key())
                     else:
                         self._batch_ends(ts)
+                elif v is BATCH_START:
+                    self._clock_starts(ts)
                 elif v is TIMERS:
                     self._batch_starts(ts)
                 elif v is WatermarkStatus:  # generators and sinks keep their own status

@@ -27,6 +27,10 @@ BATCH_END = object()
 # After the records a producer's processing-time timers emitted at the start of a
 # micro-batch (``(TIMERS, batch)``): a chained consumer fires its own timers there.
 TIMERS = object()
+# A consumer's micro-batch starts (``(0, BATCH_START, batch)`` from ``batch_merge``, before
+# anything of the batch): its clock moves to the batch's time, so the records its chain
+# predecessor's timers emitted see the batch's processing time, as on the streaming paths.
+BATCH_START = object()
 
 
 class Channel:
@@ -98,10 +102,11 @@ def batch_merge(channels: Sequence[Channel], inputs: Sequence[int],
     whole batch *b* (up to its end marker, or it is done), the batch's elements are merged
     by ``merge_with_valve`` (round robin by position, restarting with each batch; the
     channels' watermarks carry over in one valve), then ``(0, BATCH_END, b)``.
-    ``timers``: when the consumer fires its processing-time timers, ``(0, TIMERS, b)``:
-    ``head`` (a vertex head) before the batch's elements, ``chained`` (its one channel
-    from its chain predecessor) after the elements before the predecessor's ``TIMERS``
-    mark; None: never (processing time not modelled)."""
+    ``timers``: processing time is modelled: ``(0, BATCH_START, b)`` first, then ``(0,
+    TIMERS, b)`` when the consumer fires its processing-time timers: ``head`` (a vertex
+    head) before the batch's elements, ``chained`` (its one channel from its chain
+    predecessor) after the elements before the predecessor's ``TIMERS`` mark; None:
+    neither (processing time not modelled)."""
     from flowc.executor.runtime.channels import WatermarkValve, merge_with_valve
 
     valve = WatermarkValve(len(channels))
@@ -126,6 +131,8 @@ def batch_merge(channels: Sequence[Channel], inputs: Sequence[int],
                     continue
                 taken.append(el)
             lists.append(taken)
+        if timers is not None:
+            yield 0, BATCH_START, batch
         if timers == "chained":
             yield from merge_with_valve([first], inputs, valve)
         if timers is not None:
