@@ -1,0 +1,126 @@
+"""DATE and TIMESTAMP_LTZ(3) in csv / json files as Flink 2.3's filesystem connector writes
+and reads them, recorded once by dates_files/record_dates_files.py (not run here): INSERT
+INTO a csv / json table writes a DATE as ``2024-05-01`` and a TIMESTAMP_LTZ as
+``2024-05-01 10:00:02.5Z``; a DATE read from text with a time of day is a bad row (Flink
+fails the job: ``Fail to deserialize at field: d.``)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from flowc.errors import ExecutionError
+from flowc.executor import run_job_graph, run_reference
+from flowc.sql import compile_sql
+
+HERE = Path(__file__).resolve().parent / "dates_files" / "flink"
+# The rows of record_dates_files.py: (k, d, epoch ms of lt)
+ROWS = "k,d,ms\n1,2024-05-01,1714557601000\n2,1969-12-31,1714557602500\n3,,\n4,2024-02-29,-1500\n"
+
+
+def insert_sql(tmp: Path, fmt: str, extra: str = "") -> str:
+    (tmp / "in").mkdir(exist_ok=True)
+    (tmp / "in" / "rows.csv").write_text(ROWS)
+    return (f"{extra}CREATE TABLE src (k INT, d DATE, ms BIGINT) WITH ('connector' = "
+            f"'filesystem', 'path' = '{tmp / 'in'}', 'format' = 'csv');\n"
+            f"CREATE TABLE out (k INT, d DATE, lt TIMESTAMP_LTZ(3)) WITH ('connector' = "
+            f"'filesystem', 'path' = '{tmp / 'out'}', 'format' = '{fmt}');\n"
+            "INSERT INTO out SELECT k, d, TO_TIMESTAMP_LTZ(ms, 3) FROM src;\n")
+
+
+def written(tmp: Path, fmt: str) -> list[list[str | None]]:
+    parts = sorted(p for p in (tmp / "out").rglob("*") if p.is_file()
+                   and not p.name.startswith((".", "_")))
+    text = "".join(p.read_text() for p in parts)
+    return parsed(text, fmt, header=True)
+
+
+def parsed(text: str, fmt: str, header: bool = False) -> list[list[str | None]]:
+    if fmt == "csv":
+        rows = list(csv.reader(text.splitlines()))[1 if header else 0:]
+        return sorted([[v or None for v in r] for r in rows])
+    return sorted([[str(v) if v is not None else None for v in json.loads(line).values()]
+                   for line in text.splitlines() if line.strip()])
+
+
+def flink_rows(fmt: str) -> list[list[str | None]]:
+    return parsed((HERE / f"written.{fmt}").read_text(), fmt)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_insert_writes_date_and_ltz_as_flink(tmp_path: Path, fmt: str) -> None:
+    graph = compile_sql(insert_sql(tmp_path, fmt), "q.sql").env.get_job_graph()
+    run_reference(graph)
+    assert written(tmp_path, fmt) == flink_rows(fmt)
+
+
+def test_the_fixture_holds_flinks_ltz_text() -> None:
+    assert ["2", "1969-12-31", "2024-05-01 10:00:02.5Z"] in flink_rows("csv")
+
+
+def date_source_sql(tmp: Path, fmt: str, dead: bool = False) -> str:
+    (tmp / "in").mkdir(exist_ok=True)
+    if fmt == "csv":
+        text = "k,d\n1,2024-05-01\n2,2024-05-01 10:00:01\n3,2024-05-02\n"
+    else:
+        text = ('{"k":1,"d":"2024-05-01"}\n{"k":2,"d":"2024-05-01 10:00:01"}\n'
+                '{"k":3,"d":"2024-05-02"}\n')
+    (tmp / "in" / f"in.{fmt}").write_text(text)
+    opt = f", 'dead-letter' = '{tmp / 'dead'}'" if dead else ""
+    return (f"CREATE TABLE src (k INT, d DATE) WITH ('connector' = 'filesystem', 'path' = "
+            f"'{tmp / 'in'}', 'format' = '{fmt}'{opt});\n"
+            "CREATE TABLE p (k INT, d STRING) WITH ('connector' = 'print');\n"
+            "INSERT INTO p SELECT k, CAST(d AS STRING) FROM src;\n")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_a_date_with_a_time_of_day_fails_the_job_as_in_flink(tmp_path: Path, fmt: str) -> None:
+    recorded = json.loads((HERE / "read_text.json").read_text())[fmt]
+    assert "Fail to deserialize at field: d." in " ".join(recorded["error"])
+    graph = compile_sql(date_source_sql(tmp_path, fmt), "q.sql").env.get_job_graph()
+    with pytest.raises(ExecutionError) as e:
+        run_reference(graph)
+    text = str(e.value)
+    line = 3 if fmt == "csv" else 2  # the csv file's first line is its header
+    assert f"in.{fmt} (line {line})" in text and "time of day" in text, text
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_a_date_with_a_time_of_day_goes_to_the_dead_letters(tmp_path: Path, fmt: str) -> None:
+    graph = compile_sql(date_source_sql(tmp_path, fmt, dead=True), "q.sql").env.get_job_graph()
+    lines = [ln.split("> ", 1)[-1] for ln in run_reference(graph).printed]
+    assert sorted(lines) == ["+I[1, 2024-05-01]", "+I[3, 2024-05-02]"]
+    dead = "".join(p.read_text() for p in (tmp_path / "dead").rglob("*") if p.is_file())
+    assert "2024-05-01 10:00:01" in dead
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("executor", ["row", "columnar"])
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_spark_writes_the_same_bytes(tmp_path: Path, fmt: str, executor: str) -> None:
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    run_reference(compile_sql(insert_sql(ref, fmt), "q.sql").env.get_job_graph())
+    text = insert_sql(tmp_path, fmt, f"SET 'flowc.executor' = '{executor}';\n")
+    run_job_graph(compile_sql(text, "q.sql").env.get_job_graph())
+    assert written(tmp_path, fmt) == flink_rows(fmt)
+    mine = sorted(p.read_bytes() for p in (tmp_path / "out").rglob("*.*") if p.is_file()
+                  and not p.name.startswith((".", "_")))
+    theirs = sorted(p.read_bytes() for p in (ref / "out").rglob("*.*") if p.is_file()
+                    and not p.name.startswith((".", "_")))
+    assert b"".join(mine).splitlines()[1:] == b"".join(theirs).splitlines()[1:] or \
+        sorted(b"".join(mine).splitlines()) == sorted(b"".join(theirs).splitlines())
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("executor", ["row", "columnar"])
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_spark_fails_on_a_date_with_a_time_of_day(tmp_path: Path, fmt: str,
+                                                   executor: str) -> None:
+    text = f"SET 'flowc.executor' = '{executor}';\n" + date_source_sql(tmp_path, fmt)
+    with pytest.raises(ExecutionError) as e:
+        run_job_graph(compile_sql(text, "q.sql").env.get_job_graph())
+    assert "time of day" in str(e.value)
