@@ -214,3 +214,21 @@ def test_spark_writes_a_date_to_parquet_as_date32(tmp_path: Path, executor: str)
     schema, rows = parquet_columns(tmp_path / "out")
     assert schema.field("d").type == pa.date32()
     assert rows == PARQUET_ROWS
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_flinks_files_read_back(tmp_path: Path, fmt: str) -> None:
+    """The files Flink wrote read into the same table's types (its LTZ text included)."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / f"part.{fmt}").write_bytes((HERE / f"written.{fmt}").read_bytes())
+    header = ", 'csv.header' = 'false'" if fmt == "csv" else ""
+    text = (f"CREATE TABLE f (k INT, d DATE, lt TIMESTAMP_LTZ(3)) WITH ('connector' = "
+            f"'filesystem', 'path' = '{tmp_path / 'in'}', 'format' = '{fmt}'{header});\n"
+            "CREATE TABLE p (k INT, d DATE, lt TIMESTAMP_LTZ(3)) WITH ('connector' = 'print');\n"
+            "INSERT INTO p SELECT * FROM f;\n")
+    lines = [ln.split("> ", 1)[-1] for ln in
+             run_reference(compile_sql(text, "f.sql").env.get_job_graph()).printed]
+    assert sorted(lines) == ["+I[1, 2024-05-01, 2024-05-01T10:00:01Z]",
+                             "+I[2, 1969-12-31, 2024-05-01T10:00:02.500Z]",
+                             "+I[3, null, null]",
+                             "+I[4, 2024-02-29, 1969-12-31T23:59:58.500Z]"]
