@@ -49,6 +49,30 @@ def instant_text(ms: int) -> str:
     return text + (f".{millis:03d}" if millis else "") + "Z"
 
 
+def file_ltz_text(v: Any) -> Any:
+    """A TIMESTAMP_LTZ as Flink's csv and json formats write it (their
+    ``SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT``, UTC): ``2024-05-01 10:00:01Z``, the
+    fraction without trailing zeros (``...:02.5Z``); NULL stays NULL."""
+    if v is None:
+        return None
+    t = _EPOCH + _dt.timedelta(milliseconds=int(v))
+    text = f"{t.year:04d}-{t.month:02d}-{t.day:02d} {t.hour:02d}:{t.minute:02d}:{t.second:02d}"
+    millis = t.microsecond // 1000
+    return text + (f".{millis:03d}".rstrip("0") if millis else "") + "Z"
+
+
+def parse_date(v: Any) -> int:
+    """A DATE in a csv / json file -> its midnight's epoch ms: a date (``2024-05-01``), or
+    a timestamp text / epoch ms at midnight. A time of day is no DATE: Flink's formats
+    reject ``2024-05-01 10:00:01`` (a bad row here); raises ValueError."""
+    from flowc.executor.runtime.converters import parse_timestamp
+
+    ms = parse_timestamp(v)
+    if ms % DAY_MS:
+        raise ValueError(f"not a DATE: {v!r} has a time of day (write 2024-05-01)")
+    return ms
+
+
 def client_text(ms: int, kind: str) -> str | None:
     """A time value as Flink's SQL client shows it (UTC zone): a TIMESTAMP or TIMESTAMP_LTZ
     ``2024-05-01 10:00:01.500``, a DATE ``2024-05-01``; None for another kind."""
@@ -60,4 +84,5 @@ def client_text(ms: int, kind: str) -> str | None:
 
 
 HELPERS: dict[str, Callable[..., Any]] = {"cast_date": cast_date,
-                                          "cast_date_string": cast_date_string}
+                                          "cast_date_string": cast_date_string,
+                                          "file_ltz_text": file_ltz_text}

@@ -9,7 +9,9 @@ types (``flowc.common.arrow_types``: INT int32, FLOAT float32, ...). Otherwise t
 records of the stream (``Inferred``): ints and doubles mixed give double, a column of
 nulls only is string, anything else mixed is an error - a value is never silently
 dropped. Timestamps are written as epoch milliseconds in csv / json and as parquet
-``TIMESTAMP(MILLIS, UTC)``; the file sources read both back as the same schema.
+``TIMESTAMP(MILLIS, UTC)``, a SQL DATE column of an unpartitioned parquet sink as
+``date32`` (column type ``date``), as Flink; the file sources read all back as the same
+schema.
 """
 
 from __future__ import annotations
@@ -99,7 +101,10 @@ def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
     if len(cols) != len(declared):
         raise ExecutionError(f"sink {spec.path}: {len(cols)} columns declared but the stream "
                              f"has {len(declared)} fields {declared}")
-    return list(zip(cols, (str(t) for t in declared.types)))
+    # Flink's parquet writer stores a DATE as date32 (INT32 DATE): the writers' "date"
+    dates = spec.format == "parquet" and not spec.partition_by
+    return list(zip(cols, ("date" if dates and t.flavor == "date" and not t.is_array
+                           else str(t) for t in declared.types)))
 
 
 def declared_arrow_schema(spec: FileSink, declared: Any) -> Any:
@@ -177,7 +182,7 @@ def _check_timestamp(v: Any) -> Any:
 
 
 _CHECKS = {"string": _check_string, "int": _check_int, "double": _check_double,
-           "bool": _check_bool, "timestamp": _check_timestamp}
+           "bool": _check_bool, "timestamp": _check_timestamp, "date": _check_timestamp}
 
 
 def _check_decimal(precision: int, scale: int) -> Callable[[Any], Any]:
@@ -554,11 +559,21 @@ def _arrow_array(values: list[Any], t: Any) -> Any:
     and zone takes them as the same instant."""
     import pyarrow as pa
 
-    if pa.types.is_timestamp(t):
-        return pa.array(values, type=pa.int64()).cast(t)
+    if pa.types.is_timestamp(t) or pa.types.is_date32(t):
+        return to_arrow(pa.array(values, type=pa.int64()), t)
     if pa.types.is_list(t) and pa.types.is_timestamp(t.value_type):
         return pa.array(values, type=pa.list_(pa.int64())).cast(t)
     return pa.array(values, type=t)
+
+
+def to_arrow(arr: Any, t: Any) -> Any:
+    """``arr`` cast to the parquet column type ``t``; epoch milliseconds become a DATE's
+    date32 through a UTC timestamp (a DATE's value is its day's midnight)."""
+    import pyarrow as pa
+
+    if pa.types.is_date32(t) and pa.types.is_integer(arr.type):
+        return arr.cast(pa.int64()).cast(pa.timestamp("ms", tz="UTC")).cast(t)
+    return arr.cast(t)
 
 
 def arrow_type(type_name: str) -> Any:
@@ -568,7 +583,7 @@ def arrow_type(type_name: str) -> Any:
     ps = decimals.parse_name(scalar)
     t = pa.decimal128(*ps) if ps is not None else {
         "string": pa.string(), "int": pa.int64(), "double": pa.float64(), "bool": pa.bool_(),
-        "timestamp": pa.timestamp("ms", tz="UTC")}[scalar]
+        "timestamp": pa.timestamp("ms", tz="UTC"), "date": pa.date32()}[scalar]
     for _ in range(depth):
         t = pa.list_(t)
     return t

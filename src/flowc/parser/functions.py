@@ -279,6 +279,10 @@ _FUNCTIONS = [
     # SQL's ``pt AS PROCTIME()`` column: the processing time (executor/runtime/clock.py)
     Function("_proctime", 0, 0, lambda args: TIMESTAMP, "PROCTIME() -> timestamp",
              helper="proctime", internal=True),
+    # INSERT INTO a csv / json table: a TIMESTAMP_LTZ column's text as Flink writes it
+    Function("_file_ltz_text", 1, 1, _fixed(STRING, ("timestamp",)),
+             "TIMESTAMP_LTZ -> string (2024-05-01 10:00:01Z)", helper="file_ltz_text",
+             internal=True),
     Function("random_int", 2, 2, _random_int, "random_int(low int, high int) -> int",
              helper="random_int", datagen_only=True),
     Function("random_double", 0, 0, lambda args: DOUBLE, "random_double() -> double",

@@ -423,7 +423,13 @@ class Lowerer:
         if body.monitor is not None and body.monitor <= 0:
             raise FlowTypeError("the monitor interval must be positive", body.monitor_span
                                 or body.span, hint="for example: monitor every 1s")
-        spec = FileSource(self.resolve_path(body.path), body.format, schema.as_pairs(), options,
+        pairs = schema.as_pairs()
+        if body.format in ("csv", "json", "jsonl", "json-lines"):
+            # a DATE's text must be a date (Flink rejects a time of day): the readers'
+            # "date" column (runtime/converters.py); parquet holds date32 or a timestamp
+            pairs = tuple((n, "date" if f.type.flavor == "date" and not f.type.is_array else t)
+                          for (n, t), f in zip(pairs, schema.fields))
+        spec = FileSource(self.resolve_path(body.path), body.format, pairs, options,
                           dead, body.monitor)
         return self._from_source(spec, stmt, schema, strategy)
 

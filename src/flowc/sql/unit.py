@@ -390,10 +390,11 @@ class Unit:
         schema = self.define_let(probe)
         self._check_insert(schema, tdef, spans(tree.expression))
         casts = [_insert_cast(q.type, t.type) for q, t in zip(schema, tdef.schema)]
-        # csv / json hold a DATE as Flink writes it, 2024-05-01 (flowc.dates)
+        # csv / json hold a DATE and a TIMESTAMP_LTZ as Flink writes them, 2024-05-01 and
+        # 2024-05-01 10:00:01Z (flowc.dates)
         text_dates = tdef.connector == "filesystem" and tdef.options.get("format") in (
             "csv", "json")
-        dates = [text_dates and t.type.flavor == "date" for t in tdef.schema]
+        dates = [t.type.flavor if text_dates else "" for t in tdef.schema]
         if list(schema.names) != list(tdef.schema.names) or any(casts) or any(dates):
             # a file sink writes column names: rename to the table's (by position); a
             # number into a DECIMAL column is cast to it, as Flink's INSERT does
@@ -438,10 +439,13 @@ class Unit:
                               lowerer.udfs)
 
 
-def _written(ref: A.FieldRef, target: Type, cast: bool, date: bool, span: Span) -> A.Expr:
-    """A column as INSERT writes it: cast to a DECIMAL column's type, a DATE as its text."""
-    if date:
+def _written(ref: A.FieldRef, target: Type, cast: bool, date: str, span: Span) -> A.Expr:
+    """A column as INSERT writes it: cast to a DECIMAL column's type; in csv / json (``date``:
+    the column's flavour) a DATE or TIMESTAMP_LTZ as its text."""
+    if date == "date":
         return A.Cast(A.Cast(ref, target, span), STRING, span)
+    if date == "ltz":
+        return A.Call("_file_ltz_text", (A.Cast(ref, target, span),), span, span, internal=True)
     return A.Cast(ref, target, span) if cast else ref
 
 

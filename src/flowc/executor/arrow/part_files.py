@@ -40,6 +40,7 @@ from flowc.executor.sinks import (
     csv_writer_options,
     sink_path,
     temp_path,
+    to_arrow,
 )
 from flowc.operators import FileSink
 
@@ -62,7 +63,8 @@ def writable(spec: FileSink, columns: Columns) -> bool:
 def chunk_columns(batch: pa.RecordBatch, columns: Columns) -> list[pa.Array]:
     """A chunk's sink columns as the records' Python values are typed: ints as int64
     (a typed stream's int32 too), floats as double, timestamps as epoch milliseconds."""
-    return [sinks._flat(batch.column(i)).cast(arrow_type(t.replace("timestamp", "int")))
+    return [sinks._flat(batch.column(i)).cast(arrow_type(
+        "int" if t == "date" else t.replace("timestamp", "int")))
             for i, (_, t) in enumerate(columns)]
 
 
@@ -183,7 +185,7 @@ def stage_part(spec: FileSink, columns: Columns, chunks: list[list[pa.Array]]) -
             import pyarrow.parquet as pq
 
             schema = pa.schema([pa.field(c, arrow_type(t)) for c, t in columns])
-            arrays = [pa.concat_arrays([c[i] for c in chunks]).cast(f.type)
+            arrays = [to_arrow(pa.concat_arrays([c[i] for c in chunks]), f.type)
                       for i, f in enumerate(schema)]
             pq.write_table(pa.table(arrays, schema=schema), path)
             return tmp

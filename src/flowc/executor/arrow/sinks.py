@@ -93,7 +93,7 @@ def _writable(type_name: str) -> bool:
     inner = type_name
     while inner.startswith("array<"):
         inner = inner[len("array<"):-1]
-    return inner in ("string", "int", "double", "bool", "timestamp")
+    return inner in ("string", "int", "double", "bool", "timestamp", "date")
 
 
 # -- formatting ------------------------------------------------------------------------------
@@ -235,7 +235,9 @@ def parquet_schema(sink: ArrowSink) -> pa.Schema:
 def parquet_table(batch: pa.RecordBatch, sink: ArrowSink, schema: pa.Schema) -> pa.Table:
     """The chunk's columns with the sink's names and the row executor's parquet types
     (epoch milliseconds as ``TIMESTAMP(MILLIS, UTC)``, also inside lists)."""
-    cols = [_flat(batch.column(i)).cast(f.type) for i, f in enumerate(schema)]
+    from flowc.executor.sinks import to_arrow
+
+    cols = [to_arrow(_flat(batch.column(i)), f.type) for i, f in enumerate(schema)]
     return pa.Table.from_arrays(cols, schema=schema)
 
 

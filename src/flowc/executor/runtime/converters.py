@@ -11,11 +11,13 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from flowc import decimals
+from flowc import dates, decimals
 from flowc.errors import UnsupportedError
 from flowc.executor.runtime import csvread
 
 SCALAR_TYPES = ("string", "int", "double", "bool", "timestamp")
+# A text file's DATE column (parser/lower.py): a timestamp whose text has no time of day.
+_READ_ONLY = ("date",)
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 _INT = re.compile(r"^[+-]?\d+$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
@@ -29,7 +31,7 @@ def parse_type(name: str) -> tuple[int, str]:
     depth, inner = 0, name.strip()
     while inner.startswith("array<") and inner.endswith(">"):
         depth, inner = depth + 1, inner[6:-1].strip()
-    if inner not in SCALAR_TYPES and decimals.parse_name(inner) is None:
+    if inner not in SCALAR_TYPES + _READ_ONLY and decimals.parse_name(inner) is None:
         raise UnsupportedError(f"field type '{name}' (supported: {', '.join(SCALAR_TYPES)}, "
                                "decimal(p, s), array<T>)")
     return depth, inner
@@ -120,7 +122,7 @@ def _to_bool(v: Any) -> bool:
 
 _SCALAR: dict[str, Callable[[Any], Any]] = {
     "string": _to_string, "int": _to_int, "double": _to_double, "bool": _to_bool,
-    "timestamp": parse_timestamp}
+    "timestamp": parse_timestamp, "date": dates.parse_date}
 
 
 def _scalar(name: str) -> Callable[[Any], Any]:

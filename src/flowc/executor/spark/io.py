@@ -112,7 +112,7 @@ def _spark_type(type_name: str) -> Any:
     ps = decimals.parse_name(scalar)
     t: Any = T.DecimalType(*ps) if ps is not None else {
         "string": T.StringType(), "int": T.LongType(), "double": T.DoubleType(),
-        "bool": T.BooleanType(), "timestamp": T.LongType()}[scalar]
+        "bool": T.BooleanType(), "timestamp": T.LongType(), "date": T.LongType()}[scalar]
     for _ in range(depth):
         t = T.ArrayType(t, True)
     return t
@@ -125,6 +125,8 @@ def _parquet_column(name: str, type_name: str, declared: Any = None) -> Any:
 
     col = F.col("`" + name.replace("`", "``") + "`")
     depth, scalar = files.parse_type(type_name)
+    if scalar == "date":  # a DATE (epoch ms of its midnight) as parquet's DATE (date32)
+        return F.date_from_unix_date(F.floor(col / 86_400_000).cast("int")).alias(name)
     if scalar != "timestamp":
         if declared is not None:
             from pyspark.sql.pandas.types import from_arrow_type
