@@ -237,7 +237,9 @@ class ChainProgram:
             from flowc.executor.arrow.joins import compile_join
 
             join = self.joins[m.nid] = compile_join(m.spec, out_schema, self.streaming)
-            if not self.streaming:  # fed part by part, spilled past the state memory
+            # Fed part by part, spilled past the state memory; the unbounded executor
+            # (no spill limit) hands a STREAMING join its micro-batch's input at once.
+            if not self.streaming or self.spill_limit is not None:
                 from flowc.executor.arrow.joinspill import SpillingJoin
 
                 spilling = self.windows[m.nid] = SpillingJoin(  # type: ignore[assignment]

@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flowc.executor.arrow import convert, spill
+from flowc.executor.arrow import convert, merge, spill
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.joins import (
     LONG_MIN,
@@ -58,21 +58,54 @@ FAN_IN = 8  # runs merged into one
 
 @dataclass(frozen=True)
 class JoinPart:
-    """One received batch of a BATCH join subtask's input: its side (0 / 1) and records."""
+    """A part of a join subtask's input: its side (0 / 1) and records; STREAMING also
+    each record's place in the merged input (``pos``) and the input watermark in force
+    at it (``wm``). BATCH: one received batch, places a running count, no watermarks."""
 
     side: int
     chunk: Chunk
+    pos: np.ndarray | None = None
+    wm: np.ndarray | None = None
 
     @property
     def num_rows(self) -> int:
         return self.chunk.num_rows
 
 
-class SpillingJoin(spill.Spilling):
-    """A BATCH join subtask (``join``: the in-memory operator) whose input spills past
-    ``limit`` bytes (see the module)."""
+def streaming_parts(channels: list[tuple[int, pa.Schema, Iterator[tuple[bytes, Any, Any]]]],
+                    span: int = merge.SPAN) -> Iterator[JoinPart]:
+    """A STREAMING join subtask's input as parts: ``channels`` (side, schema, payloads in
+    arrival order; in channel order) merged a range of element positions at a time
+    (``merge.merged_ranges``, the channel rule of ``joins.gather``), each range's records
+    per side in merged order with their places and watermarks."""
+    base = 0  # merged places handed out
+    sides = [s for s, _, _ in channels]
+    for r in merge.merged_ranges([(it, schema) for _, schema, it in channels], span):
+        counts = [sum(c.num_rows for c in cs) for cs in r.chunks]
+        # Each numbered record's (side, index among its side's records of the range).
+        side_of = np.repeat(np.asarray(sides, np.int64), counts)
+        local = np.zeros(len(side_of), np.int64)
+        for s in (0, 1):
+            mine = side_of == s
+            local[mine] = np.arange(int(mine.sum()), dtype=np.int64)
+        merged_side = side_of[r.order]
+        for s in (0, 1):
+            at = np.flatnonzero(merged_side == s)
+            if not len(at):
+                continue
+            schema = next(sc for x, sc, _ in channels if x == s)
+            records = convert.concat([c for x, cs in zip(sides, r.chunks) if x == s
+                                      for c in cs], schema)
+            yield JoinPart(s, records.take(pa.array(local[r.order[at]])), base + at,
+                           r.seen[at].astype(np.int64))
+        base += len(r.order)
 
-    dropped = 0  # BATCH: no watermarks, nothing late
+
+class SpillingJoin(spill.Spilling):
+    """A join subtask (``join``: the in-memory operator) whose input spills past
+    ``limit`` bytes (see the module); its late records are counted by ``join``."""
+
+    dropped = 0
     late = None
 
     def __init__(self, join: WindowJoin | IntervalJoin | RegularJoinTask, schemas: tuple[pa.Schema, pa.Schema],
@@ -81,7 +114,7 @@ class SpillingJoin(spill.Spilling):
         self.schemas = schemas
         self.limit = limit
         self.seen = 0  # merged places handed out
-        self.parts: list[list[tuple[Chunk, np.ndarray]]] = [[], []]
+        self.parts: list[list[tuple[Chunk, np.ndarray, np.ndarray | None]]] = [[], []]
         self.held = 0
         self.runs: list[dict[str, str]] = []
         self.directory: str | None = None
@@ -92,10 +125,11 @@ class SpillingJoin(spill.Spilling):
 
     def add(self, part: JoinPart) -> None:
         c = part.chunk
-        self.parts[part.side].append((c, np.arange(self.seen, self.seen + c.num_rows,
-                                                   dtype=np.int64)))
+        pos = np.arange(self.seen, self.seen + c.num_rows, dtype=np.int64) \
+            if part.pos is None else part.pos
+        self.parts[part.side].append((c, pos, part.wm))
         self.seen += c.num_rows
-        self.held += c.batch.nbytes + c.ts.nbytes
+        self.held += c.batch.nbytes + c.ts.nbytes + 16 * c.num_rows
         if self.held > self.limit:
             self._write({side: self._ranged(side) for side in (0, 1)}, "run")
             self.parts = [[], []]
@@ -113,9 +147,10 @@ class SpillingJoin(spill.Spilling):
                 return
             last = [{SIDES[s]: _by_range(self._ranged(s)) for s in (0, 1)}]
             self.parts = [[], []]
-            # (A regular outer join's range of right records alone has output too.)
-            ranges = spill.merge_runs(self.runs, last, list(SIDES), lead=None if isinstance(
-                self.join, RegularJoinTask) else "l", rows=self._range_rows())
+            # (A regular outer join's range of right records alone has output too, an
+            # interval join's late records in it are counted.)
+            ranges = spill.merge_runs(self.runs, last, list(SIDES), lead="l" if isinstance(
+                self.join, WindowJoin) else None, rows=self._range_rows())
             if isinstance(self.join, WindowJoin):
                 for tables in ranges:
                     out = self._window_range(tables)
@@ -183,37 +218,48 @@ class SpillingJoin(spill.Spilling):
 
     def _side(self, side: int) -> Side:
         """The buffered records of ``side`` as the in-memory join's input."""
-        chunk = convert.concat([c for c, _ in self.parts[side]], self.schemas[side])
-        pos = np.concatenate([p for _, p in self.parts[side]]) if self.parts[side] else \
-            np.zeros(0, np.int64)
-        return Side(chunk, pos, np.full(len(pos), LONG_MIN, np.int64))
+        parts = self.parts[side]
+        chunk = convert.concat([c for c, _, _ in parts], self.schemas[side])
+        pos = np.concatenate([p for _, p, _ in parts]) if parts else np.zeros(0, np.int64)
+        wm = np.concatenate([np.full(len(p), LONG_MIN, np.int64) if w is None else w
+                             for _, p, w in parts]) if parts else np.zeros(0, np.int64)
+        return Side(chunk, pos, wm)
 
     def _ranged(self, side: int) -> pa.Table:
         """The buffered records of ``side`` as run rows: the record's columns (named
-        ``c0``... : a field may be called ``ts``), ``ts``, ``pos`` (merged place) and
-        ``we`` (the range column)."""
+        ``c0``... : a field may be called ``ts``), ``ts``, ``pos`` (merged place), ``wm``
+        (the watermark in force at it) and ``we`` (the range column). A STREAMING window
+        join keeps only the pairs whose window is not late and counts the records none of
+        whose windows took them (``WindowJoin._pairs``)."""
         s = self._side(side)
         table = pa.Table.from_batches([s.chunk.batch])
         table = table.rename_columns([f"c{i}" for i in range(table.num_columns)])
         ts = s.chunk.ts.to_numpy(zero_copy_only=False)
-        if isinstance(self.join, WindowJoin):  # one row per (record, window)
+        join = self.join
+        if isinstance(join, WindowJoin):  # one row per (record, window)
             if s.chunk.ts.null_count:
                 require_timestamp(None, "an event-time window")
             ts = ts.astype(np.int64)
-            start, rep = assign_windows(self.join.assigner, ts)
+            start, rep = assign_windows(join.assigner, ts)
             rows = np.arange(len(ts), dtype=np.int64) if rep is None else rep.astype(np.int64)
+            if join.streaming:
+                keep = start + join.assigner.size - 1 > s.wm[rows]
+                join.dropped += len(ts) - len(np.unique(rows[keep]))
+                rows, start = rows[keep], start[keep]
             return table.take(pa.array(rows)).append_column(
                 "ts", pa.array(ts[rows], pa.int64())).append_column(
                 "pos", pa.array(s.pos[rows])).append_column(
-                "we", pa.array(start + self.join.assigner.size, pa.int64()))
-        keys = [table.column(i).combine_chunks() for i in self.join.keys[side]]
+                "wm", pa.array(s.wm[rows])).append_column(
+                "we", pa.array(start + join.assigner.size, pa.int64()))
+        keys = [table.column(i).combine_chunks() for i in join.keys[side]]
         return table.append_column("ts", s.chunk.ts).append_column(
-            "pos", pa.array(s.pos)).append_column("we", pa.array(key_hash(keys)))
+            "pos", pa.array(s.pos)).append_column("wm", pa.array(s.wm)).append_column(
+            "we", pa.array(key_hash(keys)))
 
     def _chunk(self, side: int, tables: list[pa.Table]) -> tuple[
-            Chunk, np.ndarray, np.ndarray]:
-        """A range's rows of ``side`` as records (in merged order), their places and
-        their ``we``."""
+            Chunk, np.ndarray, np.ndarray, np.ndarray]:
+        """A range's rows of ``side`` as records (in merged order), their places, their
+        ``we`` and their watermarks."""
         t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         t = t.sort_by([("pos", "ascending")])
         n = len(self.schemas[side])
@@ -221,14 +267,16 @@ class SpillingJoin(spill.Spilling):
             [t.column(i).combine_chunks() for i in range(n)], schema=self.schemas[side])
         return (Chunk(batch, t.column("ts").combine_chunks()),
                 t.column("pos").to_numpy().astype(np.int64),
-                t.column("we").to_numpy().astype(np.int64))
+                t.column("we").to_numpy().astype(np.int64),
+                t.column("wm").to_numpy().astype(np.int64))
 
     # -- window join --------------------------------------------------------------------
 
     def _window_range(self, tables: dict[str, list[pa.Table]]) -> Chunk | None:
         join = self.join
         assert isinstance(join, WindowJoin)
-        (lc, lpos, lend), (rc, rpos, rend) = (self._chunk(s, tables[SIDES[s]]) for s in (0, 1))
+        (lc, lpos, lend, _), (rc, rpos, rend, _) = (self._chunk(s, tables[SIDES[s]])
+                                                    for s in (0, 1))
         if lc.num_rows == 0 or rc.num_rows == 0:
             return None
         lcode, rcode = key_codes([lc.batch.column(i) for i in join.keys[0]],
@@ -274,11 +322,10 @@ class SpillingJoin(spill.Spilling):
         timestamps and the output sort key (``we`` later place, ``gen``, ``pos``)."""
         join = self.join
         assert isinstance(join, IntervalJoin)
-        (lc, lpos, _), (rc, rpos, _) = (self._chunk(s, tables[SIDES[s]]) for s in (0, 1))
-        if lc.num_rows == 0 or rc.num_rows == 0:
-            return None
-        inp = JoinInput((Side(lc, lpos, np.full(len(lpos), LONG_MIN, np.int64)),
-                         Side(rc, rpos, np.full(len(rpos), LONG_MIN, np.int64))))
+        (lc, lpos, _, lwm), (rc, rpos, _, rwm) = (self._chunk(s, tables[SIDES[s]])
+                                                  for s in (0, 1))
+        # (A range with one side only has no pairs, but ``pairs`` counts its late records.)
+        inp = JoinInput((Side(lc, lpos, lwm), Side(rc, rpos, rwm)))
         li, ri, (later, gen, earlier) = join.pairs(inp)
         if len(li) == 0:
             return None
@@ -320,8 +367,8 @@ class SpillingJoin(spill.Spilling):
         assert isinstance(join, RegularJoinTask)
         sides = []
         for s in (0, 1):
-            chunk, pos, _ = self._chunk(s, tables[SIDES[s]])
-            sides.append(Side(chunk, pos, np.full(len(pos), LONG_MIN, np.int64)))
+            chunk, pos, _, wm = self._chunk(s, tables[SIDES[s]])
+            sides.append(Side(chunk, pos, wm))
         made = join.records(JoinInput((sides[0], sides[1])))
         if made is None:
             return None

@@ -183,7 +183,7 @@ class SpillingState(WindowState):
         run: dict[str, str] = {}
         for name, table in self.tables().items():
             path, size = write_run(self.directory, f"run{len(self.runs)}-{name}",
-                                   _by_end(table), self.limit)
+                                   by_end(table), self.limit)
             self.spilled_bytes += size
             run[name] = path
         self.runs.append(run)
@@ -227,7 +227,7 @@ class SpillingWindow(BatchWindow, Spilling):
                 yield out
             return
         names = list(st.runs[0])
-        last = [{k: _by_end(t) for k, t in st.tables().items()}] if st.partials else []
+        last = [{k: by_end(t) for k, t in st.tables().items()}] if st.partials else []
         st.merging = True
         try:
             for tables in merge_runs(st.runs, last, names):
@@ -256,7 +256,7 @@ class StreamSpillingState(SpillingState):
 
     def __init__(self, keys: list[str], kinds: tuple[str, ...], limit: int) -> None:
         super().__init__(keys, kinds, limit)
-        self.cursors: list[dict[str, _Cursor]] = []
+        self.cursors: list[dict[str, Cursor]] = []
         self.peak = 0  # the most bytes held after an append (rows and folded state)
 
     def append(self, table: pa.Table) -> None:
@@ -272,9 +272,9 @@ class StreamSpillingState(SpillingState):
         # Groups with end - 1 <= hi: window ends below hi + 2 (all of them at the end).
         bound = None if hi is None or hi >= (1 << 63) - 2 else hi + 2
         while len(self.cursors) < len(self.runs):
-            self.cursors.append({name: _Cursor(path) for name, path
+            self.cursors.append({name: Cursor(path) for name, path
                                  in self.runs[len(self.cursors)].items()})
-        taken = [{name: _prefix(c, bound) for name, c in cs.items()} for cs in self.cursors]
+        taken = [{name: run_prefix(c, bound) for name, c in cs.items()} for cs in self.cursors]
         self.partials = [t["p"] for t in taken if t["p"].num_rows] + self.partials
         self.distinct = {i: [t[f"d{i}"] for t in taken] + parts
                          for i, parts in self.distinct.items()}
@@ -290,7 +290,7 @@ class StreamSpillingState(SpillingState):
             self.values = [v for v in kept if v.num_rows]
 
 
-def _prefix(cursor: _Cursor, bound: int | None) -> pa.Table:
+def run_prefix(cursor: Cursor, bound: int | None) -> pa.Table:
     """The run's rows whose window ends before ``bound`` (all with None)."""
     while not cursor.done and (bound is None or cursor.last_end() is None
                                or cursor.last_end() < bound):  # type: ignore[operator]
@@ -300,12 +300,16 @@ def _prefix(cursor: _Cursor, bound: int | None) -> pa.Table:
 
 def streaming_window(spec: Any, key: Any, in_schema: Any, out_schema: pa.Schema,
                      limit: int | None) -> Any:
-    """A STREAMING window member: with a ``limit`` and no allowed lateness its state
-    spills (``SpillingStreamWindow``). Without a limit (the unbounded executor, which
-    snapshots the state from memory) or with lateness (late firings read the rows) it
-    is held in memory."""
-    if limit is None or int(spec.allowed_lateness):
+    """A STREAMING window member: with a ``limit`` its state spills (no allowed lateness:
+    ``SpillingStreamWindow``; with it, the rows of windows not fired yet:
+    ``latespill.LateSpillingStreamWindow``). Without a limit (the unbounded executor,
+    which snapshots the state from memory) it is held in memory."""
+    if limit is None:
         return StreamWindow(spec, key, in_schema, out_schema)
+    if int(spec.allowed_lateness):
+        from flowc.executor.arrow.latespill import LateSpillingStreamWindow
+
+        return LateSpillingStreamWindow(spec, key, in_schema, out_schema, limit=limit)
     return SpillingStreamWindow(spec, key, in_schema, out_schema, limit=limit)
 
 
@@ -326,12 +330,12 @@ class SpillingStreamWindow(StreamWindow, Spilling):
         self.state.close()
 
 
-def _by_end(table: pa.Table) -> pa.Table:
+def by_end(table: pa.Table) -> pa.Table:
     return table.take(pc.sort_indices(table, sort_keys=[("we", "ascending")]))
 
 
-class _Cursor:
-    """One run file read a batch at a time; ``buffer`` holds what is read but not yet
+class Cursor:
+    """One run file (or table) read a batch at a time; ``buffer`` holds what is read but not yet
     merged (sorted by window end), ``ends`` its window ends."""
 
     def __init__(self, source: str | pa.Table) -> None:
@@ -381,7 +385,7 @@ def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
     (but the last). A range gathers about ``rows`` (default ``BATCH_ROWS``) rows: fewer,
     larger ranges, each within a caller's memory budget."""
     target = BATCH_ROWS if rows is None else max(1, rows)
-    cursors = {name: [_Cursor(r[name]) for r in runs] + [_Cursor(t[name]) for t in last]
+    cursors = {name: [Cursor(r[name]) for r in runs] + [Cursor(t[name]) for t in last]
                for name in names}
     every = [c for cs in cursors.values() for c in cs]
     pieces = {name: [[] for _ in cs] for name, cs in cursors.items()}
