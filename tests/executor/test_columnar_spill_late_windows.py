@@ -109,6 +109,7 @@ def test_spilling_late_window_job_equals_reference(spark: Any, tmp_path: Path) -
                             for i in range(3000)]
     (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
     text = (f"set parallelism = 2;\nset flowc.executor.state_memory = '1k';\n"
+            "set flowc.watermarks = 'per-record';\n"
             f"source s (k string, n int, x double, ts timestamp) from csv '{tmp_path}/d.csv' "
             "watermark ts - 5s;\n"
             "let result = s | key by k | window tumbling 4s allowed lateness 2s "

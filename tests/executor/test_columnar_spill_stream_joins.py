@@ -180,6 +180,7 @@ def test_spilled_streaming_join_job_equals_reference(spark: Any, tmp_path: Path,
         lines = ["k,n,ts"] + [f"u{i % 11},{i % 7},{i * mul % 16_000}" for i in range(800)]
         (tmp_path / f"{name}.csv").write_text("\n".join(lines) + "\n")
     text = (f"set parallelism = 2;\nset flowc.executor.state_memory = '1k';\n"
+            "set flowc.watermarks = 'per-record';\n"
             f"source a (k string, n int, ts timestamp) from csv '{tmp_path}/a.csv' "
             "watermark ts - 1s;\n"
             f"source b (k string, n int, ts timestamp) from csv '{tmp_path}/b.csv' "

@@ -231,7 +231,8 @@ class ChainProgram:
             from flowc.executor.arrow.sessions import session_window
 
             session = self.windows[m.nid] = session_window(
-                m.spec, m.key, m.in_schema, out_schema, self.streaming)
+                m.spec, m.key, m.in_schema, out_schema, self.streaming,
+                None if self.streaming else self.state_memory)
             return session.add  # type: ignore[no-any-return]
         if m.kind in ("window_join", "interval_join"):
             from flowc.executor.arrow.joins import compile_join
