@@ -135,12 +135,12 @@ def test_batch_chain_spills_sessions() -> None:
 
 @pytest.mark.spark
 def test_spilling_session_job_equals_reference(spark: Any, tmp_path: Path) -> None:
-    lines = ["k,n,ts"] + [f"u{i % 37},{i % 11},{i * 97 % 600_000}" for i in range(3000)]
+    lines = ["k,n,ts"] + [f"u{i % 37},{i % 11},{i * 389 % 100_000}" for i in range(3000)]
     (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
     text = (f"set parallelism = 2;\nset flowc.executor.state_memory = '1k';\n"
             f"source s (k string, n int, ts timestamp) from csv '{tmp_path}/d.csv' "
             "watermark ts - 30s;\n"
-            "let result = s | key by k | window session gap 5s\n"
+            "let result = s | key by k | window session gap 2s\n"
             "  | aggregate count(*) as c, count(distinct n) as dn, max(n) as mx;\n")
 
     def job(executor: str) -> Any:
