@@ -28,7 +28,6 @@ of window ends, the records of a range of key hashes, the pairs of a range of pl
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -53,7 +52,6 @@ from flowc.executor.arrow.windows import assign_windows
 from flowc.executor.runtime.core import require_timestamp
 
 SIDES = ("l", "r")
-FAN_IN = 8  # runs merged into one
 
 
 @dataclass(frozen=True)
@@ -101,7 +99,7 @@ def streaming_parts(channels: list[tuple[int, pa.Schema, Iterator[tuple[bytes, A
         base += len(r.order)
 
 
-class SpillingJoin(spill.Spilling):
+class SpillingJoin(spill.SortedRuns, spill.Spilling):
     """A join subtask (``join``: the in-memory operator) whose input spills past
     ``limit`` bytes (see the module); its late records are counted by ``join``."""
 
@@ -131,7 +129,7 @@ class SpillingJoin(spill.Spilling):
         self.seen += c.num_rows
         self.held += c.batch.nbytes + c.ts.nbytes + 16 * c.num_rows
         if self.held > self.limit:
-            self._write({side: self._ranged(side) for side in (0, 1)}, "run")
+            self._write({SIDES[side]: self._ranged(side) for side in (0, 1)}, "run")
             self.parts = [[], []]
             self.held = 0
 
@@ -145,7 +143,7 @@ class SpillingJoin(spill.Spilling):
                 if out is not None and out.num_rows:
                     yield out
                 return
-            last = [{SIDES[s]: _by_range(self._ranged(s)) for s in (0, 1)}]
+            last = [{SIDES[s]: spill.by_range(self._ranged(s)) for s in (0, 1)}]
             self.parts = [[], []]
             # (A regular outer join's range of right records alone has output too, an
             # interval join's late records in it are counted.)
@@ -170,51 +168,6 @@ class SpillingJoin(spill.Spilling):
             self.directory = None
 
     # -- runs ---------------------------------------------------------------------------
-
-    def _write(self, tables: dict[Any, pa.Table], prefix: str) -> None:
-        """One run: per table, its rows sorted by (``we``, merged place)."""
-        if self.directory is None:
-            self.directory = spill.spill_directory()
-        run: dict[str, str] = {}
-        for name, table in tables.items():
-            name = SIDES[name] if isinstance(name, int) else name
-            table = _by_range(table)
-            path, size = spill.write_run(self.directory, f"{prefix}{self.files}-{name}",
-                                         table, self.limit)
-            self.spilled_bytes += size
-            self.row_bytes = max(self.row_bytes, table.nbytes // max(table.num_rows, 1))
-            run[name] = path
-        self.runs.append(run)
-        self.files += 1
-        self.levels.append(0)
-        # FAN_IN runs of one level merge into one of the next: a merge then reads at most
-        # FAN_IN * log(runs) files at a batch each, and each row is rewritten log times.
-        while len(self.levels) >= FAN_IN and len(set(self.levels[-FAN_IN:])) == 1:
-            merged = self._merged(self.runs[-FAN_IN:], f"{prefix}{self.files}m")
-            self.files += 1
-            for old in self.runs[-FAN_IN:]:
-                for path in old.values():
-                    os.remove(path)
-            level = self.levels[-1] + 1
-            del self.runs[-FAN_IN:], self.levels[-FAN_IN:]
-            self.runs.append(merged)
-            self.levels.append(level)
-
-    def _merged(self, runs: list[dict[str, str]], prefix: str) -> dict[str, str]:
-        """``runs`` as one run, range by range (``spill.merge_runs``)."""
-        assert self.directory is not None
-        writers = {n: spill.RunWriter(self.directory, f"{prefix}-{n}",
-                                      pa.ipc.open_file(path).schema, self.limit)
-                   for n, path in runs[0].items()}
-        for tables in spill.merge_runs(runs, [], list(writers), lead=None,
-                                       rows=self._range_rows()):
-            for n, w in writers.items():
-                w.write(_by_range(pa.concat_tables(tables[n])))
-        return {n: w.close()[0] for n, w in writers.items()}
-
-    def _range_rows(self) -> int:
-        """Rows a merged range gathers: a quarter of the limit's worth."""
-        return self.limit // 4 // max(self.row_bytes, 1)
 
     def _side(self, side: int) -> Side:
         """The buffered records of ``side`` as the in-memory join's input."""
@@ -389,10 +342,6 @@ class SpillingJoin(spill.Spilling):
         yield Chunk(pa.RecordBatch.from_arrays([t.column(i).combine_chunks() for i in range(n)],
                                                schema=join.out_schema),
                     t.column("ts").combine_chunks())
-
-
-def _by_range(table: pa.Table) -> pa.Table:
-    return table.sort_by([("we", "ascending"), ("pos", "ascending")])
 
 
 def key_hash(columns: list[pa.Array]) -> np.ndarray:

@@ -32,7 +32,7 @@ from flowc.executor.arrow.sessions import SessionWindow
 from flowc.executor.arrow.windows import distinct_values, partial, results
 
 
-class SpillingSessionWindow(SessionWindow, spill.Spilling):
+class SpillingSessionWindow(SessionWindow, spill.SortedRuns, spill.Spilling):
     """A BATCH session window whose records spill past ``limit`` bytes (see the module)."""
 
     def __init__(self, *args: Any, limit: int = spill.DEFAULT, **kwargs: Any) -> None:
@@ -42,9 +42,11 @@ class SpillingSessionWindow(SessionWindow, spill.Spilling):
         self.pos: list[np.ndarray] = []
         self.held = 0
         self.runs: list[dict[str, str]] = []
+        self.levels: list[int] = []
+        self.files = 0
         self.directory: str | None = None
         self.spilled_bytes = 0
-        self.row_bytes = 1  # the widest run row seen (sizes merged ranges)
+        self.row_bytes = 1
 
     def add(self, c: Chunk) -> None:
         n = len(self.ts)
@@ -55,11 +57,11 @@ class SpillingSessionWindow(SessionWindow, spill.Spilling):
         self.seen += c.num_rows
         self.held += self.parts[-1].nbytes + 16 * c.num_rows
         if self.held > self.limit:
-            self._write({"s": self._buffered()})
+            self._write({"s": self._buffered()}, "run")
         return None
 
     def _buffered(self) -> pa.Table:
-        """The buffered records as run rows (sorted by key hash, then arrival)."""
+        """The buffered records as run rows (``we`` the key hash, ``pos`` the arrival)."""
         table = pa.concat_tables(self.parts)
         keys = [table.column(k).combine_chunks() for k in self.assigned.keys]
         table = table.append_column("ts", pa.array(np.concatenate(self.ts))).append_column(
@@ -68,19 +70,6 @@ class SpillingSessionWindow(SessionWindow, spill.Spilling):
         self.parts, self.ts, self.pos, self.held = [], [], [], 0
         return table
 
-    def _write(self, tables: dict[str, pa.Table]) -> None:
-        if self.directory is None:
-            self.directory = spill.spill_directory()
-        run: dict[str, str] = {}
-        for name, table in tables.items():
-            table = table.sort_by([("we", "ascending"), ("pos", "ascending")])
-            path, size = spill.write_run(self.directory, f"{name}{len(self.runs)}", table,
-                                         self.limit)
-            self.spilled_bytes += size
-            self.row_bytes = max(self.row_bytes, table.nbytes // max(table.num_rows, 1))
-            run[name] = path
-        self.runs.append(run)
-
     def fired(self) -> Iterator[Chunk]:
         try:
             if not self.runs:
@@ -88,13 +77,11 @@ class SpillingSessionWindow(SessionWindow, spill.Spilling):
                 if out is not None and out.num_rows:
                     yield out
                 return
-            last = [{"s": self._buffered().sort_by([("we", "ascending"),
-                                                    ("pos", "ascending")])}] \
-                if self.parts else []
+            last = [{"s": spill.by_range(self._buffered())}] if self.parts else []
             records = spill.merge_runs(self.runs, last, ["s"], lead=None,
                                        rows=self._range_rows())
             # The input runs are read by ``records``; the results get runs of their own.
-            self.runs = []
+            self.runs, self.levels = [], []
             held: list[pa.Table] = []
             size = 0
             for tables in records:
@@ -104,10 +91,9 @@ class SpillingSessionWindow(SessionWindow, spill.Spilling):
                 held.append(got)
                 size += got.nbytes
                 if size > self.limit:
-                    self._write({"o": pa.concat_tables(held)})
+                    self._write({"o": pa.concat_tables(held)}, "out")
                     held, size = [], 0
-            rest = [{"o": pa.concat_tables(held).sort_by(
-                [("we", "ascending"), ("pos", "ascending")])}] if held else []
+            rest = [{"o": spill.by_range(pa.concat_tables(held))}] if held else []
             if not self.runs:
                 if held:
                     yield self._chunk(rest[0]["o"])
@@ -116,7 +102,7 @@ class SpillingSessionWindow(SessionWindow, spill.Spilling):
                                            rows=self._range_rows()):
                 t = pa.concat_tables([t for t in tables["o"] if t.num_rows])
                 if t.num_rows:
-                    yield self._chunk(t.sort_by([("we", "ascending"), ("pos", "ascending")]))
+                    yield self._chunk(spill.by_range(t))
         finally:
             self.close()
 
@@ -146,10 +132,6 @@ class SpillingSessionWindow(SessionWindow, spill.Spilling):
         return Chunk(pa.RecordBatch.from_arrays(
             [t.column(i).combine_chunks() for i in range(n)], schema=self.out_schema),
             t.column("ts").combine_chunks())
-
-    def _range_rows(self) -> int:
-        """Rows a merged range gathers: a quarter of the limit's worth."""
-        return self.limit // 4 // max(self.row_bytes, 1)
 
     def close(self) -> None:
         self.parts, self.ts, self.pos = [], [], []

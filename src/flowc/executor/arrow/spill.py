@@ -427,6 +427,73 @@ def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
                 c.load()
 
 
+FAN_IN = 8  # runs merged into one
+
+
+def by_range(table: pa.Table) -> pa.Table:
+    """Run rows in run order: by the range column ``we``, then the place ``pos``."""
+    return table.sort_by([("we", "ascending"), ("pos", "ascending")])
+
+
+class SortedRuns:
+    """An operator's runs of named tables sorted by (``we``, ``pos``) in a directory of
+    its own: ``runs`` (per run: name -> file), ``levels`` (merges that made each run).
+    ``FAN_IN`` runs of one level merge into one of the next. The operator sets ``limit``
+    and starts with no runs, levels or directory, ``spilled_bytes`` and ``files`` 0 and
+    ``row_bytes`` (the widest run row seen: sizes merged ranges) 1."""
+
+    limit: int
+    runs: list[dict[str, str]]
+    levels: list[int]
+    directory: str | None
+    spilled_bytes: int
+    row_bytes: int
+    files: int
+
+    def _write(self, tables: dict[str, pa.Table], prefix: str) -> None:
+        """One run: per table, its rows sorted by (``we``, merged place)."""
+        if self.directory is None:
+            self.directory = spill_directory()
+        run: dict[str, str] = {}
+        for name, table in tables.items():
+            table = by_range(table)
+            path, size = write_run(self.directory, f"{prefix}{self.files}-{name}", table,
+                                   self.limit)
+            self.spilled_bytes += size
+            self.row_bytes = max(self.row_bytes, table.nbytes // max(table.num_rows, 1))
+            run[name] = path
+        self.runs.append(run)
+        self.files += 1
+        self.levels.append(0)
+        # FAN_IN runs of one level merge into one of the next: a merge then reads at most
+        # FAN_IN * log(runs) files at a batch each, and each row is rewritten log times.
+        while len(self.levels) >= FAN_IN and len(set(self.levels[-FAN_IN:])) == 1:
+            merged = self._merged(self.runs[-FAN_IN:], f"{prefix}{self.files}m")
+            self.files += 1
+            for old in self.runs[-FAN_IN:]:
+                for path in old.values():
+                    os.remove(path)
+            level = self.levels[-1] + 1
+            del self.runs[-FAN_IN:], self.levels[-FAN_IN:]
+            self.runs.append(merged)
+            self.levels.append(level)
+
+    def _merged(self, runs: list[dict[str, str]], prefix: str) -> dict[str, str]:
+        """``runs`` as one run, range by range (``merge_runs``)."""
+        assert self.directory is not None
+        writers = {n: RunWriter(self.directory, f"{prefix}-{n}",
+                                pa.ipc.open_file(path).schema, self.limit)
+                   for n, path in runs[0].items()}
+        for tables in merge_runs(runs, [], list(writers), lead=None, rows=self._range_rows()):
+            for n, w in writers.items():
+                w.write(by_range(pa.concat_tables(tables[n])))
+        return {n: w.close()[0] for n, w in writers.items()}
+
+    def _range_rows(self) -> int:
+        """Rows a merged range gathers: a quarter of the limit's worth."""
+        return self.limit // 4 // max(self.row_bytes, 1)
+
+
 class Received:
     """A consumer subtask's received shuffle items ``(channel id, sequence, IPC bytes,
     ...)``, handed out in (channel, sequence) order - the BATCH channel order. Their bytes
