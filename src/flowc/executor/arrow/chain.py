@@ -392,8 +392,8 @@ class ChainProgram:
                     self._forward(m, c, stack, refs)
                 if late is not None and m.side:
                     self._forward(m, late, stack, m.side)
-                if result is not None and result.num_rows:
-                    self._forward(m, result, stack)
+                if result is not None and (result.num_rows or result.marks is not None):
+                    self._forward(m, result, stack)  # (a spilled window's final watermark)
                 while stack:
                     kind, at, c = stack.pop()
                     if kind == "slot":

@@ -19,7 +19,6 @@ behind the watermark, which the in-memory state holds too).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -27,7 +26,7 @@ import pyarrow.compute as pc
 
 from flowc.executor.arrow import spill
 from flowc.executor.arrow.convert import Chunk
-from flowc.executor.arrow.stream_windows import LONG_MIN, StreamWindow
+from flowc.executor.arrow.stream_windows import LONG_MIN
 from flowc.executor.arrow.windows import WindowState
 
 
@@ -99,18 +98,11 @@ class LateSpillingState(WindowState):
             self.directory = None
 
 
-class LateSpillingStreamWindow(StreamWindow, spill.Spilling):
-    """A STREAMING window with allowed lateness whose unfired rows spill past ``limit``."""
+class LateSpillingStreamWindow(spill.FinalInRanges):
+    """A STREAMING window with allowed lateness whose unfired rows spill past ``limit``
+    (the final watermark fires a range of ends at a time: ``spill.FinalInRanges``)."""
 
     def __init__(self, *args: Any, limit: int = spill.DEFAULT, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.state: LateSpillingState = LateSpillingState(
             self.state.keys, self.state.kinds, limit)
-
-    def fired(self) -> Iterator[Chunk]:
-        """Nothing at end of input: the final Long.MAX_VALUE watermark fired it all."""
-        self.close()
-        yield from ()
-
-    def close(self) -> None:
-        self.state.close()

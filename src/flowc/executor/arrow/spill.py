@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowc.errors import ConfigError
+from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.stream_windows import StreamWindow
 from flowc.executor.arrow.windows import (
@@ -313,21 +314,71 @@ def streaming_window(spec: Any, key: Any, in_schema: Any, out_schema: pa.Schema,
     return SpillingStreamWindow(spec, key, in_schema, out_schema, limit=limit)
 
 
-class SpillingStreamWindow(StreamWindow, Spilling):
+class FinalInRanges(StreamWindow, Spilling):
+    """A spilling STREAMING window whose final Long.MAX_VALUE watermark, once it has
+    spilled, fires at end of input (``fired``) a range of window ends at a time rather
+    than all at once in ``add``: a chunk of results per range (each the groups ending by
+    the least end any run's cursor has read), in end order, then the watermark - the
+    in-memory window's output, in pieces, and memory holds a range, not the state."""
+
+    final = False
+    in_schema: pa.Schema
+
+    def add(self, c: Chunk) -> Chunk:
+        marks = c.marks
+        if marks is None or not len(marks[1]) or int(marks[1][-1]) != (1 << 63) - 1 \
+                or not self.state.runs:
+            return super().add(c)
+        self.final = True  # everything arrived: the last mark is the end of input
+        self.in_schema = c.batch.schema
+        pos, val = (np.asarray(m, np.int64) for m in marks)
+        return super().add(Chunk(c.batch, c.ts, (pos[:-1], val[:-1]), c.wm_at))
+
+    def fired(self) -> Iterator[Chunk]:
+        try:
+            if self.final:
+                yield from self._final()
+        finally:
+            self.close()
+
+    def _final(self) -> Iterator[Chunk]:
+        top = (1 << 63) - 1
+        st = self.state
+        lo = self.wm
+        st.fire(self.out_schema, lo, lo)  # opens a cursor per run (nothing ends by lo)
+        while True:
+            ends = [e for c in _cursors(st) if not c.done
+                    for e in [c.last_end()] if e is not None]
+            hi = min(ends) - 1 if ends else top
+            out = st.fire(self.out_schema, lo, hi, remove=True)
+            if out is not None and out.num_rows:
+                yield out
+            lo = max(lo, hi)  # (fired windows kept for lateness never fire again)
+            if hi == top:
+                break
+        self.wm = top
+        mark = (np.zeros(1, np.int64), np.asarray([top], np.int64))
+        if self.side_output:  # the late side output gets the watermark too, after it
+            e = convert.empty(self.in_schema)
+            self.late = Chunk(e.batch, e.ts, mark)
+        e = convert.empty(self.out_schema)
+        yield Chunk(e.batch, e.ts, mark)
+
+    def close(self) -> None:
+        self.state.close()  # type: ignore[attr-defined]
+
+
+def _cursors(state: Any) -> list[Cursor]:
+    return [c for cs in state.cursors for c in (cs.values() if isinstance(cs, dict) else [cs])]
+
+
+class SpillingStreamWindow(FinalInRanges):
     """A STREAMING window (no allowed lateness) whose state spills past ``limit``."""
 
     def __init__(self, *args: Any, limit: int = DEFAULT, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.state: StreamSpillingState = StreamSpillingState(
             self.state.keys, self.state.kinds, limit)
-
-    def fired(self) -> Iterator[Chunk]:
-        """Nothing at end of input: the final Long.MAX_VALUE watermark fired it all."""
-        self.close()
-        yield from ()
-
-    def close(self) -> None:
-        self.state.close()
 
 
 def by_end(table: pa.Table) -> pa.Table:
