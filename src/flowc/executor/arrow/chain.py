@@ -231,13 +231,16 @@ class ChainProgram:
             from flowc.executor.arrow.sessions import session_window
 
             session = self.windows[m.nid] = session_window(
-                m.spec, m.key, m.in_schema, out_schema, self.streaming)
+                m.spec, m.key, m.in_schema, out_schema, self.streaming,
+                None if self.streaming else self.state_memory)
             return session.add  # type: ignore[no-any-return]
         if m.kind in ("window_join", "interval_join"):
             from flowc.executor.arrow.joins import compile_join
 
             join = self.joins[m.nid] = compile_join(m.spec, out_schema, self.streaming)
-            if not self.streaming:  # fed part by part, spilled past the state memory
+            # Fed part by part, spilled past the state memory; the unbounded executor
+            # (no spill limit) hands a STREAMING join its micro-batch's input at once.
+            if not self.streaming or self.spill_limit is not None:
                 from flowc.executor.arrow.joinspill import SpillingJoin
 
                 spilling = self.windows[m.nid] = SpillingJoin(  # type: ignore[assignment]
@@ -389,8 +392,8 @@ class ChainProgram:
                     self._forward(m, c, stack, refs)
                 if late is not None and m.side:
                     self._forward(m, late, stack, m.side)
-                if result is not None and result.num_rows:
-                    self._forward(m, result, stack)
+                if result is not None and (result.num_rows or result.marks is not None):
+                    self._forward(m, result, stack)  # (a spilled window's final watermark)
                 while stack:
                     kind, at, c = stack.pop()
                     if kind == "slot":

@@ -1,6 +1,8 @@
 """Window and interval joins over Arrow, with exactly the row runtime's results and order.
 
-A join vertex's head gets its subtask's whole input at once (``gather``): both sides'
+A join operator gets its subtask's whole input at once (``gather``; in bounded runs
+``joinspill.SpillingJoin`` buffers it part by part and hands it over whole or, past the
+state memory, range by range): both sides'
 records, each with its place in the merged input (the channel rule of ``merge.py``: BATCH
 concatenates the channels, STREAMING interleaves them by position) and the input watermark
 in force when the row operator would process it. The join is then a sort-based equi-join

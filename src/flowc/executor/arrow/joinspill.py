@@ -28,7 +28,6 @@ of window ends, the records of a range of key hashes, the pairs of a range of pl
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flowc.executor.arrow import convert, spill
+from flowc.executor.arrow import convert, merge, spill
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.joins import (
     LONG_MIN,
@@ -53,26 +52,58 @@ from flowc.executor.arrow.windows import assign_windows
 from flowc.executor.runtime.core import require_timestamp
 
 SIDES = ("l", "r")
-FAN_IN = 8  # runs merged into one
 
 
 @dataclass(frozen=True)
 class JoinPart:
-    """One received batch of a BATCH join subtask's input: its side (0 / 1) and records."""
+    """A part of a join subtask's input: its side (0 / 1) and records; STREAMING also
+    each record's place in the merged input (``pos``) and the input watermark in force
+    at it (``wm``). BATCH: one received batch, places a running count, no watermarks."""
 
     side: int
     chunk: Chunk
+    pos: np.ndarray | None = None
+    wm: np.ndarray | None = None
 
     @property
     def num_rows(self) -> int:
         return self.chunk.num_rows
 
 
-class SpillingJoin(spill.Spilling):
-    """A BATCH join subtask (``join``: the in-memory operator) whose input spills past
-    ``limit`` bytes (see the module)."""
+def streaming_parts(channels: list[tuple[int, pa.Schema, Iterator[tuple[bytes, Any, Any]]]],
+                    span: int = merge.SPAN) -> Iterator[JoinPart]:
+    """A STREAMING join subtask's input as parts: ``channels`` (side, schema, payloads in
+    arrival order; in channel order) merged a range of element positions at a time
+    (``merge.merged_ranges``, the channel rule of ``joins.gather``), each range's records
+    per side in merged order with their places and watermarks."""
+    base = 0  # merged places handed out
+    sides = [s for s, _, _ in channels]
+    for r in merge.merged_ranges([(it, schema) for _, schema, it in channels], span):
+        counts = [sum(c.num_rows for c in cs) for cs in r.chunks]
+        # Each numbered record's (side, index among its side's records of the range).
+        side_of = np.repeat(np.asarray(sides, np.int64), counts)
+        local = np.zeros(len(side_of), np.int64)
+        for s in (0, 1):
+            mine = side_of == s
+            local[mine] = np.arange(int(mine.sum()), dtype=np.int64)
+        merged_side = side_of[r.order]
+        for s in (0, 1):
+            at = np.flatnonzero(merged_side == s)
+            if not len(at):
+                continue
+            schema = next(sc for x, sc, _ in channels if x == s)
+            records = convert.concat([c for x, cs in zip(sides, r.chunks) if x == s
+                                      for c in cs], schema)
+            yield JoinPart(s, records.take(pa.array(local[r.order[at]])), base + at,
+                           r.seen[at].astype(np.int64))
+        base += len(r.order)
 
-    dropped = 0  # BATCH: no watermarks, nothing late
+
+class SpillingJoin(spill.SortedRuns, spill.Spilling):
+    """A join subtask (``join``: the in-memory operator) whose input spills past
+    ``limit`` bytes (see the module); its late records are counted by ``join``."""
+
+    dropped = 0
     late = None
 
     def __init__(self, join: WindowJoin | IntervalJoin | RegularJoinTask, schemas: tuple[pa.Schema, pa.Schema],
@@ -81,7 +112,7 @@ class SpillingJoin(spill.Spilling):
         self.schemas = schemas
         self.limit = limit
         self.seen = 0  # merged places handed out
-        self.parts: list[list[tuple[Chunk, np.ndarray]]] = [[], []]
+        self.parts: list[list[tuple[Chunk, np.ndarray, np.ndarray | None]]] = [[], []]
         self.held = 0
         self.runs: list[dict[str, str]] = []
         self.directory: str | None = None
@@ -92,12 +123,13 @@ class SpillingJoin(spill.Spilling):
 
     def add(self, part: JoinPart) -> None:
         c = part.chunk
-        self.parts[part.side].append((c, np.arange(self.seen, self.seen + c.num_rows,
-                                                   dtype=np.int64)))
+        pos = np.arange(self.seen, self.seen + c.num_rows, dtype=np.int64) \
+            if part.pos is None else part.pos
+        self.parts[part.side].append((c, pos, part.wm))
         self.seen += c.num_rows
-        self.held += c.batch.nbytes + c.ts.nbytes
+        self.held += c.batch.nbytes + c.ts.nbytes + 16 * c.num_rows
         if self.held > self.limit:
-            self._write({side: self._ranged(side) for side in (0, 1)}, "run")
+            self._write({SIDES[side]: self._ranged(side) for side in (0, 1)}, "run")
             self.parts = [[], []]
             self.held = 0
 
@@ -111,11 +143,12 @@ class SpillingJoin(spill.Spilling):
                 if out is not None and out.num_rows:
                     yield out
                 return
-            last = [{SIDES[s]: _by_range(self._ranged(s)) for s in (0, 1)}]
+            last = [{SIDES[s]: spill.by_range(self._ranged(s)) for s in (0, 1)}]
             self.parts = [[], []]
-            # (A regular outer join's range of right records alone has output too.)
-            ranges = spill.merge_runs(self.runs, last, list(SIDES), lead=None if isinstance(
-                self.join, RegularJoinTask) else "l", rows=self._range_rows())
+            # (A regular outer join's range of right records alone has output too, an
+            # interval join's late records in it are counted.)
+            ranges = spill.merge_runs(self.runs, last, list(SIDES), lead="l" if isinstance(
+                self.join, WindowJoin) else None, rows=self._range_rows())
             if isinstance(self.join, WindowJoin):
                 for tables in ranges:
                     out = self._window_range(tables)
@@ -136,84 +169,50 @@ class SpillingJoin(spill.Spilling):
 
     # -- runs ---------------------------------------------------------------------------
 
-    def _write(self, tables: dict[Any, pa.Table], prefix: str) -> None:
-        """One run: per table, its rows sorted by (``we``, merged place)."""
-        if self.directory is None:
-            self.directory = spill.spill_directory()
-        run: dict[str, str] = {}
-        for name, table in tables.items():
-            name = SIDES[name] if isinstance(name, int) else name
-            table = _by_range(table)
-            path, size = spill.write_run(self.directory, f"{prefix}{self.files}-{name}",
-                                         table, self.limit)
-            self.spilled_bytes += size
-            self.row_bytes = max(self.row_bytes, table.nbytes // max(table.num_rows, 1))
-            run[name] = path
-        self.runs.append(run)
-        self.files += 1
-        self.levels.append(0)
-        # FAN_IN runs of one level merge into one of the next: a merge then reads at most
-        # FAN_IN * log(runs) files at a batch each, and each row is rewritten log times.
-        while len(self.levels) >= FAN_IN and len(set(self.levels[-FAN_IN:])) == 1:
-            merged = self._merged(self.runs[-FAN_IN:], f"{prefix}{self.files}m")
-            self.files += 1
-            for old in self.runs[-FAN_IN:]:
-                for path in old.values():
-                    os.remove(path)
-            level = self.levels[-1] + 1
-            del self.runs[-FAN_IN:], self.levels[-FAN_IN:]
-            self.runs.append(merged)
-            self.levels.append(level)
-
-    def _merged(self, runs: list[dict[str, str]], prefix: str) -> dict[str, str]:
-        """``runs`` as one run, range by range (``spill.merge_runs``)."""
-        assert self.directory is not None
-        writers = {n: spill.RunWriter(self.directory, f"{prefix}-{n}",
-                                      pa.ipc.open_file(path).schema, self.limit)
-                   for n, path in runs[0].items()}
-        for tables in spill.merge_runs(runs, [], list(writers), lead=None,
-                                       rows=self._range_rows()):
-            for n, w in writers.items():
-                w.write(_by_range(pa.concat_tables(tables[n])))
-        return {n: w.close()[0] for n, w in writers.items()}
-
-    def _range_rows(self) -> int:
-        """Rows a merged range gathers: a quarter of the limit's worth."""
-        return self.limit // 4 // max(self.row_bytes, 1)
-
     def _side(self, side: int) -> Side:
         """The buffered records of ``side`` as the in-memory join's input."""
-        chunk = convert.concat([c for c, _ in self.parts[side]], self.schemas[side])
-        pos = np.concatenate([p for _, p in self.parts[side]]) if self.parts[side] else \
-            np.zeros(0, np.int64)
-        return Side(chunk, pos, np.full(len(pos), LONG_MIN, np.int64))
+        parts = self.parts[side]
+        chunk = convert.concat([c for c, _, _ in parts], self.schemas[side])
+        pos = np.concatenate([p for _, p, _ in parts]) if parts else np.zeros(0, np.int64)
+        wm = np.concatenate([np.full(len(p), LONG_MIN, np.int64) if w is None else w
+                             for _, p, w in parts]) if parts else np.zeros(0, np.int64)
+        return Side(chunk, pos, wm)
 
     def _ranged(self, side: int) -> pa.Table:
         """The buffered records of ``side`` as run rows: the record's columns (named
-        ``c0``... : a field may be called ``ts``), ``ts``, ``pos`` (merged place) and
-        ``we`` (the range column)."""
+        ``c0``... : a field may be called ``ts``), ``ts``, ``pos`` (merged place), ``wm``
+        (the watermark in force at it) and ``we`` (the range column). A STREAMING window
+        join keeps only the pairs whose window is not late and counts the records none of
+        whose windows took them (``WindowJoin._pairs``)."""
         s = self._side(side)
         table = pa.Table.from_batches([s.chunk.batch])
         table = table.rename_columns([f"c{i}" for i in range(table.num_columns)])
         ts = s.chunk.ts.to_numpy(zero_copy_only=False)
-        if isinstance(self.join, WindowJoin):  # one row per (record, window)
+        join = self.join
+        if isinstance(join, WindowJoin):  # one row per (record, window)
             if s.chunk.ts.null_count:
                 require_timestamp(None, "an event-time window")
             ts = ts.astype(np.int64)
-            start, rep = assign_windows(self.join.assigner, ts)
+            start, rep = assign_windows(join.assigner, ts)
             rows = np.arange(len(ts), dtype=np.int64) if rep is None else rep.astype(np.int64)
+            if join.streaming:
+                keep = start + join.assigner.size - 1 > s.wm[rows]
+                join.dropped += len(ts) - len(np.unique(rows[keep]))
+                rows, start = rows[keep], start[keep]
             return table.take(pa.array(rows)).append_column(
                 "ts", pa.array(ts[rows], pa.int64())).append_column(
                 "pos", pa.array(s.pos[rows])).append_column(
-                "we", pa.array(start + self.join.assigner.size, pa.int64()))
-        keys = [table.column(i).combine_chunks() for i in self.join.keys[side]]
+                "wm", pa.array(s.wm[rows])).append_column(
+                "we", pa.array(start + join.assigner.size, pa.int64()))
+        keys = [table.column(i).combine_chunks() for i in join.keys[side]]
         return table.append_column("ts", s.chunk.ts).append_column(
-            "pos", pa.array(s.pos)).append_column("we", pa.array(key_hash(keys)))
+            "pos", pa.array(s.pos)).append_column("wm", pa.array(s.wm)).append_column(
+            "we", pa.array(key_hash(keys)))
 
     def _chunk(self, side: int, tables: list[pa.Table]) -> tuple[
-            Chunk, np.ndarray, np.ndarray]:
-        """A range's rows of ``side`` as records (in merged order), their places and
-        their ``we``."""
+            Chunk, np.ndarray, np.ndarray, np.ndarray]:
+        """A range's rows of ``side`` as records (in merged order), their places, their
+        ``we`` and their watermarks."""
         t = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         t = t.sort_by([("pos", "ascending")])
         n = len(self.schemas[side])
@@ -221,14 +220,16 @@ class SpillingJoin(spill.Spilling):
             [t.column(i).combine_chunks() for i in range(n)], schema=self.schemas[side])
         return (Chunk(batch, t.column("ts").combine_chunks()),
                 t.column("pos").to_numpy().astype(np.int64),
-                t.column("we").to_numpy().astype(np.int64))
+                t.column("we").to_numpy().astype(np.int64),
+                t.column("wm").to_numpy().astype(np.int64))
 
     # -- window join --------------------------------------------------------------------
 
     def _window_range(self, tables: dict[str, list[pa.Table]]) -> Chunk | None:
         join = self.join
         assert isinstance(join, WindowJoin)
-        (lc, lpos, lend), (rc, rpos, rend) = (self._chunk(s, tables[SIDES[s]]) for s in (0, 1))
+        (lc, lpos, lend, _), (rc, rpos, rend, _) = (self._chunk(s, tables[SIDES[s]])
+                                                    for s in (0, 1))
         if lc.num_rows == 0 or rc.num_rows == 0:
             return None
         lcode, rcode = key_codes([lc.batch.column(i) for i in join.keys[0]],
@@ -274,11 +275,10 @@ class SpillingJoin(spill.Spilling):
         timestamps and the output sort key (``we`` later place, ``gen``, ``pos``)."""
         join = self.join
         assert isinstance(join, IntervalJoin)
-        (lc, lpos, _), (rc, rpos, _) = (self._chunk(s, tables[SIDES[s]]) for s in (0, 1))
-        if lc.num_rows == 0 or rc.num_rows == 0:
-            return None
-        inp = JoinInput((Side(lc, lpos, np.full(len(lpos), LONG_MIN, np.int64)),
-                         Side(rc, rpos, np.full(len(rpos), LONG_MIN, np.int64))))
+        (lc, lpos, _, lwm), (rc, rpos, _, rwm) = (self._chunk(s, tables[SIDES[s]])
+                                                  for s in (0, 1))
+        # (A range with one side only has no pairs, but ``pairs`` counts its late records.)
+        inp = JoinInput((Side(lc, lpos, lwm), Side(rc, rpos, rwm)))
         li, ri, (later, gen, earlier) = join.pairs(inp)
         if len(li) == 0:
             return None
@@ -320,8 +320,8 @@ class SpillingJoin(spill.Spilling):
         assert isinstance(join, RegularJoinTask)
         sides = []
         for s in (0, 1):
-            chunk, pos, _ = self._chunk(s, tables[SIDES[s]])
-            sides.append(Side(chunk, pos, np.full(len(pos), LONG_MIN, np.int64)))
+            chunk, pos, _, wm = self._chunk(s, tables[SIDES[s]])
+            sides.append(Side(chunk, pos, wm))
         made = join.records(JoinInput((sides[0], sides[1])))
         if made is None:
             return None
@@ -342,10 +342,6 @@ class SpillingJoin(spill.Spilling):
         yield Chunk(pa.RecordBatch.from_arrays([t.column(i).combine_chunks() for i in range(n)],
                                                schema=join.out_schema),
                     t.column("ts").combine_chunks())
-
-
-def _by_range(table: pa.Table) -> pa.Table:
-    return table.sort_by([("we", "ascending"), ("pos", "ascending")])
 
 
 def key_hash(columns: list[pa.Array]) -> np.ndarray:

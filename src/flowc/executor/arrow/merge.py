@@ -14,6 +14,7 @@ one element at a time, and the combined watermark's rises among the records
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -193,17 +194,44 @@ def merge_chunks(channels: list[Iterator[tuple[bytes, Any, Any]]], schema: pa.Sc
     of (ipc records, watermark positions, values) in arrival order, in channel order)
     only as far as the range needs: memory holds a range and a payload per channel, not
     the partition."""
-    chans = [_Channel(it, schema) for it in channels]
+    sent = False
+    for r in merged_ranges([(it, schema) for it in channels], span):
+        records = convert.concat([c for cs in r.chunks for c in cs], schema)
+        merged = records.take(pa.array(r.order)) if len(r.order) else records
+        sent = True
+        yield Chunk(merged.batch, merged.ts, r.marks, pa.array(r.seen, pa.int64()))
+    if not sent:
+        e = convert.empty(schema)
+        yield Chunk(e.batch, e.ts, (np.zeros(0, np.int64), np.zeros(0, np.int64)),
+                    pa.array([], pa.int64()))
+
+
+@dataclass(frozen=True)
+class Range:
+    """One range of element positions of a ranged merge: per channel its records' chunks
+    (records numbered in channel, then arrival order), the numbers in merged order, the
+    input watermark in force at each merged record, the combined watermark's rises."""
+
+    chunks: list[list[Chunk]]
+    order: np.ndarray
+    seen: np.ndarray
+    marks: tuple[np.ndarray, np.ndarray]
+
+
+def merged_ranges(channels: list[tuple[Iterator[tuple[bytes, Any, Any]], pa.Schema]],
+                  span: int = SPAN) -> Iterator[Range]:
+    """The channel rule over consecutive ranges of ``span`` element positions; each
+    channel (payloads in arrival order, its schema: a join's sides differ) read only as
+    far as the range needs. Ranges without elements are skipped."""
+    chans = [_Channel(it, schema) for it, schema in channels]
     merger = _Merger(len(chans))
     lo = 0
-    sent = False
     while True:
         hi = lo + span
         for ch in chans:
             ch.read_to(hi)
         parts = [ch.take_below(hi) for ch in chans]
         lo = hi
-        chunks = [c for p in parts for c in p[0]]
         r_pos = _cat([p[1] for p in parts])
         r_chan = _cat([np.full(len(p[1]), c, np.int64) for c, p in enumerate(parts)])
         w_pos = _cat([p[2] for p in parts])
@@ -211,16 +239,9 @@ def merge_chunks(channels: list[Iterator[tuple[bytes, Any, Any]]], schema: pa.Sc
         w_chan = _cat([np.full(len(p[2]), c, np.int64) for c, p in enumerate(parts)])
         if len(r_pos) or len(w_pos):
             rec_order, seen, marks = merger.order(r_pos, r_chan, w_pos, w_val, w_chan)
-            records = convert.concat(chunks, schema)
-            merged = records.take(pa.array(rec_order)) if len(rec_order) else records
-            sent = True
-            yield Chunk(merged.batch, merged.ts, marks, pa.array(seen, pa.int64()))
+            yield Range([p[0] for p in parts], rec_order, seen, marks)
         if all(ch.done and not ch.pending for ch in chans):
             break
-    if not sent:
-        e = convert.empty(schema)
-        yield Chunk(e.batch, e.ts, (np.zeros(0, np.int64), np.zeros(0, np.int64)),
-                    pa.array([], pa.int64()))
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:

@@ -18,7 +18,6 @@ from flowc.errors import ExecutionError, FlowcError
 from flowc.executor.arrow import (
     convert,
     csvsource,
-    joins,
     joinspill,
     merge,
     partitioned_sinks,
@@ -306,22 +305,18 @@ class _ColumnarJob(_SparkJob):
                 inbox.add(item)
             if streaming and join is None:  # channels interleaved, a range at a time
                 return run_chain(idx, _merged(inbox, channel_ids[idx], in_schema))
+            if join is not None and streaming:  # its channels merged a range at a time,
+                # each part's records with their merged places and watermarks
+                sides = [join.sides[c >> 16] for c in channel_ids[idx]]
+                return run_chain(idx, _join_parts(inbox, channel_ids[idx], sides,
+                                                  side_schemas))
             received: Any = inbox.ordered()
-            if join is not None and not streaming:
+            if join is not None:
                 # BATCH window / interval / regular joins part by part (``joinspill.py``)
                 return run_chain(idx, (joinspill.JoinPart(
                     join.sides[x[0] >> 16],
                     convert.from_ipc(x[2], side_schemas[join.sides[x[0] >> 16]]))
                     for x in received))
-            if join is not None:  # a STREAMING join: both sides at once, each record in
-                received = list(received)  # its merged place
-                by_cid: dict[int, list[Any]] = {c: [] for c in channel_ids[idx]}
-                for cid, _, data, positions, values in received:
-                    by_cid[cid].append((data, positions, values))
-                sides = [join.sides[c >> 16] for c in channel_ids[idx]]
-                return run_chain(idx, iter([joins.gather(
-                    [(s, side_schemas[s], by_cid[c]) for s, c in zip(sides, channel_ids[idx])],
-                    streaming)]))
             chunks: Any = (convert.from_ipc(x[2], in_schema) for x in received)
             return run_chain(idx, chunks)
         return shuffled.mapPartitionsWithIndex(run_consumer)
@@ -398,6 +393,17 @@ def _merged(inbox: spill.Received, cids: list[int], schema: Any) -> Any:
     inbox reads them back; the inbox's spill file goes at the end."""
     try:
         yield from merge.merge_chunks(inbox.channels(cids), schema)
+    finally:
+        inbox.close()
+
+
+def _join_parts(inbox: spill.Received, cids: list[int], sides: list[int],
+                schemas: list[Any]) -> Any:
+    """A STREAMING join consumer's input (``joinspill.streaming_parts``) as the inbox
+    reads it back; the inbox's spill file goes at the end."""
+    try:
+        yield from joinspill.streaming_parts(
+            [(s, schemas[s], it) for s, it in zip(sides, inbox.channels(cids))])
     finally:
         inbox.close()
 

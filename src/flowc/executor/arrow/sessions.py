@@ -73,13 +73,18 @@ def order_free(spec: Any, key: Any, in_schema: Schema) -> bool:
 
 
 def session_window(spec: Any, key: Any, in_schema: Schema, out_schema: pa.Schema,
-                   streaming: bool) -> Any:
-    """The session member: BATCH order-free aggregates by one sort (``SessionWindow``);
+                   streaming: bool, limit: int | None = None) -> Any:
+    """The session member: BATCH order-free aggregates by one sort (``SessionWindow``;
+    with a ``limit``, spilled past it: ``sessionspill.SpillingSessionWindow``);
     STREAMING, and BATCH first / last and double sums, by the row operator's merging
     rules (``stream_sessions.py``)."""
     from flowc.executor.arrow.stream_sessions import StreamSessionWindow
 
     if not streaming and order_free(spec, key, in_schema):
+        if limit is not None:
+            from flowc.executor.arrow.sessionspill import SpillingSessionWindow
+
+            return SpillingSessionWindow(spec, key, in_schema, out_schema, limit=limit)
         return SessionWindow(spec, key, in_schema, out_schema)
     return StreamSessionWindow(spec, key, in_schema, out_schema, streaming)
 
@@ -112,10 +117,17 @@ class SessionWindow:
         table = pa.concat_tables(self.parts)
         ts = np.concatenate(self.ts)
         self.parts, self.ts = [], []
-        n = len(ts)
         keys = self.assigned.keys
-        gid = group_ids(table, keys)
-        order = np.lexsort((np.arange(n), ts, gid))  # by key, timestamp, arrival
+        return evaluate(self.sessions(table, ts, np.arange(len(ts), dtype=np.int64)),
+                        keys + ["ws", "we"], keys, self.assigned.agg.kinds, self.out_schema)
+
+    def sessions(self, table: pa.Table, ts: np.ndarray, arrival: np.ndarray) -> pa.Table:
+        """``table``'s rows (every record of their keys, arriving at the increasing
+        ``arrival`` numbers) with their session's start ``ws``, end ``we`` and
+        registration ``row`` (the arrival after which it first was one window)."""
+        n = len(ts)
+        gid = group_ids(table, self.assigned.keys)
+        order = np.lexsort((arrival, ts, gid))  # by key, timestamp, arrival
         g, t = gid[order], ts[order]
         new = np.ones(n, dtype=bool)
         new[1:] = (g[1:] != g[:-1]) | (t[1:] - t[:-1] > self.gap)
@@ -124,11 +136,9 @@ class SessionWindow:
         sid[order] = sid_sorted
         starts = t[new]
         ends = np.maximum.reduceat(t, np.flatnonzero(new)) + self.gap
-        first = _registration(sid_sorted, t, order, len(starts), self.gap)
-        rows = table.append_column("ws", pa.array(starts[sid])).append_column(
+        first = _registration(sid_sorted, t, arrival[order], len(starts), self.gap)
+        return table.append_column("ws", pa.array(starts[sid])).append_column(
             "we", pa.array(ends[sid])).append_column("row", pa.array(first[sid]))
-        return evaluate(rows, keys + ["ws", "we"], keys, self.assigned.agg.kinds,
-                        self.out_schema)
 
 
 def _registration(sid: np.ndarray, t: np.ndarray, arrival: np.ndarray, sessions: int,

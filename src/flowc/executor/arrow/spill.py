@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowc.errors import ConfigError
+from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.stream_windows import StreamWindow
 from flowc.executor.arrow.windows import (
@@ -183,7 +184,7 @@ class SpillingState(WindowState):
         run: dict[str, str] = {}
         for name, table in self.tables().items():
             path, size = write_run(self.directory, f"run{len(self.runs)}-{name}",
-                                   _by_end(table), self.limit)
+                                   by_end(table), self.limit)
             self.spilled_bytes += size
             run[name] = path
         self.runs.append(run)
@@ -227,7 +228,7 @@ class SpillingWindow(BatchWindow, Spilling):
                 yield out
             return
         names = list(st.runs[0])
-        last = [{k: _by_end(t) for k, t in st.tables().items()}] if st.partials else []
+        last = [{k: by_end(t) for k, t in st.tables().items()}] if st.partials else []
         st.merging = True
         try:
             for tables in merge_runs(st.runs, last, names):
@@ -256,7 +257,7 @@ class StreamSpillingState(SpillingState):
 
     def __init__(self, keys: list[str], kinds: tuple[str, ...], limit: int) -> None:
         super().__init__(keys, kinds, limit)
-        self.cursors: list[dict[str, _Cursor]] = []
+        self.cursors: list[dict[str, Cursor]] = []
         self.peak = 0  # the most bytes held after an append (rows and folded state)
 
     def append(self, table: pa.Table) -> None:
@@ -272,9 +273,9 @@ class StreamSpillingState(SpillingState):
         # Groups with end - 1 <= hi: window ends below hi + 2 (all of them at the end).
         bound = None if hi is None or hi >= (1 << 63) - 2 else hi + 2
         while len(self.cursors) < len(self.runs):
-            self.cursors.append({name: _Cursor(path) for name, path
+            self.cursors.append({name: Cursor(path) for name, path
                                  in self.runs[len(self.cursors)].items()})
-        taken = [{name: _prefix(c, bound) for name, c in cs.items()} for cs in self.cursors]
+        taken = [{name: run_prefix(c, bound) for name, c in cs.items()} for cs in self.cursors]
         self.partials = [t["p"] for t in taken if t["p"].num_rows] + self.partials
         self.distinct = {i: [t[f"d{i}"] for t in taken] + parts
                          for i, parts in self.distinct.items()}
@@ -290,7 +291,7 @@ class StreamSpillingState(SpillingState):
             self.values = [v for v in kept if v.num_rows]
 
 
-def _prefix(cursor: _Cursor, bound: int | None) -> pa.Table:
+def run_prefix(cursor: Cursor, bound: int | None) -> pa.Table:
     """The run's rows whose window ends before ``bound`` (all with None)."""
     while not cursor.done and (bound is None or cursor.last_end() is None
                                or cursor.last_end() < bound):  # type: ignore[operator]
@@ -300,16 +301,78 @@ def _prefix(cursor: _Cursor, bound: int | None) -> pa.Table:
 
 def streaming_window(spec: Any, key: Any, in_schema: Any, out_schema: pa.Schema,
                      limit: int | None) -> Any:
-    """A STREAMING window member: with a ``limit`` and no allowed lateness its state
-    spills (``SpillingStreamWindow``). Without a limit (the unbounded executor, which
-    snapshots the state from memory) or with lateness (late firings read the rows) it
-    is held in memory."""
-    if limit is None or int(spec.allowed_lateness):
+    """A STREAMING window member: with a ``limit`` its state spills (no allowed lateness:
+    ``SpillingStreamWindow``; with it, the rows of windows not fired yet:
+    ``latespill.LateSpillingStreamWindow``). Without a limit (the unbounded executor,
+    which snapshots the state from memory) it is held in memory."""
+    if limit is None:
         return StreamWindow(spec, key, in_schema, out_schema)
+    if int(spec.allowed_lateness):
+        from flowc.executor.arrow.latespill import LateSpillingStreamWindow
+
+        return LateSpillingStreamWindow(spec, key, in_schema, out_schema, limit=limit)
     return SpillingStreamWindow(spec, key, in_schema, out_schema, limit=limit)
 
 
-class SpillingStreamWindow(StreamWindow, Spilling):
+class FinalInRanges(StreamWindow, Spilling):
+    """A spilling STREAMING window whose final Long.MAX_VALUE watermark, once it has
+    spilled, fires at end of input (``fired``) a range of window ends at a time rather
+    than all at once in ``add``: a chunk of results per range (each the groups ending by
+    the least end any run's cursor has read), in end order, then the watermark - the
+    in-memory window's output, in pieces, and memory holds a range, not the state."""
+
+    final = False
+    in_schema: pa.Schema
+
+    def add(self, c: Chunk) -> Chunk:
+        marks = c.marks
+        if marks is None or not len(marks[1]) or int(marks[1][-1]) != (1 << 63) - 1 \
+                or not self.state.runs:
+            return super().add(c)
+        self.final = True  # everything arrived: the last mark is the end of input
+        self.in_schema = c.batch.schema
+        pos, val = (np.asarray(m, np.int64) for m in marks)
+        return super().add(Chunk(c.batch, c.ts, (pos[:-1], val[:-1]), c.wm_at))
+
+    def fired(self) -> Iterator[Chunk]:
+        try:
+            if self.final:
+                yield from self._final()
+        finally:
+            self.close()
+
+    def _final(self) -> Iterator[Chunk]:
+        top = (1 << 63) - 1
+        st = self.state
+        lo = self.wm
+        st.fire(self.out_schema, lo, lo)  # opens a cursor per run (nothing ends by lo)
+        while True:
+            ends = [e for c in _cursors(st) if not c.done
+                    for e in [c.last_end()] if e is not None]
+            hi = min(ends) - 1 if ends else top
+            out = st.fire(self.out_schema, lo, hi, remove=True)
+            if out is not None and out.num_rows:
+                yield out
+            lo = max(lo, hi)  # (fired windows kept for lateness never fire again)
+            if hi == top:
+                break
+        self.wm = top
+        mark = (np.zeros(1, np.int64), np.asarray([top], np.int64))
+        if self.side_output:  # the late side output gets the watermark too, after it
+            e = convert.empty(self.in_schema)
+            self.late = Chunk(e.batch, e.ts, mark)
+        e = convert.empty(self.out_schema)
+        yield Chunk(e.batch, e.ts, mark)
+
+    def close(self) -> None:
+        self.state.close()  # type: ignore[attr-defined]
+
+
+def _cursors(state: Any) -> list[Cursor]:
+    return [c for cs in state.cursors for c in (cs.values() if isinstance(cs, dict) else [cs])]
+
+
+class SpillingStreamWindow(FinalInRanges):
     """A STREAMING window (no allowed lateness) whose state spills past ``limit``."""
 
     def __init__(self, *args: Any, limit: int = DEFAULT, **kwargs: Any) -> None:
@@ -317,21 +380,13 @@ class SpillingStreamWindow(StreamWindow, Spilling):
         self.state: StreamSpillingState = StreamSpillingState(
             self.state.keys, self.state.kinds, limit)
 
-    def fired(self) -> Iterator[Chunk]:
-        """Nothing at end of input: the final Long.MAX_VALUE watermark fired it all."""
-        self.close()
-        yield from ()
 
-    def close(self) -> None:
-        self.state.close()
-
-
-def _by_end(table: pa.Table) -> pa.Table:
+def by_end(table: pa.Table) -> pa.Table:
     return table.take(pc.sort_indices(table, sort_keys=[("we", "ascending")]))
 
 
-class _Cursor:
-    """One run file read a batch at a time; ``buffer`` holds what is read but not yet
+class Cursor:
+    """One run file (or table) read a batch at a time; ``buffer`` holds what is read but not yet
     merged (sorted by window end), ``ends`` its window ends."""
 
     def __init__(self, source: str | pa.Table) -> None:
@@ -381,7 +436,7 @@ def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
     (but the last). A range gathers about ``rows`` (default ``BATCH_ROWS``) rows: fewer,
     larger ranges, each within a caller's memory budget."""
     target = BATCH_ROWS if rows is None else max(1, rows)
-    cursors = {name: [_Cursor(r[name]) for r in runs] + [_Cursor(t[name]) for t in last]
+    cursors = {name: [Cursor(r[name]) for r in runs] + [Cursor(t[name]) for t in last]
                for name in names}
     every = [c for cs in cursors.values() for c in cs]
     pieces = {name: [[] for _ in cs] for name, cs in cursors.items()}
@@ -421,6 +476,73 @@ def merge_runs(runs: list[dict[str, str]], last: list[dict[str, pa.Table]],
         for c, e in zip(live, ends):
             if e is None or e == hi:
                 c.load()
+
+
+FAN_IN = 8  # runs merged into one
+
+
+def by_range(table: pa.Table) -> pa.Table:
+    """Run rows in run order: by the range column ``we``, then the place ``pos``."""
+    return table.sort_by([("we", "ascending"), ("pos", "ascending")])
+
+
+class SortedRuns:
+    """An operator's runs of named tables sorted by (``we``, ``pos``) in a directory of
+    its own: ``runs`` (per run: name -> file), ``levels`` (merges that made each run).
+    ``FAN_IN`` runs of one level merge into one of the next. The operator sets ``limit``
+    and starts with no runs, levels or directory, ``spilled_bytes`` and ``files`` 0 and
+    ``row_bytes`` (the widest run row seen: sizes merged ranges) 1."""
+
+    limit: int
+    runs: list[dict[str, str]]
+    levels: list[int]
+    directory: str | None
+    spilled_bytes: int
+    row_bytes: int
+    files: int
+
+    def _write(self, tables: dict[str, pa.Table], prefix: str) -> None:
+        """One run: per table, its rows sorted by (``we``, merged place)."""
+        if self.directory is None:
+            self.directory = spill_directory()
+        run: dict[str, str] = {}
+        for name, table in tables.items():
+            table = by_range(table)
+            path, size = write_run(self.directory, f"{prefix}{self.files}-{name}", table,
+                                   self.limit)
+            self.spilled_bytes += size
+            self.row_bytes = max(self.row_bytes, table.nbytes // max(table.num_rows, 1))
+            run[name] = path
+        self.runs.append(run)
+        self.files += 1
+        self.levels.append(0)
+        # FAN_IN runs of one level merge into one of the next: a merge then reads at most
+        # FAN_IN * log(runs) files at a batch each, and each row is rewritten log times.
+        while len(self.levels) >= FAN_IN and len(set(self.levels[-FAN_IN:])) == 1:
+            merged = self._merged(self.runs[-FAN_IN:], f"{prefix}{self.files}m")
+            self.files += 1
+            for old in self.runs[-FAN_IN:]:
+                for path in old.values():
+                    os.remove(path)
+            level = self.levels[-1] + 1
+            del self.runs[-FAN_IN:], self.levels[-FAN_IN:]
+            self.runs.append(merged)
+            self.levels.append(level)
+
+    def _merged(self, runs: list[dict[str, str]], prefix: str) -> dict[str, str]:
+        """``runs`` as one run, range by range (``merge_runs``)."""
+        assert self.directory is not None
+        writers = {n: RunWriter(self.directory, f"{prefix}-{n}",
+                                pa.ipc.open_file(path).schema, self.limit)
+                   for n, path in runs[0].items()}
+        for tables in merge_runs(runs, [], list(writers), lead=None, rows=self._range_rows()):
+            for n, w in writers.items():
+                w.write(by_range(pa.concat_tables(tables[n])))
+        return {n: w.close()[0] for n, w in writers.items()}
+
+    def _range_rows(self) -> int:
+        """Rows a merged range gathers: a quarter of the limit's worth."""
+        return self.limit // 4 // max(self.row_bytes, 1)
 
 
 class Received:
