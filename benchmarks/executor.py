@@ -307,6 +307,9 @@ def run_one(spark: Any, path: str, rows: int, parallelism: int, mode: str, job: 
         else:
             print(f"  late records dropped by flowc: {res.late_records_dropped}")
         print("  " + res.summary().replace("\n", "\n  "))
+        read = res.vertices[0].records_in
+        if read != rows:  # the figures above would be of another input
+            sys.exit(f"benchmark: the source read {read} rows of {path}, not {rows}")
 
 
 def run_join(spark: Any, directory: str, rows: int, parallelism: int, repeat: int) -> None:

@@ -36,8 +36,10 @@ def generate(directory: str, rows: int, seed: int = 11) -> tuple[str, str]:
     clicked 0-4 s later (half of them ``AppClick`` in some case, half ``view``), plus
     unrelated clicks. ISO timestamps, no nulls (a null join key fails a flowc job)."""
     rnd = random.Random(seed)
-    clicks = os.path.join(directory, f"clicks-{rows}.csv")
-    impressions = os.path.join(directory, f"impressions-{rows}.csv")
+    # not clicks-<rows>.csv: benchmarks/executor.py generates the clicks job's input under
+    # that name in the same directory, and its STREAMING runs came after this overwrote it
+    clicks = os.path.join(directory, f"join-clicks-{rows}.csv")
+    impressions = os.path.join(directory, f"join-impressions-{rows}.csv")
 
     def stamp(ms: int) -> str:
         t = dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc)
