@@ -130,3 +130,4 @@ def test_spark_columnar_writes_the_partitioned_date_columns_itself() -> None:
     plan = partitioned_sinks.plan(FileSink("out", "parquet", partition_by=("g",)), declared)
     assert plan is not None
     assert plan.parquet.field("d").type == pa.date32()
+
