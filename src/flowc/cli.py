@@ -326,6 +326,8 @@ def _spark_settings(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.trigger is not None:
+        _trigger(args.trigger)  # a bad value fails before compiling, whatever the job
     args.options = [*args.options, *_spark_settings(args)]
     if args.file.endswith(".py"):
         # A Python program runs itself: its env.execute() calls use the Spark executor.
@@ -410,9 +412,31 @@ def cmd_repl(args: argparse.Namespace) -> int:
     return repl_main(args.init, args.master, args.history)
 
 
+# Options whose value may begin with '-' (a negative duration): argparse would take
+# `--trigger -1s` for two options and say "expected one argument", hiding the real error.
+_DASH_VALUE_OPTIONS = ("--trigger",)
+
+
+def _join_dash_values(argv: Sequence[str]) -> list[str]:
+    """``--trigger -1s`` -> ``--trigger=-1s``, so the value reaches its own check."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if (arg in _DASH_VALUE_OPTIONS and i + 1 < len(argv)
+                and argv[i + 1][:1] == "-" and argv[i + 1][1:2] not in ("", "-")
+                and (argv[i + 1][1].isdigit() or argv[i + 1][1] == ".")):
+            out.append(f"{arg}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = _parser()
-    args = ap.parse_args(argv)
+    args = ap.parse_args(_join_dash_values(sys.argv[1:] if argv is None else argv))
     if args.command is None:
         ap.print_help()
         return EXIT_OK

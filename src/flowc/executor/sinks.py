@@ -9,7 +9,7 @@ types (``flowc.common.arrow_types``: INT int32, FLOAT float32, ...). Otherwise t
 records of the stream (``Inferred``): ints and doubles mixed give double, a column of
 nulls only is string, anything else mixed is an error - a value is never silently
 dropped. Timestamps are written as epoch milliseconds in csv / json and as parquet
-``TIMESTAMP(MILLIS, UTC)``, a SQL DATE column of an unpartitioned parquet sink as
+``TIMESTAMP(MILLIS, UTC)``, a SQL DATE column of a parquet sink (partitioned or not) as
 ``date32`` (column type ``date``), as Flink; the file sources read all back as the same
 schema.
 """
@@ -101,10 +101,11 @@ def declared_columns(spec: FileSink, declared: Any) -> Columns | None:
     if len(cols) != len(declared):
         raise ExecutionError(f"sink {spec.path}: {len(cols)} columns declared but the stream "
                              f"has {len(declared)} fields {declared}")
-    # Flink's parquet writer stores a DATE as date32 (INT32 DATE): the writers' "date"
-    dates = spec.format == "parquet" and not spec.partition_by
-    return list(zip(cols, ("date" if dates and t.flavor == "date" and not t.is_array
-                           else str(t) for t in declared.types)))
+    # Flink's parquet writer stores a DATE as date32 (INT32 DATE): the writers' "date"; a
+    # partition column is no file column (its directory text is the timestamp's, as before)
+    dates = spec.format == "parquet"
+    return [(c, "date" if dates and t.flavor == "date" and not t.is_array
+             and c not in spec.partition_by else str(t)) for c, t in zip(cols, declared.types)]
 
 
 def declared_arrow_schema(spec: FileSink, declared: Any) -> Any:

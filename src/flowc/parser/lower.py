@@ -425,10 +425,7 @@ class Lowerer:
                                 or body.span, hint="for example: monitor every 1s")
         pairs = schema.as_pairs()
         if body.format in ("csv", "json", "jsonl", "json-lines"):
-            # a DATE's text must be a date (Flink rejects a time of day): the readers'
-            # "date" column (runtime/converters.py); parquet holds date32 or a timestamp
-            pairs = tuple((n, "date" if f.type.flavor == "date" and not f.type.is_array else t)
-                          for (n, t), f in zip(pairs, schema.fields))
+            pairs = text_pairs(schema)  # parquet holds date32 or a timestamp
         spec = FileSource(self.resolve_path(body.path), body.format, pairs, options,
                           dead, body.monitor)
         return self._from_source(spec, stmt, schema, strategy)
@@ -454,7 +451,7 @@ class Lowerer:
                                     hint=did_you_mean(fmt, ("csv", "json"))
                                     or "use csv or json")
             options = self.file_options(fmt, body.options)
-        pairs = schema.as_pairs()
+        pairs = schema.as_pairs() if fmt is None else text_pairs(schema)
         if isinstance(body, A.SocketBody):
             spec: Any = SocketSource(body.hostname, body.port, fmt, pairs, options)
         else:
@@ -536,6 +533,14 @@ class Lowerer:
         else:
             spec = DatagenSource(body.rows, gen, f"datagen {body.rows} rows")
         return self._from_source(spec, stmt, schema, strategy)
+
+
+def text_pairs(schema: Schema) -> tuple[tuple[str, str], ...]:
+    """A text format's (csv / json: files, Kafka, socket) column types: a DATE's text must
+    be a date, as Flink's formats reject a time of day - the readers' "date" column
+    (runtime/converters.py)."""
+    return tuple((n, "date" if f.type.flavor == "date" and not f.type.is_array else t)
+                 for (n, t), f in zip(schema.as_pairs(), schema.fields))
 
 
 def socket_body(body: A.FileBody) -> A.SocketBody:

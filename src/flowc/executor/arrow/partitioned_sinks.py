@@ -41,7 +41,7 @@ from flowc.executor.arrow import convert, sinks, typed
 from flowc.executor.partition_paths import escape_path_name, write_success_files
 from flowc.executor.sinks import abort, temp_path
 from flowc.operators import FileSink
-from flowc.types import Schema, array_of, type_from_name
+from flowc.types import DATE, Schema, array_of, type_from_name
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def _type(name: str) -> Any:
     depth = 0
     while name.startswith("array<"):
         depth, name = depth + 1, name[len("array<"):-1]
-    t = type_from_name(name)
+    t = DATE if name == "date" else type_from_name(name)  # a parquet DATE (date32) column
     for _ in range(depth):
         t = array_of(t)
     return t
@@ -113,8 +113,10 @@ def _columns(chunk: convert.Chunk, plan: ColumnarSink, path: str) -> list[pa.Arr
     """The sink's columns of a chunk as flowc's types (a typed stream's int32 as int64,
     float32 as double); pickled records checked as the row executor checks them."""
     batch = chunk.batch
-    # timestamps as the chunks hold them, epoch milliseconds (sinks.py formats those)
-    types = [row_sinks.arrow_type(t.replace("timestamp", "int")) for _, t in plan.columns]
+    # timestamps and DATEs as the chunks hold them, epoch milliseconds (sinks.py formats
+    # those)
+    types = [row_sinks.arrow_type("int" if t == "date" else t.replace("timestamp", "int"))
+             for _, t in plan.columns]
     if plan.type_info is not None:
         obj = batch.column(batch.num_columns - 1)
         if obj.null_count < batch.num_rows:  # records a column could not hold
