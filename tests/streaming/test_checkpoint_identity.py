@@ -102,6 +102,21 @@ def test_cli_another_jobs_checkpoint_exits_1_without_a_traceback(
     assert "Traceback" not in err
 
 
+
+def test_cli_a_file_as_checkpoint_exits_1_without_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # was "internal error: NotADirectoryError" (exit 2) from making ck/flowc/state
+    (tmp_path / "in").mkdir()
+    (tmp_path / "job.flow").write_text(JOB.format(p=1, d=str(tmp_path / "in")))
+    (tmp_path / "ck").write_text("not a directory\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "job.flow", "--checkpoint", "ck", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "error: --checkpoint ck: cannot use it as a checkpoint directory (Not a " \
+           "directory" in err
+    assert "Traceback" not in err and "internal error" not in err
+
 def test_a_savepoint_of_another_jobs_checkpoint_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -417,6 +417,11 @@ class ExprCompiler:
             return Typed(dst, f"{self.helper(flavored)}({x.code})")
         if src == dst or src.is_null:
             return Typed(dst, x.code, x.nonnull, vec=V.cast(x, dst, ""))
+        if dst.flavor == "date":  # Flink casts only a timestamp or a string to DATE
+            raise FlowTypeError(f"Cast function cannot convert value of type {src.sql_name} "
+                                "to type DATE", e.span,
+                                hint="make it a timestamp first: CAST(TO_TIMESTAMP_LTZ(x, 3) "
+                                     "AS DATE)" if src.kind == "int" else None)
         helper = CASTS.get((src.kind, dst.kind))
         if helper is None:
             raise FlowTypeError(f"cannot cast {src} to {dst}", e.span)

@@ -30,7 +30,7 @@ import shutil
 from collections.abc import Callable
 from typing import Any
 
-from flowc.errors import ExecutionError
+from flowc.errors import ConfigError, ExecutionError
 
 SINK_CHUNK = -4  # an item kind beside task.SINK / DEAD / STATS: (node, subtask, Arrow IPC)
 KEEP_SINK_MARKERS = 100  # batches of sink markers kept (a replay is of the last batch only)
@@ -50,7 +50,13 @@ class Checkpoint:
         self.state = os.path.join(self.root, "flowc", "state")
         self.sinks = os.path.join(self.root, "flowc", "sinks")
         for d in (self.state, self.sinks):
-            os.makedirs(d, exist_ok=True)
+            try:
+                os.makedirs(d, exist_ok=True)
+            except OSError as e:  # a file, or no permission: the user's --checkpoint
+                raise ConfigError(f"--checkpoint {root}: cannot use it as a checkpoint "
+                                  f"directory ({e.strerror}: {e.filename})",
+                                  hint="give a directory (a new one, or one a run of this "
+                                       "job wrote)") from None
 
     # -- state -----------------------------------------------------------------------
 

@@ -30,9 +30,9 @@ from flowc.errors import ExecutionError
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.joins import IntervalJoin, _generations, _key_columns, key_codes
-from flowc.executor.arrow.merge import merge_order
 from flowc.executor.runtime.core import LONG_MIN, TimerService
 from flowc.executor.runtime.joins import _LEFT, _RIGHT
+from flowc.executor.streaming.two_inputs import last_watermark, merge_inputs
 
 _NS = (_LEFT, _RIGHT)
 _NEW = 1 << 40  # timer ranks of buckets made in the batch: after every restored one
@@ -63,32 +63,13 @@ class StreamIntervalJoin:
             start: tuple[list[int], int]) -> Chunk:
         """``channels`` in channel order: (side, payloads in arrival order); ``start``: the
         channels' watermarks and the input watermark before the batch."""
-        chunks: list[list[Chunk]] = [[], []]
-        numbers: list[list[np.ndarray]] = [[], []]
-        metas: list[list[tuple[int, Any, Any]]] = []
-        total = 0
-        for side, payloads in channels:
-            metas.append([])
-            for data, positions, values in payloads:
-                c = convert.from_ipc(data, self.schemas[side])
-                chunks[side].append(c)
-                numbers[side].append(np.arange(total, total + c.num_rows, dtype=np.int64))
-                metas[-1].append((c.num_rows, positions, values))
-                total += c.num_rows
-        self.received = total
-        order, seen, marks = merge_order(metas, start)
-        place = np.empty(total, dtype=np.int64)
-        place[order] = np.arange(total, dtype=np.int64)
+        m = merge_inputs(channels, self.schemas, start)
+        self.received, seen, marks = m.total, m.seen, m.marks
         w0 = int(start[1])
         sides = []  # per side: records, merged place, watermark, restored?, joined, rank
         for side in (0, 1):
             st = self.state[side]
-            new = convert.concat(chunks[side], self.schemas[side])
-            pos = place[np.concatenate(numbers[side])] if numbers[side] else \
-                np.zeros(0, np.int64)
-            arrival = np.argsort(pos, kind="stable")
-            new = new.take(pa.array(arrival)) if new.num_rows else new
-            pos = pos[arrival]
+            new, pos = m.sides[side]
             n_old = st.chunk.num_rows
             records = convert.concat([st.chunk, new], self.schemas[side])
             sides.append((records,
@@ -97,7 +78,7 @@ class StreamIntervalJoin:
                           np.arange(records.num_rows) < n_old,
                           np.concatenate([st.joined, np.zeros(len(pos), bool)]),
                           np.concatenate([st.rank, np.zeros(len(pos), np.int64)])))
-        self.wm = max(int(marks[1][-1]) if len(marks[1]) else w0, w0)
+        self.wm = last_watermark(marks, w0)
         return self._pairs(sides, marks)
 
     def _pairs(self, sides: list[Any], marks: tuple[np.ndarray, np.ndarray]) -> Chunk:

@@ -26,9 +26,9 @@ import pyarrow as pa
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
 from flowc.executor.arrow.joins import WindowJoin, _expand, _group_ids, _key_columns, key_codes
-from flowc.executor.arrow.merge import merge_order
 from flowc.executor.arrow.windows import assign_windows
 from flowc.executor.runtime.core import LONG_MIN, TimerService, require_timestamp
+from flowc.executor.streaming.two_inputs import last_watermark, merge_inputs
 from flowc.windowing import TimeWindow
 
 _NEW = 1 << 40  # timer ranks of windows made in the batch: after every restored one
@@ -59,33 +59,13 @@ class StreamWindowJoin:
             start: tuple[list[int], int]) -> Chunk:
         """``channels`` in channel order: (side, payloads in arrival order); ``start``: the
         channels' watermarks and the input watermark before the batch."""
-        chunks: list[list[Chunk]] = [[], []]
-        numbers: list[list[np.ndarray]] = [[], []]
-        metas: list[list[tuple[int, Any, Any]]] = []
-        total = 0
-        for side, payloads in channels:
-            metas.append([])
-            for data, positions, values in payloads:
-                c = convert.from_ipc(data, self.schemas[side])
-                chunks[side].append(c)
-                numbers[side].append(np.arange(total, total + c.num_rows, dtype=np.int64))
-                metas[-1].append((c.num_rows, positions, values))
-                total += c.num_rows
-        self.received = total
-        order, seen, marks = merge_order(metas, start)
-        place = np.empty(total, dtype=np.int64)
-        place[order] = np.arange(total, dtype=np.int64)
-        w0 = int(start[1])
-        self.wm = max(int(marks[1][-1]) if len(marks[1]) else w0, w0)
+        m = merge_inputs(channels, self.schemas, start)
+        self.received, seen, marks = m.total, m.seen, m.marks
+        self.wm = last_watermark(marks, int(start[1]))
         sides = []  # per side: records, window start, arrival, rank (held pairs first)
         for side in (0, 1):
             held = self.state[side]
-            new = convert.concat(chunks[side], self.schemas[side])
-            pos = place[np.concatenate(numbers[side])] if numbers[side] else \
-                np.zeros(0, np.int64)
-            by = np.argsort(pos, kind="stable")
-            new = new.take(pa.array(by)) if new.num_rows else new
-            pos = pos[by]
+            new, pos = m.sides[side]
             if new.ts.null_count:
                 require_timestamp(None, "an event-time window")
             ts = new.ts.to_numpy(zero_copy_only=False).astype(np.int64)
