@@ -1,0 +1,162 @@
+"""The columnar channel merge with watermark statuses (``arrow.merge.merge_order_valve`` /
+``merge_streaming_valve``) against the row path's ``runtime.channels.merge_with_valve``:
+random channels of records, watermarks and IDLE / ACTIVE statuses, cut into payloads at
+random, merged over several micro-batches with the valve carried from one to the next -
+the same records in the same order, each seeing the same watermark, the same valve
+outputs between the same records, and the same valve state after every batch."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from flowc.executor.arrow import convert
+from flowc.executor.arrow.merge import ACTIVE, IDLE, WM, merge_order_valve, merge_streaming_valve
+from flowc.executor.runtime.channels import WatermarkStatus, WatermarkValve, merge_with_valve
+from flowc.executor.runtime.core import Watermark
+
+Element = tuple[Any, Any]
+
+
+def _channel(rng: random.Random, c: int, batch: int, n: int, wm: list[int]) -> list[Element]:
+    """A channel's elements in one batch: records (labelled by channel, batch, number),
+    watermarks mostly rising (sometimes repeated or lower: the valve ignores those) and
+    statuses (sometimes repeated: the valve ignores those too)."""
+    out: list[Element] = []
+    for i in range(n):
+        x = rng.random()
+        if x < 0.55:
+            out.append(((c, batch, i), rng.randrange(0, 1000)))
+        elif x < 0.8:
+            wm[c] += rng.choice([-3, 0, 1, 2, 5, 20])
+            out.append((Watermark, wm[c]))
+        else:
+            out.append((WatermarkStatus, rng.random() < 0.6))
+    return out
+
+
+def _payloads(rng: random.Random, elements: list[Element]) -> list[tuple[list[Any], list[int],
+                                                                            list[int], list[int]]]:
+    """``elements`` cut into payloads: (records, mark positions, values, kinds), a mark's
+    position the number of the payload's records before it."""
+    out: list[tuple[list[Any], list[int], list[int], list[int]]] = []
+    cur: tuple[list[Any], list[int], list[int], list[int]] = ([], [], [], [])
+    for v, ts in elements:
+        if v is Watermark:
+            cur[1].append(len(cur[0]))
+            cur[2].append(ts)
+            cur[3].append(WM)
+        elif v is WatermarkStatus:
+            cur[1].append(len(cur[0]))
+            cur[2].append(0)
+            cur[3].append(IDLE if ts else ACTIVE)
+        else:
+            cur[0].append((v, ts))
+        if rng.random() < 0.2:
+            out.append(cur)
+            cur = ([], [], [], [])
+    if cur[0] or cur[1] or rng.random() < 0.3:
+        out.append(cur)
+    return out
+
+
+def _row_path(channels: list[list[Element]], valve: WatermarkValve) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    current = valve.last
+    for _, v, ts in merge_with_valve(channels, [1] * len(channels), valve):
+        if v is Watermark:
+            current = ts
+            out.append(("wm", ts))
+        elif v is WatermarkStatus:
+            out.append(("status", ts))
+        else:
+            out.append(("rec", v, current))
+    return out
+
+
+def _columnar(records: list[Any], order: np.ndarray, seen: np.ndarray,
+              outs: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[tuple[Any, ...]]:
+    """The merge's result as the row path's event list."""
+    events: list[tuple[Any, ...]] = []
+    before, kinds, values = (a.tolist() for a in outs)
+    k = 0
+    for j, (i, s) in enumerate(zip(order.tolist(), seen.tolist())):
+        while k < len(before) and before[k] <= j:
+            events.append(_out(kinds[k], values[k]))
+            k += 1
+        events.append(("rec", records[i], s))
+    events.extend(_out(kinds[m], values[m]) for m in range(k, len(before)))
+    return events
+
+
+def _out(kind: int, value: int) -> tuple[Any, ...]:
+    return ("wm", value) if kind == WM else ("status", kind == IDLE)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_merge_order_valve_equals_row_valve(seed: int) -> None:
+    rng = random.Random(seed)
+    n_chan = rng.randint(1, 4)
+    row_valve, col_valve = WatermarkValve(n_chan), WatermarkValve(n_chan)
+    wm = [rng.randrange(0, 50) for _ in range(n_chan)]
+    for batch in range(rng.randint(1, 6)):
+        # Some channels get nothing in a batch (a source subtask without files).
+        chans = [_channel(rng, c, batch, 0 if rng.random() < 0.25 else rng.randint(1, 30), wm)
+                 for c in range(n_chan)]
+        expected = _row_path([[(v, ts) for v, ts in ch] for ch in chans], row_valve)
+        metas, records = [], []
+        for ch in chans:
+            payloads = _payloads(rng, ch)
+            metas.append([(len(r), p, v, k) for r, p, v, k in payloads])
+            records.extend(x[0] for r, _, _, _ in payloads for x in r)
+        order, seen, outs = merge_order_valve(metas, col_valve)
+        assert _columnar(records, order, seen, outs) == expected, (seed, batch)
+        assert col_valve.state() == row_valve.state()
+
+
+def test_all_idle_flushes_max_when_last_active_held_the_min() -> None:
+    """Channel 1 (watermark 9) idles first while channel 0 (5) holds the min; when channel
+    0 idles too the valve flushes 9 and goes idle; an ACTIVE status before a record makes
+    it active again (channel 0 not aligned: 5 < 9); channel 0 counts again once its
+    watermark (12) catches up."""
+    valve = WatermarkValve(2)
+    metas = [[(2, [0, 1, 1, 2], [5, 0, 0, 12], [WM, IDLE, ACTIVE, WM])],
+             [(0, [0, 0], [9, 0], [WM, IDLE])]]
+    order, seen, outs = merge_order_valve(metas, valve)
+    events = _columnar(["a", "b"], order, seen, outs)
+    assert events == [("wm", 5), ("rec", "a", 5), ("wm", 9), ("status", True),
+                      ("status", False), ("rec", "b", 9), ("wm", 12)]
+    rows = _row_path([[(Watermark, 5), ("a", 1), (WatermarkStatus, True),
+                       (WatermarkStatus, False), ("b", 2), (Watermark, 12)],
+                      [(Watermark, 9), (WatermarkStatus, True)]], WatermarkValve(2))
+    assert events == rows
+
+
+def test_merge_streaming_valve_carries_arrow_records() -> None:
+    schema = pa.schema([("k", pa.int64())])
+    rng = random.Random(7)
+    valve, row_valve = WatermarkValve(3), WatermarkValve(3)
+    wm = [0, 0, 0]
+    for batch in range(4):
+        chans = [_channel(rng, c, batch, rng.randint(0, 20), wm) for c in range(3)]
+        expected = _row_path(chans, row_valve)
+        channels, labels = [], []
+        for ch in chans:
+            payloads = _payloads(rng, ch)
+            channels.append([])
+            for recs, p, v, k in payloads:
+                ids = list(range(len(labels), len(labels) + len(recs)))
+                labels.extend(x[0] for x in recs)
+                chunk = convert.from_rows([(i,) for i in ids], [x[1] for x in recs], schema)
+                channels[-1].append((convert.to_ipc(chunk), p, v, k))
+        merged, outs = merge_streaming_valve(channels, schema, valve)
+        got = [labels[r[0]] for r in merged.rows()]
+        assert got == [e[1] for e in expected if e[0] == "rec"]
+        assert merged.wm_at is not None
+        assert merged.wm_at.to_pylist() == [e[2] for e in expected if e[0] == "rec"]
+        assert [int(x) for x in merged.marks[1]] == [e[1] for e in expected if e[0] == "wm"]
+        assert valve.state() == row_valve.state()
