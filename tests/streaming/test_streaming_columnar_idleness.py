@@ -8,6 +8,7 @@ outputs between the same records, and the same valve state after every batch."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,17 @@ from flowc.executor.arrow import convert
 from flowc.executor.arrow.merge import ACTIVE, IDLE, WM, merge_order_valve, merge_streaming_valve
 from flowc.executor.runtime.channels import WatermarkStatus, WatermarkValve, merge_with_valve
 from flowc.executor.runtime.core import Watermark
+
+from .columnar_paths import (
+    CLICKS_HEADER,
+    Driver,
+    job_graph,
+    model_lines,
+    printed,
+    random_click,
+    row_and_columnar,
+    same_on_every_path,
+)
 
 Element = tuple[Any, Any]
 
@@ -160,3 +172,89 @@ def test_merge_streaming_valve_carries_arrow_records() -> None:
         assert merged.wm_at.to_pylist() == [e[2] for e in expected if e[0] == "rec"]
         assert [int(x) for x in merged.marks[1]] == [e[1] for e in expected if e[0] == "wm"]
         assert valve.state() == row_valve.state()
+
+
+# -- whole micro-batch jobs --------------------------------------------------------------
+
+JOB = """set parallelism = {p};
+{head}source clicks (user_id string, action string, score double, n int, ts timestamp)
+  from csv '{src}' monitor every 100ms
+  watermark ts - {delay}ms idle after {idle};
+clicks
+  | key by {key}
+  | window {window}
+  | aggregate count(*) as c, sum(n) as sn, max(action) as hi
+  {then}| print 'win';
+"""
+# A second keyed window behind the first: the first's subtasks forward the valve's statuses
+# (all their channels idle: IDLE; a record: ACTIVE) to the second's channels.
+THEN = """| key by hi
+  | window tumbling 4s
+  | aggregate count(*) as k, sum(c) as t
+  """
+
+
+def _idle_job(rnd: random.Random) -> str:
+    return JOB.format(
+        p=rnd.choice([2, 3]), src="{src}", delay=rnd.choice([0, 500]),
+        idle=rnd.choice(["500ms", "1s", "2s"]), key=rnd.choice(["user_id", "action"]),
+        window=rnd.choice(["tumbling 2s", "sliding 4s every 2s"]),
+        then=THEN if rnd.random() < 0.5 else "",
+        head="set flowc.watermarks = 'per-record';\n" if rnd.random() < 0.3 else "")
+
+
+def _idle_files(d: Any, batches: int, rnd: random.Random) -> list[list[str]]:
+    """0 to 3 csv files a batch (dealt to the source subtasks in turn: some get none for
+    several batches), records around the batch's time."""
+    out = []
+    n = 0
+    for b in range(batches):
+        names = []
+        for _ in range(rnd.choice([0, 0, 1, 1, 2, 3])):
+            path = d.work / "in" / f"f{n:03d}.csv"
+            n += 1
+            lines = [random_click(rnd, 1500 * b, (-2000, 2000), 4, ["click", "buy", "view"])
+                     for _ in range(rnd.randrange(1, 12))]
+            path.write_text("\n".join([CLICKS_HEADER, *lines]) + "\n")
+            names.append(str(path))
+        out.append(names)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_idleness_jobs_equal_on_both_paths(tmp_path: Path, seed: int) -> None:
+    rnd = random.Random(seed)
+    text = _idle_job(rnd)
+    d = Driver(text, tmp_path)
+    assert all(c.statuses for c in d.chains.values())
+    files = _idle_files(d, 8, rnd)
+    runs = row_and_columnar(d, files)
+    same_on_every_path(runs)
+    lines = printed(d, runs["col"])
+    assert lines == model_lines(job_graph(d, text), files, timed=True).printed
+
+
+def test_an_idle_subtask_stops_holding_the_windows_back(tmp_path: Path) -> None:
+    """Source subtask 1 reads one record, then only empty files: after the timeout it
+    goes idle and the windows fire on source subtask 0's watermark alone (without
+    idleness they would wait for subtask 1), on every path, as the model has it."""
+    text = JOB.format(p=2, head="", src="{src}", delay=0, idle="1s", key="user_id",
+                      window="tumbling 2s", then="")
+    d = Driver(text, tmp_path)
+    files = []
+    for b in range(6):
+        names = []
+        for i, lines in enumerate([[f"u{b},click,1.0,{b},{100 + 3000 * b}"],
+                                   ["u9,view,2.0,9,100"] if b == 0 else []]):
+            path = d.work / "in" / f"f{b}{i}.csv"
+            path.write_text("\n".join([CLICKS_HEADER, *lines]) + "\n")
+            names.append(str(path))
+        files.append(names)
+    runs = row_and_columnar(d, files)
+    same_on_every_path(runs)
+    lines = printed(d, runs["col"])
+    assert lines == model_lines(job_graph(d, text), files, timed=True).printed
+    assert any("u9" in line for line in lines) and len(lines) >= 4, lines
+    channels = [s["'channels'"] for s in runs["col"][-1]["snapshots"].values()
+                if s["'channels'"]["'idle'"]]
+    assert any(c["'idle'"] == [False, True] for c in channels), channels

@@ -211,7 +211,7 @@ def merge_streaming_valve(channels: list[list[tuple[bytes, Any, Any, Any]]],
                           schema: pa.Schema, valve: WatermarkValve) -> tuple[
         Chunk, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``merge_streaming`` with watermark statuses (``merge_order_valve``): each channel's
-    payloads (ipc records, mark positions, values, kinds). The chunk carries the records in
+    payloads (ipc records or None, mark positions, values, kinds). The chunk carries the records in
     merged order, ``wm_at`` and the valve's watermark outputs as its marks; the second
     result is every valve output (watermarks and statuses, in order) as (records before
     it, kind, value)."""
@@ -220,6 +220,9 @@ def merge_streaming_valve(channels: list[list[tuple[bytes, Any, Any, Any]]],
     for payloads in channels:
         metas.append([])
         for data, positions, values, kinds in payloads:
+            if data is None:  # a status-only payload
+                metas[-1].append((0, positions, values, kinds))
+                continue
             chunks.append(convert.from_ipc(data, schema))
             metas[-1].append((chunks[-1].num_rows, positions, values, kinds))
     records = convert.concat(chunks, schema)
