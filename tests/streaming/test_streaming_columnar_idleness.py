@@ -258,3 +258,58 @@ def test_an_idle_subtask_stops_holding_the_windows_back(tmp_path: Path) -> None:
     channels = [s["'channels'"] for s in runs["col"][-1]["snapshots"].values()
                 if s["'channels'"]["'idle'"]]
     assert any(c["'idle'"] == [False, True] for c in channels), channels
+
+
+# -- on Spark -----------------------------------------------------------------------------
+
+SPARK_JOB = """set parallelism = 2;
+source clicks (user_id string, action string, score double, n int, ts timestamp)
+  from csv '{src}' monitor every 100ms
+  watermark ts - 0ms idle after 300ms;
+clicks | key by user_id | window tumbling 2s | aggregate count(*) as c, sum(n) as sn
+  | write csv '{src}../out/';
+"""
+
+
+def _spark_file(work: Path, k: int) -> str:
+    """File ``k`` (the job's k-th file: source subtask k % 2): even ones a record at
+    3000 k / 2, file 1 a record at 100, the other odd ones no record - source subtask 1
+    goes quiet."""
+    rows = [CLICKS_HEADER]
+    if k % 2 == 0:
+        rows.append(f"u{k % 3},click,1.0,{k},{3000 * k // 2 + 100}")
+    elif k == 1:
+        rows.append("u9,view,2.0,9,100")
+    path = work / f"f{k:03d}.tmp"
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+@pytest.mark.spark
+def test_on_spark_an_idle_subtask_lets_the_columnar_windows_fire(tmp_path: Path,
+                                                                  spark: Any) -> None:
+    """Columnar micro-batches on Spark (chosen automatically): source subtask 1 gets only
+    files without records after its first one; after 300 ms of batch time it goes idle and
+    the windows fire on subtask 0's watermark (u9's window [0, 2 s) included, which a busy
+    subtask 1 at watermark 99 would hold back); the snapshots record the idle channel."""
+    import pickle
+
+    from flowc.executor.streaming.columnar import plan_columnar
+    from flowc.executor.streaming.plan import plan_streaming
+    from flowc.parser import compile_source
+
+    from .harness import stream_files
+
+    (tmp_path / "in").mkdir()
+    text = SPARK_JOB.format(src=str(tmp_path / "in") + "/")
+    jg = compile_source(text, str(tmp_path / "job.flow")).env.get_job_graph()
+    assert not isinstance(plan_columnar(jg, plan_streaming(jg)), str)
+    stream_files(jg, tmp_path, _spark_file, 10)
+    out = "".join(f.read_text() for f in sorted((tmp_path / "out").glob("part-*")))
+    assert "u9," in out, out
+    state = tmp_path / "ck" / "flowc" / "state"
+    idle = []
+    for f in state.glob("*/*.pkl"):
+        with open(f, "rb") as fh:
+            idle += [any(pickle.load(fh)["channels"]["idle"])]
+    assert any(idle)
