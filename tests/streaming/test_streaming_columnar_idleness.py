@@ -313,3 +313,26 @@ def test_on_spark_an_idle_subtask_lets_the_columnar_windows_fire(tmp_path: Path,
         with open(f, "rb") as fh:
             idle += [any(pickle.load(fh)["channels"]["idle"])]
     assert any(idle)
+
+
+def test_a_join_in_a_job_with_idleness_stays_row_by_row(tmp_path: Path) -> None:
+    """The joins' channel merges (interval_state.py, window_join_state.py) have no
+    watermark valve yet: such a job runs row by row, saying why."""
+    from flowc.executor.streaming.columnar import plan_columnar
+    from flowc.executor.streaming.plan import plan_streaming
+    from flowc.parser import compile_source
+
+    text = f"""set parallelism = 2;
+source clicks (user_id string, action string, score double, ts timestamp)
+  from csv '{tmp_path}/' monitor every 100ms
+  watermark ts - 1s idle after 1s;
+let a = clicks | filter action = 'click';
+let b = clicks | filter action <> 'click' | map user_id as uid, action, score, ts;
+a | interval join b on a.user_id = b.uid between -2s and 1s | print 'joined';
+"""
+    jg = compile_source(text, str(tmp_path / "job.flow")).env.get_job_graph()
+    why = plan_columnar(jg, plan_streaming(jg))
+    assert isinstance(why, str) and "is a join in a job with idleness timeouts" in why, why
+    jg = compile_source(text.replace(" idle after 1s", ""),
+                        str(tmp_path / "job.flow")).env.get_job_graph()
+    assert not isinstance(plan_columnar(jg, plan_streaming(jg)), str)
