@@ -336,3 +336,35 @@ a | interval join b on a.user_id = b.uid between -2s and 1s | print 'joined';
     jg = compile_source(text.replace(" idle after 1s", ""),
                         str(tmp_path / "job.flow")).env.get_job_graph()
     assert not isinstance(plan_columnar(jg, plan_streaming(jg)), str)
+
+
+TWO_SOURCES = """set parallelism = {p};
+source a (user_id string, action string, score double, n int, ts timestamp)
+  from csv '{src}' monitor every 100ms
+  watermark ts - 0ms idle after {idle_a};
+source b (user_id string, action string, score double, n int, ts timestamp)
+  from csv '{src}' monitor every 100ms
+  watermark ts - 300ms{idle_b};
+a | union b | key by user_id | window tumbling 2s
+  | aggregate count(*) as c, sum(n) as sn, min(ts) as lo
+  | print 'win';
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_sources_with_idleness_equal_on_both_paths(tmp_path: Path, seed: int) -> None:
+    """Two sources (the driver gives both the batch's files) with different timeouts, one
+    perhaps without, unioned into one window: their subtasks' channels go idle and active
+    on their own."""
+    rnd = random.Random(seed)
+    text = TWO_SOURCES.format(p=rnd.choice([2, 3]), src="{src}",
+                              idle_a=rnd.choice(["500ms", "1s"]),
+                              idle_b=rnd.choice(["", " idle after 2s"]))
+    d = Driver(text, tmp_path)
+    files = _idle_files(d, 8, rnd)
+    runs = row_and_columnar(d, files)
+    same_on_every_path(runs)
+    assert printed(d, runs["col"])
+    # channels went idle (the snapshots' keys are reprs)
+    assert any(any(s["'channels'"]["'idle'"]) for r in runs["col"]
+               for s in r["snapshots"].values())
