@@ -20,7 +20,9 @@ the row path (``plan_columnar`` says why).
 Watermarks are the row path's: the channels' merge continues each channel's watermark
 from the previous batch (``merge.merge_streaming``'s ``start``), the source's generator
 places its watermarks among the records (``chain.Watermarks``: the per-record running
-maximum rule) and emits periodically at the end of the batch if its watermark rose.
+maximum rule) and emits periodically at the end of the batch if its watermark rose. In a
+job with idleness timeouts the edges also carry watermark statuses and the channels merge
+through the row path's valve (``columnar_idle.py``, ``merge.merge_streaming_valve``).
 """
 
 from __future__ import annotations
