@@ -276,9 +276,9 @@ def test_what_keeps_a_job_on_the_row_path(tmp_path: Path,
     def reason(text: str) -> Any:
         jg = compile_source(text, "job.flow").env.get_job_graph()
         return plan_columnar(jg, plan_streaming(jg))
-    lateness = SLIDING.format(src=src).replace("watermark ts - 1s",
-                                               "watermark ts - 1s idle after 10s")
-    assert "idleness timeout" in reason(lateness)
+    idle = SLIDING.format(src=src).replace("watermark ts - 1s",
+                                           "watermark ts - 1s idle after 10s")
+    assert not isinstance(reason(idle), str)  # idleness runs columnar (columnar_idle.py)
     forced_row = CLICKS.format(src=src, sp=1, head="set flowc.executor = row;\n")
     assert reason(forced_row) == "flowc.executor = row"
     datagen = (f"source c (k int, ts timestamp) from csv '{src}' monitor every 100ms "
@@ -286,13 +286,13 @@ def test_what_keeps_a_job_on_the_row_path(tmp_path: Path,
                "watermark ts - 1s;\nc | union g | key by k | window tumbling 1s "
                "| aggregate count(*) as n | print;")  # a bounded source beside
     assert "not a monitored csv / json / parquet directory" in reason(datagen)
-    auto = compile_source(lateness, "job.flow").env.get_job_graph()
+    auto = compile_source(datagen, "job.flow").env.get_job_graph()
     assert _columnar_plan(auto, plan_streaming(auto), True) is None  # -v says why
-    assert "micro-batches run row by row: 'Source: clicks' has an idleness timeout" \
+    assert "micro-batches run row by row: 'Source: g' is not a monitored csv" \
         in capsys.readouterr().err
-    forced = compile_source("set flowc.executor = columnar;\n" + lateness,
+    forced = compile_source("set flowc.executor = columnar;\n" + datagen,
                             "job.flow").env.get_job_graph()
-    with pytest.raises(ConfigError, match="cannot run columnar: .*idleness timeout"):
+    with pytest.raises(ConfigError, match="cannot run columnar: .*not a monitored csv"):
         _columnar_plan(forced, plan_streaming(forced), False)
 
 

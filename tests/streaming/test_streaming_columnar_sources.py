@@ -2,8 +2,7 @@
 (``streaming/columnar.py`` puts a source subtask's records of the batch - the row path's
 ``streaming.sources.source_records`` - into columns): the same multi-batch jobs on the
 columnar and the row path give the same outputs, stats and row-format snapshots after
-every batch, also switching paths between batches. A job with an idleness timeout stays
-row by row (the reason is reported). No Spark: the batches run in this process
+every batch, also switching paths between batches, idleness timeouts included. No Spark: the batches run in this process
 (``test_streaming_columnar.Driver``; a share is what the driver hands the source subtask:
 a datagen subtask's row numbers [lo, hi), a socket subtask's lines)."""
 
@@ -12,10 +11,6 @@ from __future__ import annotations
 import random
 from pathlib import Path
 from typing import Any
-
-from flowc.executor.streaming.columnar import plan_columnar
-from flowc.executor.streaming.plan import plan_streaming
-from flowc.parser import compile_source
 
 from .columnar_paths import Driver, row_and_columnar
 
@@ -63,7 +58,14 @@ def test_socket_batches_equal_on_both_paths(tmp_path: Path) -> None:
     assert any(r["sinks"] for r in runs["col"])
 
 
-def test_an_idleness_timeout_keeps_the_job_row_by_row(tmp_path: Path) -> None:
-    text = DATAGEN.format().replace("watermark ts - 1s;", "watermark ts - 1s idle after 2s;")
-    jg = compile_source(text, str(tmp_path / "job.flow")).env.get_job_graph()
-    assert plan_columnar(jg, plan_streaming(jg)) == "'Source: g' has an idleness timeout"
+def test_an_idleness_timeout_runs_columnar_too(tmp_path: Path) -> None:
+    """A job with an idleness timeout plans columnar (``columnar_idle.py``; channels
+    going idle are tested in test_streaming_columnar_idleness.py): the same on both
+    paths."""
+    text = DATAGEN.format().replace("watermark ts - 1s;", "watermark ts - 1s idle after 1s;")
+    d = Driver(text, tmp_path)
+    assert all(c.statuses for c in d.chains.values())
+    shares = [[0, 40], [40, 40], [40, 40], [40, 120], [120, 120], [120, 120], [120, 160]]
+    runs = row_and_columnar(d, shares)
+    _same(runs)
+    assert any(r["sinks"] for r in runs["col"])

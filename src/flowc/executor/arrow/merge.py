@@ -22,6 +22,8 @@ import pyarrow as pa
 
 from flowc.executor.arrow import convert
 from flowc.executor.arrow.convert import Chunk
+from flowc.executor.runtime.channels import WatermarkValve
+from flowc.executor.runtime.core import Watermark
 
 LONG_MIN = -(1 << 63)
 SPAN = 1 << 16  # element positions per channel merged at a time (merge_chunks)
@@ -136,6 +138,100 @@ class _Merger:
             self.latest = current[:, -1].copy()
             self.combined = int(combined[-1])
         return rec_order, seen, marks
+
+
+# Kinds of a channel's marks in a status-carrying payload (``merge_order_valve``).
+WM, IDLE, ACTIVE = 0, 1, 2
+
+
+def merge_order_valve(channels: list[list[tuple[int, Any, Any, Any]]],
+                      valve: WatermarkValve) -> tuple[
+        np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``merge_order`` with watermark statuses, Flink's ``StatusWatermarkValve`` as the row
+    path applies it (``runtime.channels.merge_with_valve``): each channel a list of
+    (records, mark positions, mark values, mark kinds) payloads in arrival order, a mark
+    a watermark (``WM``, its value) or a status (``IDLE`` / ``ACTIVE``, value ignored).
+    The marks go through ``valve`` (updated in place: it carries from batch to batch) one
+    by one - they are few, the records are vectorised. Returns the records' merged order,
+    the watermark in force at each (the valve's last output) and the valve's outputs as
+    (records before it, kind, value) marks."""
+    rec_pos: list[np.ndarray] = []
+    rec_chan: list[np.ndarray] = []
+    mk_pos: list[np.ndarray] = []
+    mk_chan: list[np.ndarray] = []
+    mk_val: list[np.ndarray] = []
+    mk_kind: list[np.ndarray] = []
+    n_chan = len(channels)
+    for c, payloads in enumerate(channels):
+        base = 0
+        for n, positions, values, kinds in payloads:
+            r, w, v = _elements(n, positions, values, base)
+            rec_pos.append(r)
+            rec_chan.append(np.full(n, c, dtype=np.int64))
+            mk_pos.append(w)
+            mk_chan.append(np.full(len(w), c, dtype=np.int64))
+            mk_val.append(v)
+            mk_kind.append(np.asarray(kinds, dtype=np.int64).reshape(len(w)))
+            base += n + len(w)
+    r_pos, r_chan, w_pos, w_chan = _cat(rec_pos), _cat(rec_chan), _cat(mk_pos), _cat(mk_chan)
+    w_val, w_kind = _cat(mk_val), _cat(mk_kind)
+    keys = np.concatenate([r_pos * n_chan + r_chan, w_pos * n_chan + w_chan])
+    order = np.argsort(keys, kind="stable")
+    is_mark = order >= len(r_pos)
+    mark_at = np.flatnonzero(is_mark)  # merged index of each mark, in merged order
+    mark_idx = order[is_mark] - len(r_pos)
+    before = np.cumsum(~is_mark) - ~is_mark  # records before each merged element
+    initial = valve.last
+    last_after = np.empty(len(mark_at), dtype=np.int64)  # the valve's watermark after each
+    out_before: list[int] = []
+    out_kind: list[int] = []
+    out_val: list[int] = []
+    for k, (at, m) in enumerate(zip(mark_at.tolist(), mark_idx.tolist())):
+        c, kind = int(w_chan[m]), int(w_kind[m])
+        outputs = valve.watermark(c, int(w_val[m])) if kind == WM else \
+            valve.status(c, kind == IDLE)
+        for what, x in outputs:
+            out_before.append(int(before[at]))
+            if what is Watermark:
+                out_kind.append(WM)
+                out_val.append(int(x))
+            else:
+                out_kind.append(IDLE if x else ACTIVE)
+                out_val.append(0)
+        last_after[k] = valve.last
+    rec_order = order[~is_mark]
+    at = np.flatnonzero(~is_mark)
+    k = np.searchsorted(mark_at, at) - 1  # the last mark before each record
+    seen = np.where(k >= 0, last_after[np.maximum(k, 0)] if len(last_after) else initial,
+                    initial).astype(np.int64)
+    return rec_order, seen, (np.asarray(out_before, np.int64), np.asarray(out_kind, np.int64),
+                             np.asarray(out_val, np.int64))
+
+
+def merge_streaming_valve(channels: list[list[tuple[bytes, Any, Any, Any]]],
+                          schema: pa.Schema, valve: WatermarkValve) -> tuple[
+        Chunk, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``merge_streaming`` with watermark statuses (``merge_order_valve``): each channel's
+    payloads (ipc records or None, mark positions, values, kinds). The chunk carries the records in
+    merged order, ``wm_at`` and the valve's watermark outputs as its marks; the second
+    result is every valve output (watermarks and statuses, in order) as (records before
+    it, kind, value)."""
+    chunks: list[Chunk] = []
+    metas: list[list[tuple[int, Any, Any, Any]]] = []
+    for payloads in channels:
+        metas.append([])
+        for data, positions, values, kinds in payloads:
+            if data is None:  # a status-only payload
+                metas[-1].append((0, positions, values, kinds))
+                continue
+            chunks.append(convert.from_ipc(data, schema))
+            metas[-1].append((chunks[-1].num_rows, positions, values, kinds))
+    records = convert.concat(chunks, schema)
+    rec_order, seen, outs = merge_order_valve(metas, valve)
+    merged = records.take(pa.array(rec_order)) if len(rec_order) else records
+    wm = outs[1] == WM
+    return Chunk(merged.batch, merged.ts, (outs[0][wm], outs[2][wm]),
+                 pa.array(seen, pa.int64())), outs
 
 
 class _Channel:

@@ -55,8 +55,11 @@ def executor_choice(job_graph: JobGraph) -> str:
     return options.get(OPTION, "auto").strip().lower()
 
 
-def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
-    """Per vertex, its members head first; or why the job cannot run columnar."""
+def plan_members(job_graph: JobGraph, idleness: bool = False
+                 ) -> dict[str, list[Member]] | str:
+    """Per vertex, its members head first; or why the job cannot run columnar.
+    ``idleness``: the caller handles watermark generators' idleness timeouts (the
+    streaming micro-batches, ``streaming/columnar.py``)."""
     sg = job_graph.stream_graph
     batch = sg.config.mode is RuntimeExecutionMode.BATCH
     modes = sg.changelog_modes()
@@ -104,7 +107,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                     return f"'{node.name}' is a source kind the columnar executor lacks"
                 # A source applying its own watermark strategy assigns timestamps itself.
                 wm = source_watermarks(node)
-                if wm is not None and not batch and wm.strategy.idleness is not None:
+                if wm is not None and not batch and not idleness \
+                        and wm.strategy.idleness is not None:
                     return f"'{node.name}' has an idleness timeout"
                 kind, spec = ("timestamps", wm) if wm is not None else ("source", spec)
                 in_schema = schema
@@ -141,7 +145,8 @@ def plan_members(job_graph: JobGraph) -> dict[str, list[Member]] | str:
                 if updating_in and kind not in ("map", "filter", "flat_map", "row_op", "pass",
                                                 "rolling_start", "rolling"):
                     return f"'{node.name}' consumes an updating stream"
-                if kind == "timestamps" and not batch and spec.strategy.idleness is not None:
+                if kind == "timestamps" and not batch and not idleness \
+                        and spec.strategy.idleness is not None:
                     return f"'{node.name}' has an idleness timeout"
                 if not _declared(in_schema, pickled):
                     return f"the input of '{node.name}' has no declared schema"

@@ -20,7 +20,9 @@ the row path (``plan_columnar`` says why).
 Watermarks are the row path's: the channels' merge continues each channel's watermark
 from the previous batch (``merge.merge_streaming``'s ``start``), the source's generator
 places its watermarks among the records (``chain.Watermarks``: the per-record running
-maximum rule) and emits periodically at the end of the batch if its watermark rose.
+maximum rule) and emits periodically at the end of the batch if its watermark rose. In a
+job with idleness timeouts the edges also carry watermark statuses and the channels merge
+through the row path's valve (``columnar_idle.py``, ``merge.merge_streaming_valve``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,15 @@ from flowc.executor.runtime.channels import WatermarkValve
 from flowc.executor.runtime.clock import FixedClock, using_clock
 from flowc.executor.runtime.core import LONG_MIN, Operator, TaskInfo
 from flowc.executor.runtime.factory import create_operator
+from flowc.executor.streaming.columnar_idle import (
+    counted,
+    forwards,
+    goes_idle,
+    idle_generators,
+    pieces,
+    status_payload,
+    status_routes,
+)
 from flowc.executor.streaming.commit import sink_chunk
 from flowc.executor.streaming.converters import CONVERTERS, MAP_LIKE
 from flowc.executor.streaming.plan import EdgeOut, StreamingPlan, VertexPlan
@@ -50,6 +61,7 @@ from flowc.executor.streaming.task import (
     DEAD,
     STATS,
     BatchContext,
+    _generator,
     _write_snapshot,
     operator_state,
     read_snapshot,
@@ -88,6 +100,8 @@ class Slot:
 class ColumnarVertex:
     members: list[Member]  # head first, outputs resolved to slots
     slots: dict[int, Slot]
+    # the job has idleness timeouts: watermark statuses on the edges, the valve's merge
+    statuses: bool = False
 
 
 def plan_columnar(job_graph: JobGraph, plan: StreamingPlan) -> dict[str, ColumnarVertex] | str:
@@ -101,9 +115,10 @@ def plan_columnar(job_graph: JobGraph, plan: StreamingPlan) -> dict[str, Columna
                 isinstance(s.spec, TextLineFileSource):
             return (f"'{plan.names[s.node]}' is not a monitored csv / json / parquet "
                     "directory, a socket or datagen (other sources run row by row)")
-    members = plan_members(job_graph)
+    members = plan_members(job_graph, idleness=True)
     if isinstance(members, str):
         return members
+    statuses = any(idle_generators(v) for v in plan.vertices)
     out: dict[str, ColumnarVertex] = {}
     for v in plan.vertices:
         edges = {id(e.edge): e for m in v.members for e in m.edges}
@@ -114,6 +129,9 @@ def plan_columnar(job_graph: JobGraph, plan: StreamingPlan) -> dict[str, Columna
             why = _unsupported(m)
             if why is not None:
                 return why
+            if statuses and m.kind in ("interval_join", "window_join"):
+                # their merges (interval_state.py, window_join_state.py) have no valve yet
+                return f"'{m.name}' is a join in a job with idleness timeouts"
 
             def resolve(refs: list[tuple[str, int]],
                         edges: dict[int, EdgeOut] = edges) -> list[tuple[str, int]]:
@@ -126,7 +144,7 @@ def plan_columnar(job_graph: JobGraph, plan: StreamingPlan) -> dict[str, Columna
                 outputs.append(("slot", index))
             resolved.append(replace(m, outputs=outputs, side=resolve(m.side),
                                     tagged=[(tag, t, resolve(refs)) for tag, t, refs in m.tagged]))
-        out[v.id] = ColumnarVertex(resolved, slots)
+        out[v.id] = ColumnarVertex(resolved, slots, statuses)
     return out
 
 
@@ -161,6 +179,7 @@ def run_columnar_subtask(plan: VertexPlan, vertex: ColumnarVertex, idx: int,
                 bad = run.run_source(*source) if source is not None else None
                 if items is not None:
                     run.run_input(items)
+                run.end_batch(ctx.batch_timestamp_ms)
                 snap = run.snapshot()
             finally:
                 run.close()
@@ -219,6 +238,8 @@ class ColumnarRun:
         steps = self.program.steps
         for nid in list(steps):
             steps[nid] = self._tracked(nid, steps[nid])
+        # generators with an idleness timeout (``columnar_idle.py``)
+        self.idle_gens = idle_generators(plan)
         # The row operators whose snapshot entries stand for the columnar members' state.
         self.rows: dict[int, Operator] = {}
         self.inner: set[int] = set()  # members whose row operator is the member's own
@@ -242,6 +263,11 @@ class ColumnarRun:
             if kind in ("window", "timestamps") or kind in CONVERTERS:
                 op.open()  # their state fields are made in open()
             self.rows[m.nid] = op
+        for nid in self.idle_gens:
+            op = self.rows[nid]
+            op.idleness = [0, None, False]  # type: ignore[attr-defined]
+            steps[nid] = counted(op, steps[nid],
+                                 lambda nid=nid: self._status(nid, False, own=True))
 
     # -- members ----------------------------------------------------------------------
 
@@ -439,12 +465,15 @@ class ColumnarRun:
         watermark continuing from the previous micro-batch."""
         expected = self.plan.channels[self.idx]
         by_channel: dict[int, list[Any]] = {c: [] for c in expected}
-        for cid, seq, data, positions, values in items:
-            by_channel[cid].append((seq, data, positions, values))
+        for cid, seq, data, positions, values, *kinds in items:
+            by_channel[cid].append((seq, data, positions, values, *kinds))
         head = self.vertex.members[0]
         channels = [[x[1:] for x in sorted(by_channel[c], key=lambda x: x[0])]
                     for c in expected]
         valve = self.valve
+        if self.vertex.statuses:
+            self._run_statuses(channels)
+            return
         start = (list(valve.wms), valve.last)
         if head.nid in self.joins:  # both inputs' channels, each on its join side
             try:
@@ -468,6 +497,41 @@ class ColumnarRun:
         self.records_in += merged.num_rows
         if merged.num_rows or (merged.marks is not None and len(merged.marks[0])):
             self.program.push(head.nid, merged)
+
+    def _run_statuses(self, channels: list[list[Any]]) -> None:
+        """``run_input`` with watermark statuses: the valve's merge, the merged records
+        pushed in pieces with the valve's status outputs sent on between them."""
+        head = self.vertex.members[0]
+        payloads = [[(d, p, v, k[0] if k else [merge.WM] * len(p)) for d, p, v, *k in ch]
+                    for ch in channels]
+        merged, outs = merge.merge_streaming_valve(
+            payloads, convert.arrow_schema(head.in_schema), self.valve)
+        self.records_in += merged.num_rows
+        for piece in pieces(merged, outs):
+            if isinstance(piece, bool):
+                self._status(head.nid, piece, own=False)
+            else:
+                self.program.push(head.nid, piece)
+
+    def _status(self, nid: int, idle: bool, own: bool) -> None:
+        """Member ``nid`` sends a status (``own``: its generator's; else one it received)."""
+        member = next(m for m in self.plan.members if m.nid == nid)
+        if not own and not forwards(member):
+            return
+        for slot, targets, cid in status_routes(self.plan, nid, self.idx):
+            for t in targets:
+                self.items.append((slot, (t, status_payload(cid, self.seq, idle))))
+                self.seq += 1
+
+    def end_batch(self, batch_timestamp_ms: int) -> None:
+        """Idleness at the end of the micro-batch (``task.SubtaskRun.end_batch``)."""
+        for nid in self.idle_gens:
+            m = next(m for m in self.plan.members if m.nid == nid)
+            gen = _generator(m)
+            assert gen is not None and gen.strategy.idleness is not None
+            if goes_idle(self.rows[nid], gen.strategy.idleness, self.wms[nid],
+                        batch_timestamp_ms):
+                self._status(nid, True, own=True)
 
     def _emit(self, slot: int, chunk: Chunk) -> None:
         s = self.vertex.slots[slot]
