@@ -46,7 +46,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from executor import Sampler  # noqa: E402  (benchmarks/executor.py)
+from siblings import load  # noqa: E402
+
+Sampler = load("executor").Sampler
 
 BASE = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 WINDOW = 5000

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib.util
 import os
 import pickle
 import shutil
@@ -67,23 +66,10 @@ from flowc.keygroups import (
     murmur_hash_array,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from siblings import load  # noqa: E402
 
-def _load_streaming_benchmark() -> Any:
-    """benchmarks/streaming.py by path: a plain `import streaming` picks up whatever
-    `streaming` package comes first on sys.path (tests/streaming under pytest)."""
-    name = "flowc_benchmark_streaming"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(
-        name, Path(__file__).resolve().parent / "streaming.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_bench = _load_streaming_benchmark()
+_bench = load("streaming")  # benchmarks/streaming.py
 DELAY = _bench.DELAY
 WINDOW = _bench.WINDOW
 Batches = _bench.Batches

@@ -109,7 +109,14 @@ def _columnar(w: Any, chunks: list[Any], schema: Any, batch: bool) -> tuple[list
         return _shown(_run(lambda c: c, fired)), _shown(late)
     end = convert.empty(schema)
     final = convert.Chunk(end.batch, end.ts, ([0], [LONG_MAX]))
-    return _shown(_run(step, [*chunks, final])), _shown(late)
+    out = _run(step, [*chunks, final])
+    if hasattr(w, "fired"):  # a spilled window fires the final watermark at the end
+        for c in w.fired():
+            out += _run(lambda x: x, [c])
+            if getattr(w, "late", None) is not None:
+                late.extend(r for r in _run(lambda x: x, [w.late]) if r[0] != "wm")
+                w.late = None
+    return _shown(out), _shown(late)
 
 
 def _batch_chunks(rows: list[Any], chunk: int, schema: Any) -> list[Any]:
