@@ -29,6 +29,16 @@ def cast_date(v: Any) -> Any:
     return int(v) - int(v) % DAY_MS
 
 
+def whole_days(d: Any) -> Any:
+    """A day-time interval's whole days, truncated toward zero, in ms: what Flink adds to
+    a DATE (``DATE '2024-05-01' + INTERVAL '25' HOUR`` is 2024-05-02, ``- INTERVAL '1'
+    SECOND`` stays 2024-05-01); NULL stays NULL."""
+    if d is None:
+        return None
+    days = abs(int(d)) // DAY_MS * DAY_MS
+    return days if d >= 0 else -days
+
+
 def cast_date_string(v: Any) -> Any:
     """CAST(d AS STRING): ``2024-05-01`` (Java's LocalDate.toString)."""
     return None if v is None else date_text(v)
@@ -85,4 +95,5 @@ def client_text(ms: int, kind: str) -> str | None:
 
 HELPERS: dict[str, Callable[..., Any]] = {"cast_date": cast_date,
                                           "cast_date_string": cast_date_string,
-                                          "file_ltz_text": file_ltz_text}
+                                          "file_ltz_text": file_ltz_text,
+                                          "whole_days": whole_days}
