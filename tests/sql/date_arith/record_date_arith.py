@@ -32,6 +32,11 @@ CASTS = {
     "try_cast_int_xx": "SELECT TRY_CAST('xx' AS INT)",
     "date_literal_time": "SELECT DATE '2024-05-01 10:00:00'",
 }
+# Texts CAST / TRY_CAST to DATE: Flink's DateTimeUtils.parseDate (flowc.dates.text_date)
+TEXTS = ["2024-5-1", " 2024-05-01 ", "2024-05-01T10:00:00", "2024-02-30", "12", "-1",
+         "10000-01-01", "2024", "2024-05", "2024-05-01x", "", "+2024-05-01", "2024-05-01 xx",
+         "2024 -05-01", "2024-05-01-02", "1969-12-31"]
+LITERALS = ["2024-5-1", "12", "2024-02-30", "2024-05-01T10:00:00"]
 
 
 def env():
@@ -57,5 +62,8 @@ if __name__ == "__main__":
     t = env()
     results = {"arith": run(t, ARITH.format(rows=ROWS)), "grouped": run(t, GROUPED.format(rows=ROWS))}
     results.update({k: run(t, q) for k, q in CASTS.items()})
+    sel = ", ".join(f"CAST(TRY_CAST('{c}' AS DATE) AS STRING)" for c in TEXTS)
+    results["texts"] = dict(zip(TEXTS, run(t, "SELECT " + sel)["rows"][0]))
+    results["literals"] = {c: run(t, f"SELECT CAST(DATE '{c}' AS STRING)") for c in LITERALS}
     (here / "flink.json").write_text(json.dumps(results, indent=1) + "\n")
     print("ok", file=sys.stderr)
