@@ -28,7 +28,7 @@ ROWS = "k,d,h\n1,2024-05-01,1\n2,2024-05-01,25\n3,2024-05-01,-1\n4,2024-05-01,-2
 # themselves (the same text), so the projection has a vector form (the columnar kernels)
 ARITH = ("k, d + INTERVAL '1' HOUR, d + INTERVAL '25' HOUR, d - INTERVAL '1' SECOND, "
          "d - INTERVAL '25' HOUR, d + h * INTERVAL '1' HOUR, d - h * INTERVAL '1' HOUR, "
-         "d + INTERVAL '1' HOUR = d")
+         "INTERVAL '25' HOUR + d, d + INTERVAL '1' HOUR = d")
 GROUPED = ("CAST(d + h * INTERVAL '1' HOUR AS STRING), COUNT(*) FROM src "
            "GROUP BY d + h * INTERVAL '1' HOUR")
 
@@ -46,7 +46,7 @@ def sql(tmp: Path, select: str, columns: str, executor: str = "") -> str:
 
 
 def arith_sql(tmp: Path, executor: str = "") -> str:
-    cols = "k INT, " + ", ".join(f"c{i} DATE" for i in range(6)) + ", same BOOLEAN"
+    cols = "k INT, " + ", ".join(f"c{i} DATE" for i in range(7)) + ", same BOOLEAN"
     return sql(tmp, ARITH + " FROM src", cols, executor)
 
 

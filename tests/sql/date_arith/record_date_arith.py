@@ -19,7 +19,7 @@ ROWS = ("VALUES (1, DATE '2024-05-01', 1), (2, DATE '2024-05-01', 25), "
 ARITH = ("SELECT k, CAST(d + INTERVAL '1' HOUR AS STRING), CAST(d + INTERVAL '25' HOUR AS STRING), "
          "CAST(d - INTERVAL '1' SECOND AS STRING), CAST(d - INTERVAL '25' HOUR AS STRING), "
          "CAST(d + h * INTERVAL '1' HOUR AS STRING), CAST(d - h * INTERVAL '1' HOUR AS STRING), "
-         "d + INTERVAL '1' HOUR = d FROM ({rows}) AS v(k, d, h)")
+         "CAST(INTERVAL '25' HOUR + d AS STRING), d + INTERVAL '1' HOUR = d FROM ({rows}) AS v(k, d, h)")
 GROUPED = ("SELECT CAST(d + h * INTERVAL '1' HOUR AS STRING), COUNT(*) FROM ({rows}) AS v(k, d, h) "
            "GROUP BY d + h * INTERVAL '1' HOUR")
 CASTS = {
