@@ -7,6 +7,7 @@ and a TIMESTAMP of the same instant hold the same wall-clock time."""
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,18 +16,56 @@ _EPOCH = _dt.datetime(1970, 1, 1)
 
 
 def cast_date(v: Any) -> Any:
-    """CAST(x AS DATE): a timestamp's day (floored: before 1970 too), a string's date
-    (``'2024-05-01'``; NULL when it is none, as Flink's CAST)."""
+    """CAST(x AS DATE): a timestamp's day (floored: before 1970 too), a string's date as
+    Flink's ``DateTimeUtils.parseDate`` reads it (text_date); NULL when it is none, as
+    Flink's TRY_CAST (Flink's CAST fails the job: docs/flink-differences.md)."""
     if v is None:
         return None
     if isinstance(v, str):
-        from flowc.executor.runtime.converters import parse_timestamp
-
-        try:
-            v = parse_timestamp(v)
-        except ValueError:
-            return None
+        return text_date(v)
     return int(v) - int(v) % DAY_MS
+
+
+def text_date(text: str) -> int | None:
+    """Flink's ``DateTimeUtils.parseDate`` (its CAST of a string to DATE), as epoch ms of
+    the day's midnight, None for no date: the text up to a first space that is not
+    leading (``2024-05-01 10:00:00`` is 2024-05-01), then ``y[-m[-d]]`` of unsigned digit
+    runs, each trimmed, a missing month / day 1 (``'12'`` is 0012-01-01, ``'2024-5'``
+    2024-05-01), a year 0-9999 and a real day. Year 0 is None here: Python's dates start
+    at year 1 (Flink gives 0000-01-01)."""
+    space = text.find(" ")
+    if space > 0:
+        text = text[:space]
+    parts = text.split("-", 2)
+    if not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
+        return None
+    y, m, d = (int(p) for p in parts + ["1"] * (3 - len(parts)))
+    if not 1 <= y <= 9999:
+        return None
+    try:
+        day = _dt.date(y, m, d)
+    except ValueError:
+        return None
+    return (day.toordinal() - _EPOCH.toordinal()) * DAY_MS
+
+
+def literal_date(text: str) -> int | None:
+    """A ``DATE '...'`` literal as Flink's parser takes it: ``yyyy-MM-dd`` (one or two
+    digit month and day, ``DATE '2024-5-1'`` too) of a real day, no time of day; None
+    otherwise (Flink: ``Illegal DATE literal '...': not in format 'yyyy-MM-dd'``)."""
+    if re.fullmatch(r"[0-9]{1,4}-[0-9]{1,2}-[0-9]{1,2}", text) is None:
+        return None
+    return text_date(text)
+
+
+def whole_days(d: Any) -> Any:
+    """A day-time interval's whole days, truncated toward zero, in ms: what Flink adds to
+    a DATE (``DATE '2024-05-01' + INTERVAL '25' HOUR`` is 2024-05-02, ``- INTERVAL '1'
+    SECOND`` stays 2024-05-01); NULL stays NULL."""
+    if d is None:
+        return None
+    days = abs(int(d)) // DAY_MS * DAY_MS
+    return days if d >= 0 else -days
 
 
 def cast_date_string(v: Any) -> Any:
@@ -85,4 +124,5 @@ def client_text(ms: int, kind: str) -> str | None:
 
 HELPERS: dict[str, Callable[..., Any]] = {"cast_date": cast_date,
                                           "cast_date_string": cast_date_string,
-                                          "file_ltz_text": file_ltz_text}
+                                          "file_ltz_text": file_ltz_text,
+                                          "whole_days": whole_days}

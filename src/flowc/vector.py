@@ -32,6 +32,8 @@ OPS: dict[str, int | None] = {
     "dec_div": 2, "dec_mod": 2, "dec_cast": 1, "dec_text": 1, "dec_int": 1, "dec_double": 1,
     # MAP (flowc.maps): m['k'] with a constant key, CARDINALITY / size
     "map_get": 2, "map_size": 1,
+    # DATE +/- interval (flowc.dates.whole_days): the interval's whole days, toward zero
+    "whole_days": 1,
 }
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowc import decimals
+from flowc.dates import whole_days
 from flowc.errors import FlowNameError, FlowSyntaxError, FlowTypeError, Span, did_you_mean
 from flowc.operators import CodeFn
 from flowc.parser import ast as A
@@ -303,6 +304,8 @@ class ExprCompiler:
                 and e.op == "+" else None
             raise FlowTypeError(f"cannot apply '{e.op}' to {left.type} and {right.type}", e.span,
                                 hint=hint)
+        if result.flavor == "date" and DURATION in (left.type, right.type):
+            left, right = (self._whole_days(x) for x in (left, right))
         if result.is_decimal:  # exact, rounded to the result's scale (flowc.decimals)
             return Typed(result, f"{self.helper('dec_arith')}({e.op!r}, {left.code}, "
                                  f"{right.code}, {result.precision}, {result.scale})",
@@ -314,6 +317,18 @@ class ExprCompiler:
         return Typed(result, self.null_safe(
             [left, right], lambda a: self.long_op(result, f"{a[0]} {e.op} {a[1]}")),
             left.nonnull and right.nonnull, vec=V.arith(e.op, result, left, right))
+
+    def _whole_days(self, x: Typed) -> Typed:
+        """A DATE's interval operand as Flink adds it: its whole days (flowc.dates), so a
+        DATE never carries a time of day."""
+        if x.type != DURATION:
+            return x
+        if x.const:
+            days = whole_days(x.value)
+            return Typed(DURATION, repr(days), x.nonnull, const=True, value=days,
+                         vec=V.literal(days, DURATION))
+        return Typed(DURATION, f"{self.helper('whole_days')}({x.code})", x.nonnull,
+                     vec=V.call("whole_days", DURATION, x))
 
     # ------------------------------------------------------------------ predicates
 

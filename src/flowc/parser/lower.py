@@ -9,15 +9,10 @@ names it would have defined are remembered as "broken" so they cause no follow-u
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import inspect
 import os
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flowc import user_modules
 from flowc.api.environment import StreamExecutionEnvironment
 from flowc.api.stream import DataStream, DataStreamSink
 from flowc.errors import (
@@ -52,6 +47,7 @@ from flowc.parser.exprs import (
 from flowc.parser.functions import AGGREGATES, PUBLIC_FUNCTIONS
 from flowc.parser.settings import IDLE_TIMEOUT, apply_hints, apply_set
 from flowc.parser.steps import FILE_FORMATS, Flow, PipelineBuilder, check_storable
+from flowc.parser.udf_import import check_arity, load_udf
 from flowc.parser.udf_types import annotated_types
 from flowc.types import BOOL, DOUBLE, INT, STRING, TIMESTAMP, Field, Schema, Type, assignable
 from flowc.windowing import WatermarkStrategy
@@ -59,29 +55,6 @@ from flowc.windowing import WatermarkStrategy
 _FILE_OPTIONS = {"csv": {"header": "bool", "delimiter": "char", "quote": "char",
                          "null_value": "string"},
                  "json": {}, "parquet": {}}
-
-
-def import_failure(module: str, e: Exception, directory: str) -> tuple[str, str | None]:
-    """Why importing a UDF module failed, in plain words (the exception class last), and a
-    hint."""
-    if isinstance(e, ModuleNotFoundError) and e.name is not None:
-        if module == e.name or module.startswith(e.name + "."):
-            return (f"no module named '{e.name}'",
-                    "modules are found next to the script and on Python's import path")
-        return (f"it imports '{e.name}', which is not installed",
-                "install the package that provides it into the Python that runs flowc")
-    if isinstance(e, SyntaxError):
-        where = f"{os.path.basename(e.filename or '')}:{e.lineno}" if e.lineno else "its file"
-        return f"{where} is not valid Python ({e.msg})", None
-    # The module's own code failed: name the line of the module where it did.
-    tb = e.__traceback__
-    where = ""
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if filename.startswith(directory + os.sep):
-            where = f" at {os.path.relpath(filename, directory)}:{tb.tb_lineno}"
-        tb = tb.tb_next
-    return f"running it failed{where}: {e} ({type(e).__name__})", None
 
 
 @dataclass
@@ -269,43 +242,16 @@ class Lowerer:
             raise FlowNameError(f"function '{name}' is already imported", stmt.path_span,
                                 notes=[f"first imported at line {self.udfs[name].span.line}"])
         if stmt.annotated:
-            fn = self._load(stmt)
+            fn = load_udf(stmt, self.base_dir)
             params, returns = annotated_types(fn, f"{stmt.module}.{stmt.function}",
                                               stmt.path_span)
             stmt = dataclasses.replace(stmt, params=params, returns=returns)
         for t in (*stmt.params, stmt.returns):
             check_storable([(str(t), t, stmt.span)])
         if not stmt.annotated:
-            fn = self._load(stmt)
-        _check_arity(stmt, fn)
+            fn = load_udf(stmt, self.base_dir)
+        check_arity(stmt, fn)
         self.udfs[name] = Udf(name, fn, stmt.params, stmt.returns, stmt.span)
-
-    def _load(self, stmt: A.ImportUdf) -> Callable[..., Any]:
-        # The script's directory (the working directory for a bare file name or REPL
-        # input) is on the import path while the module loads; its modules are the user's.
-        directory = os.path.abspath(self.base_dir or ".")
-        added = directory not in sys.path
-        if added:
-            sys.path.insert(0, directory)
-        user_modules.add_directory(directory)
-        try:
-            module = importlib.import_module(stmt.module)
-        except Exception as e:  # noqa: BLE001 - any failure of user code is a user error
-            reason, hint = import_failure(stmt.module, e, directory)
-            raise FlowNameError(f"cannot import module '{stmt.module}': {reason}",
-                                stmt.path_span, hint=hint) from None
-        finally:
-            if added and directory in sys.path:
-                sys.path.remove(directory)
-        fn = getattr(module, stmt.function, None)
-        if fn is None:
-            public = [n for n in dir(module) if not n.startswith("_")]
-            raise FlowNameError(f"module '{stmt.module}' has no function '{stmt.function}'",
-                                stmt.path_span, hint=did_you_mean(stmt.function, public))
-        if not callable(fn):
-            raise FlowTypeError(f"'{stmt.module}.{stmt.function}' is not a function",
-                                stmt.path_span)
-        return fn  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ sources
 
@@ -557,23 +503,6 @@ def socket_body(body: A.FileBody) -> A.SocketBody:
     rest = tuple(o for o in body.options if o.key != "format")
     return A.SocketBody(host, int(port), None if fmt is None else str(fmt.value), rest,
                         body.span, None if fmt is None else fmt.value_span)
-
-
-def _check_arity(stmt: A.ImportUdf, fn: Callable[..., Any]) -> None:
-    """The function must accept as many positional arguments as the import declares."""
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError):  # no introspectable signature: checked when called
-        return
-    n = len(stmt.params)
-    try:
-        signature.bind(*([None] * n))
-    except TypeError as e:
-        raise FlowTypeError(f"the import declares {n} parameter{'s' if n != 1 else ''}, but "
-                            f"{stmt.function}{signature} cannot be called with {n} "
-                            f"argument{'s' if n != 1 else ''}: {e}", stmt.path_span,
-                            hint="make the declared parameter types match the Python "
-                                 "function's parameters") from None
 
 
 def _widen(value: Any, t: Type) -> Any:

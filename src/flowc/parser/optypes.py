@@ -25,7 +25,8 @@ def arith_type(op: str, a: Type, b: Type) -> Type | None:
             return DOUBLE
         return DOUBLE if DOUBLE in (a, b) else INT
     if op in ("+", "-") and a == TIMESTAMP and b == DURATION:
-        return a  # its flavour too: a TIMESTAMP_LTZ / DATE plus an interval stays one
+        return a  # its flavour too: a TIMESTAMP_LTZ / DATE plus an interval stays one (a
+        # DATE adds the interval's whole days: ExprCompiler._whole_days)
     if op == "+" and a == DURATION and b == TIMESTAMP:
         return b
     if op == "-" and a == TIMESTAMP and b == TIMESTAMP:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection
 from sqlglot import exp
 
 from flowc import decimals
-from flowc.dates import cast_date
+from flowc.dates import literal_date, text_date
 from flowc.errors import (
     FlowNameError,
     FlowSyntaxError,
@@ -375,16 +375,33 @@ class ExprTranslator:
         if target == TIMESTAMP and isinstance(inner, exp.Literal) and inner.is_string:
             # TIMESTAMP '2024-05-01 10:00:00' / DATE '2024-05-01' arrive as casts; .flow has
             # them as literals
-            millis = parse_timestamp(inner.name)
-            if millis is None:
-                what = "date" if target.flavor == "date" else "timestamp"
-                raise FlowTypeError(f"'{inner.name}' is not a {what}", span,
-                                    hint="write DATE '2024-05-01'" if what == "date" else
-                                    "write TIMESTAMP '2024-05-01 10:00:00'")
-            if target.flavor == "date":
-                millis = cast_date(millis)
-            return A.Literal(millis, target, span)
+            return self._time_literal(node, inner, target, span)
         return A.Cast(self.expr(inner), target, span)
+
+    def _time_literal(self, node: exp.Cast, inner: exp.Literal, target: Type,
+                      span: Span) -> A.Expr:
+        """A TIMESTAMP / DATE literal, or a CAST / TRY_CAST of a string literal: sqlglot
+        gives them one tree, the text before the string tells them apart. A DATE literal
+        is ``yyyy-MM-dd`` (Flink's parser); a cast to DATE reads the text as Flink's CAST
+        does (flowc.dates.text_date); a TRY_CAST of text that is no value is NULL."""
+        date = target.flavor == "date"
+        r = self.spans.range(inner)
+        before = self.spans.chunk.text[:r[0]] if r is not None else ""
+        if date and re.search(r"\bDATE\s*'?$", before, re.I):
+            millis = literal_date(inner.name)
+            if millis is None:
+                raise FlowTypeError(f"Illegal DATE literal '{inner.name}': not in format "
+                                    "'yyyy-MM-dd'", span, hint="write DATE '2024-05-01'")
+            return A.Literal(millis, target, span)
+        millis = text_date(inner.name) if date else parse_timestamp(inner.name)
+        if millis is None and isinstance(node, exp.TryCast):
+            return A.Literal(None, target, span)
+        if millis is None:  # Flink fails the job on this row; the literal fails at once
+            what = "date" if date else "timestamp"
+            raise FlowTypeError(f"'{inner.name}' is not a {what}", span,
+                                hint=f"write DATE '2024-05-01', or TRY_CAST(... AS {target}) "
+                                "for NULL" if date else "write TIMESTAMP '2024-05-01 10:00:00'")
+        return A.Literal(millis, target, span)
 
     def _call(self, node: exp.Func, span: Span) -> A.Expr:
         if isinstance(node, exp.Anonymous):

@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from flowc.dates import DAY_MS
 from flowc.executor.arrow import deckernels
 from flowc.types import Type
 from flowc.vector import VCall, VCol, VExpr, VLit
@@ -168,6 +169,10 @@ class _Compiler:
                                                "first")
         if op == "map_size":
             return lambda batch: _map_size(as_array(args[0](batch), batch.num_rows))
+        if op == "whole_days":  # integer divide truncates toward zero, as Flink's DATE +
+            (a,) = args
+            return lambda batch: pc.multiply(pc.divide(_cast(a(batch), pa.int64()), DAY_MS),
+                                             DAY_MS)
         if op in ("to_double", "retype"):
             (a,) = args
             return lambda batch: _cast(a(batch), out)
