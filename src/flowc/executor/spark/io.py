@@ -241,7 +241,11 @@ def stage_row_sink(spec: RowFormatFileSink, record_type: Any, values: Any) -> st
         for dirpath, _, names in os.walk(attempt):
             for name in names:
                 src = os.path.join(dirpath, name)
-                os.renames(src, os.path.join(tmp, os.path.relpath(src, attempt)))
+                dst = os.path.join(tmp, os.path.relpath(src, attempt))
+                # exist_ok: subtasks running at once create the same bucket directories
+                # (os.renames' makedirs raced: FileExistsError)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                os.replace(src, dst)
         shutil.rmtree(attempt, ignore_errors=True)
         yield n
     try:
